@@ -1,0 +1,195 @@
+// Package launch starts a program stopped just before its execve, so that
+// perf events can be opened on its pid with enable_on_exec and count
+// nothing but the program itself.
+//
+// Go cannot fork without exec, so hwprof re-executes its own binary
+// (/proc/self/exe) with a marker argument. That trampoline process runs the
+// init function below on its main thread, blocks reading a pipe, and when
+// the parent writes the go-ahead byte it calls execve(2) with the user's
+// command. Events opened on the trampoline's pid with inherit and
+// enable_on_exec start counting at that execve. Should execve fail, the
+// trampoline writes the error to a second pipe (closed on exec) and exits
+// with 127 (not found) or 126 (not executable), as shells do.
+//
+// Any binary that imports this package (hwprof, and test binaries of
+// packages that import it) can act as a trampoline; the marker keeps it
+// from triggering by accident.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// marker is argv[1] of a trampoline process.
+const marker = "--hwprof-internal-launch"
+
+// File descriptors of the trampoline: 3 is the go-ahead pipe, 4 the
+// error pipe (ExtraFiles start at 3).
+const (
+	goFD  = 3
+	errFD = 4
+)
+
+func init() {
+	if len(os.Args) < 3 || os.Args[1] != marker {
+		return
+	}
+	// init functions run on the main thread; keep this goroutine there so
+	// execve runs on the thread group leader, whose pid the events follow.
+	runtime.LockOSThread()
+	os.Exit(trampoline(os.Args[2], os.Args[3:]))
+}
+
+func trampoline(path string, argv []string) int {
+	unix.CloseOnExec(errFD)
+	var b [1]byte
+	n, _ := unix.Read(goFD, b[:])
+	if n != 1 {
+		return 127 // the parent gave up before the go-ahead
+	}
+	unix.Close(goFD)
+	err := unix.Exec(path, argv, os.Environ())
+	unix.Write(errFD, []byte(err.Error()))
+	if errors.Is(err, unix.ENOENT) {
+		return 127
+	}
+	return 126
+}
+
+// Child is a started trampoline waiting for the go-ahead.
+type Child struct {
+	Path  string // the program that will be executed, resolved on PATH
+	cmd   *exec.Cmd
+	goW   *os.File
+	errR  *os.File
+	state *os.ProcessState
+}
+
+// ExecError is a program that could not be executed.
+type ExecError struct {
+	Path string
+	Err  string
+	Code int // 127 not found, 126 found but not executable
+}
+
+func (e *ExecError) Error() string {
+	return fmt.Sprintf("cannot execute %s: %s", e.Path, e.Err)
+}
+
+// Start resolves argv[0] on PATH and starts a trampoline for it, with the
+// caller's standard streams and environment. The program does not run
+// until Go is called.
+func Start(argv []string) (*Child, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		code := 127
+		if errors.Is(err, os.ErrPermission) {
+			code = 126
+		}
+		return nil, &ExecError{Path: argv[0], Err: lookErr(err), Code: code}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: find own executable: %w", argv[0], err)
+	}
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		goR.Close()
+		goW.Close()
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	cmd := &exec.Cmd{
+		Path:       self,
+		Args:       append([]string{argv[0], marker, path}, argv...),
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		ExtraFiles: []*os.File{goR, errW},
+	}
+	err = cmd.Start()
+	goR.Close()
+	errW.Close()
+	if err != nil {
+		goW.Close()
+		errR.Close()
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	return &Child{Path: path, cmd: cmd, goW: goW, errR: errR}, nil
+}
+
+func lookErr(err error) string {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err.Error()
+	}
+	return err.Error()
+}
+
+// Pid is the process id the program will have.
+func (c *Child) Pid() int { return c.cmd.Process.Pid }
+
+// Go lets the trampoline execute the program and reports whether execve
+// succeeded. On failure the child has exited and was reaped.
+func (c *Child) Go() error {
+	_, err := c.goW.Write([]byte{1})
+	c.goW.Close()
+	if err != nil {
+		return fmt.Errorf("start %s: %w", c.Path, err)
+	}
+	msg, _ := io.ReadAll(c.errR) // EOF when execve closes the pipe
+	c.errR.Close()
+	if len(msg) == 0 {
+		return nil
+	}
+	code, _ := c.Wait()
+	return &ExecError{Path: c.Path, Err: string(msg), Code: code}
+}
+
+// Abort ends a trampoline that was never given the go-ahead.
+func (c *Child) Abort() {
+	c.goW.Close()
+	c.errR.Close()
+	c.Wait()
+}
+
+// Signal sends sig to the program.
+func (c *Child) Signal(sig syscall.Signal) error {
+	return c.cmd.Process.Signal(sig)
+}
+
+// Wait waits for the program to exit and returns its status as a shell
+// reports it: the exit code, or 128+N when signal N killed it.
+func (c *Child) Wait() (int, error) {
+	if c.state == nil {
+		st, err := c.cmd.Process.Wait()
+		if err != nil {
+			return -1, fmt.Errorf("wait for %s: %w", c.Path, err)
+		}
+		c.state = st
+	}
+	return ExitCode(c.state), nil
+}
+
+// ExitCode is a shell's view of a process state: the exit code, or 128+N
+// when signal N killed the process.
+func ExitCode(st *os.ProcessState) int {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
