@@ -1,0 +1,93 @@
+package perfdata
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// note encodes one ELF note (Elf_Nhdr, name, descriptor, 4-byte padding).
+func note(name string, typ uint32, desc []byte) []byte {
+	var b []byte
+	nl := len(name)
+	if name != "" {
+		nl++
+	}
+	b = le.AppendUint32(b, uint32(nl))
+	b = le.AppendUint32(b, uint32(len(desc)))
+	b = le.AppendUint32(b, typ)
+	if name != "" {
+		b = append(b, name...)
+		b = append(b, 0)
+	}
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	b = append(b, desc...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func TestFindBuildIDNote(t *testing.T) {
+	sha1 := bytes.Repeat([]byte{0xc8}, 20)
+	tests := []struct {
+		name string
+		in   []byte
+		want []byte
+	}{
+		{"gnu build-id", note("GNU", ntGNUBuildID, sha1), sha1},
+		{"after an ABI tag", append(note("GNU", 1, []byte{0, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0}), note("GNU", ntGNUBuildID, sha1)...), sha1},
+		{"odd-sized id", note("GNU", ntGNUBuildID, []byte{1, 2, 3, 4, 5}), []byte{1, 2, 3, 4, 5}},
+		{"other owner", note("Go", ntGNUBuildID, sha1), nil},
+		{"other type", note("GNU", 4, sha1), nil},
+		{"truncated descriptor", note("GNU", ntGNUBuildID, sha1)[:20], nil},
+		{"huge sizes", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 3, 0, 0, 0}, nil},
+		{"empty", nil, nil},
+	}
+	for _, tt := range tests {
+		if got := findBuildIDNote(tt.in, binary.LittleEndian); !bytes.Equal(got, tt.want) {
+			t.Errorf("%s: %x, want %x", tt.name, got, tt.want)
+		}
+	}
+}
+
+func FuzzFindBuildIDNote(f *testing.F) {
+	f.Add(note("GNU", ntGNUBuildID, []byte{1, 2, 3, 4}))
+	f.Add([]byte{4, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id := findBuildIDNote(b, binary.LittleEndian); id != nil && len(id) > len(b) {
+			t.Errorf("id longer than the input")
+		}
+	})
+}
+
+func TestReadBuildIDErrors(t *testing.T) {
+	dir := t.TempDir()
+	notELF := filepath.Join(dir, "not-elf")
+	must(t, os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o644))
+	if _, err := ReadBuildID(notELF); err == nil {
+		t.Error("ReadBuildID accepted a shell script")
+	}
+	if _, err := ReadBuildID(filepath.Join(dir, "missing")); err == nil {
+		t.Error("ReadBuildID accepted a missing file")
+	}
+	// An ELF object linked without a build-id.
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to link an object without a build-id")
+	}
+	src, obj := filepath.Join(dir, "x.c"), filepath.Join(dir, "x")
+	must(t, os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644))
+	if out, err := exec.Command(gcc, "-Wl,--build-id=none", "-o", obj, src).CombinedOutput(); err != nil {
+		t.Skipf("gcc cannot link here: %v\n%s", err, out)
+	}
+	if _, err := ReadBuildID(obj); !errors.Is(err, ErrNoBuildID) {
+		t.Errorf("ReadBuildID of an object without build-id: %v, want ErrNoBuildID", err)
+	}
+}

@@ -1,0 +1,29 @@
+// Package perfdata writes perf.data files in the PERFILE2 format of Linux
+// perf (tools/perf/Documentation/perf.data-file-format.txt), so that
+// `perf report`, `perf script` and `perf buildid-list` read hwprof's
+// recordings.
+//
+// A Writer lays a file out as perf record does: the header, the sample ids
+// of every event, the attrs, then the records exactly as the kernel
+// produced them, and at Close the feature sections (build-ids, host facts,
+// command line, event names and ids, sample times, the branch-stack
+// marker). The header is rewritten whenever buffered records reach the
+// file, so a recording whose process is killed is still readable by perf
+// up to its last flush; Checkpoint forces one.
+//
+// CollectFeatures gathers the host facts perf writes (uname, /proc/cpuinfo,
+// /proc/meminfo, /sys/devices/system/cpu) and ReadBuildID reads an ELF
+// object's GNU build-id, for the HEADER_BUILD_ID table.
+//
+// What it does not do: it does not synthesize records (the COMM, MMAP2 and
+// kernel MMAP records of processes that existed before recording started
+// are the recorder's to write; an event that samples the kernel needs perf's
+// "[kernel.kallsyms]_text" MMAP record or perf report warns), it does not
+// write pipe-mode files, compressed records or the topology, cache and PMU
+// feature sections, and it does not read files. The attrs are written as
+// given; perf 6.1 rejects attrs larger than 128 bytes (PERF_ATTR_SIZE_VER7).
+//
+// The package starts no goroutines and a Writer is not safe for concurrent
+// use. Only Create, the Writer's methods, CollectFeatures and ReadBuildID
+// touch the file system.
+package perfdata
