@@ -281,3 +281,25 @@ func kernelMmapRecord(st perf.SampleType) []byte {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// branch is one perf_branch_entry: from, to, flags (zero: no
+// mispredict/predict info, cycles or type).
+type branch struct{ from, to uint64 }
+
+// branchSampleRecord is a PERF_RECORD_SAMPLE with IP|TID|TIME|PERIOD and a
+// BRANCH_STACK (u64 nr, then nr perf_branch_entry; no hw_idx).
+func branchSampleRecord(s sampleID, ip, period uint64, br []branch) []byte {
+	var b []byte
+	b = le.AppendUint64(b, ip)
+	b = le.AppendUint32(b, s.pid)
+	b = le.AppendUint32(b, s.tid)
+	b = le.AppendUint64(b, s.time)
+	b = le.AppendUint64(b, period)
+	b = le.AppendUint64(b, uint64(len(br)))
+	for _, e := range br {
+		b = le.AppendUint64(b, e.from)
+		b = le.AppendUint64(b, e.to)
+		b = le.AppendUint64(b, 0)
+	}
+	return record(perf.RecordSample, perf.MiscUser, b)
+}

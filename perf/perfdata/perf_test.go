@@ -123,10 +123,7 @@ func trueBuildID(t *testing.T) BuildID {
 func writeRecording(t *testing.T, s synthetic) (string, Features) {
 	t.Helper()
 	m := textMapping(t, "/usr/bin/true", testBase)
-	path := filepath.Join(t.TempDir(), "perf.data")
-	if d := os.Getenv("PERFDATA_KEEP"); d != "" {
-		path = filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_")+".data")
-	}
+	path := dataPath(t)
 	w, err := Create(path, s.attrs)
 	must(t, err)
 	writeSynthetic(t, w, s, m, s.samples)
@@ -135,6 +132,16 @@ func writeRecording(t *testing.T, s synthetic) (string, Features) {
 	f.BuildIDs = []BuildID{trueBuildID(t)}
 	must(t, w.Close(f))
 	return path, f
+}
+
+// dataPath returns where a test writes its recording: in a temporary
+// directory, or, to look at the files with perf by hand, in the directory
+// named by $PERFDATA_KEEP.
+func dataPath(t *testing.T) string {
+	if d := os.Getenv("PERFDATA_KEEP"); d != "" {
+		return filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_")+".data")
+	}
+	return filepath.Join(t.TempDir(), "perf.data")
 }
 
 // checkQuiet fails the test if perf wrote anything on stderr.
@@ -338,4 +345,67 @@ func rewriteFeatures(t *testing.T, old string, s synthetic, f Features) string {
 	writeSynthetic(t, w, s, m, s.samples)
 	must(t, w.Close(f))
 	return path
+}
+
+// An attr that samples BRANCH_STACK makes Close set the BRANCH_STACK
+// feature; perf report switches to branch mode only when it is set.
+func TestPerfReadsBranchStacks(t *testing.T) {
+	perfTool(t)
+	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SamplePeriod | perf.SampleBranchStack
+	attr := perf.Attr{
+		Type: perf.TypeHardware, Config: perf.HWBranchInstructions, SamplePeriod: 10007,
+		SampleType: st, ReadFormat: perf.FormatID | perf.FormatLost,
+		BranchSampleType: perf.BranchUser | perf.BranchAnyCall,
+		Flags: perf.FlagDisabled | perf.FlagInherit | perf.FlagMmap | perf.FlagComm |
+			perf.FlagExcludeKernel | perf.FlagExcludeHV | perf.FlagSampleIDAll | perf.FlagMmap2,
+	}
+	const n, depth = 50, 4
+	m := textMapping(t, "/usr/bin/true", testBase)
+	for _, withFeature := range []bool{true, false} {
+		name := "with BRANCH_STACK"
+		if !withFeature {
+			name = "feature bit cleared"
+		}
+		t.Run(name, func(t *testing.T) {
+			path := dataPath(t)
+			w, err := Create(path, []EventAttr{{Attr: attr, IDs: []uint64{5}, Name: "branches:u"}})
+			must(t, err)
+			if !w.branchStack {
+				t.Fatal("writer does not plan the BRANCH_STACK feature")
+			}
+			w.branchStack = withFeature
+			side := sampleID{pid: testPID, tid: testPID, time: testT0}
+			must(t, w.WriteRecord(commRecord(st, side, "true")))
+			must(t, w.WriteRecord(mmap2Record(t, st, side, m)))
+			for i := range n {
+				var br []branch
+				for j := range depth {
+					from := m.addr + 0x100 + uint64(j)*0x40
+					br = append(br, branch{from: from, to: m.addr + 0x800 + uint64(i%3)*0x20})
+				}
+				s := sampleID{pid: testPID, tid: testPID, time: testT0 + 100 + uint64(i)}
+				must(t, w.WriteRecord(branchSampleRecord(s, m.addr+0x900, 10007, br)))
+			}
+			f := CollectFeatures()
+			f.BuildIDs = []BuildID{trueBuildID(t)}
+			must(t, w.Close(f))
+			if _, ok := parseFile(t, path).features[FeatBranchStack]; ok != withFeature {
+				t.Fatalf("BRANCH_STACK feature present: %v", ok)
+			}
+
+			out, stderr := runPerf(t, "report", "--stdio", "-i", path)
+			checkQuiet(t, "perf report --stdio", stderr)
+			branchMode := strings.Contains(out, "Source Symbol") && strings.Contains(out, "Target Symbol")
+			if branchMode != withFeature {
+				t.Errorf("perf report in branch mode: %v, want %v:\n%s", branchMode, withFeature, out)
+			}
+			entries := 0
+			for _, line := range scriptLines(t, path, "-F", "brstack") {
+				entries += len(strings.Fields(line))
+			}
+			if entries != n*depth {
+				t.Errorf("perf script -F brstack: %d branch entries, want %d", entries, n*depth)
+			}
+		})
+	}
 }

@@ -130,12 +130,16 @@ func Create(path string, attrs []EventAttr) (*Writer, error) {
 	}
 	w.buf = make([]byte, 0, bufferSize)
 	for i, a := range attrs {
-		w.buf = appendEventUpdateName(w.buf, a.IDs, w.events[i].name, len(attrs) == 1)
+		if rec := appendEventUpdateName(nil, a.IDs, w.events[i].name, len(attrs) == 1); rec != nil {
+			if err := w.append(rec); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
 	}
-	w.dataSize = int64(len(w.buf))
 	if err := w.flush(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("perfdata: create: %w", err)
+		return nil, err
 	}
 	return w, nil
 }
