@@ -21,6 +21,9 @@ type Poller struct {
 	hup    []int
 }
 
+// epollWait is unix.EpollWait; tests replace it to inject EINTR.
+var epollWait = unix.EpollWait
+
 // NewPoller creates the epoll instance and its wake-up eventfd.
 func NewPoller() (*Poller, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -113,12 +116,12 @@ func (p *Poller) Wait(timeout time.Duration) (ready []int, hup []int, woken bool
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
-	n, err := unix.EpollWait(p.epfd, p.events, msec(timeout))
+	n, err := epollWait(p.epfd, p.events, msec(timeout))
 	for err == unix.EINTR {
 		if timeout > 0 {
 			timeout = max(time.Until(deadline), 0)
 		}
-		n, err = unix.EpollWait(p.epfd, p.events, msec(timeout))
+		n, err = epollWait(p.epfd, p.events, msec(timeout))
 	}
 	if err != nil {
 		return p.ready, p.hup, false, fmt.Errorf("ring poller: epoll_wait: %w", err)
