@@ -80,7 +80,6 @@ func parseMapsFields(line []byte, m *Mapping) ([]byte, error) {
 	m.Pgoff = p.hex(' ')
 	maj, min := p.hex(':'), p.hex(' ')
 	m.Ino = p.dec()
-	m.InoGeneration = 0
 	if p.err != "" {
 		return nil, fmt.Errorf("%w: %s at column %d", ErrMapsSyntax, p.err, p.i+1)
 	}
