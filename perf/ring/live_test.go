@@ -259,7 +259,7 @@ func TestLiveMapErrors(t *testing.T) {
 	a := perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock, SamplePeriod: 1000000,
 		SampleType: perf.SampleIP, Flags: perf.FlagDisabled | perf.FlagExcludeKernel}
 	fd := openLive(t, &a, 0, -1)
-	for _, pages := range []int{0, 3, -2} {
+	for _, pages := range []int{0, 3, -2, 1 << 40} {
 		if _, err := Map(fd, pages); err == nil {
 			t.Errorf("Map(%d pages) succeeded", pages)
 		}
@@ -267,12 +267,25 @@ func TestLiveMapErrors(t *testing.T) {
 	if _, err := Map(-1, 1); err == nil {
 		t.Error("Map(-1) succeeded")
 	}
+	r, err := Map(fd, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Read(func([]byte) error { return nil }); err == nil || r.Pending() != 0 {
+		t.Errorf("Read after Close: err %v pending %d; want an error and 0", err, r.Pending())
+	}
 }
 
 // TestLiveWakeupRules checks the kernel's wake-up rules documented in
 // wakeup.go by watching, without reading, when epoll reports the ring
 // readable: only after data_head passes each multiple of the watermark
-// (data_size/2 by default), or of wakeup_events samples.
+// (data_size/2 by default), or of wakeup_events samples, and once per
+// wake-up (a level-triggered report repeated while data is pending would
+// show up as a second report at the same data_head, which fails the
+// "too early" check).
 func TestLiveWakeupRules(t *testing.T) {
 	const sample = 32 // header, ip, pid/tid, time
 	tests := []struct {

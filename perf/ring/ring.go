@@ -3,6 +3,7 @@ package ring
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
@@ -90,6 +91,9 @@ func Map(fd int, dataPages int) (*Ring, error) {
 		return nil, fmt.Errorf("ring: map fd %d: %d data pages is not a power of 2", fd, dataPages)
 	}
 	page := unix.Getpagesize()
+	if dataPages > math.MaxInt32/page {
+		return nil, fmt.Errorf("ring: map fd %d: %d data pages is too many", fd, dataPages)
+	}
 	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("ring: map fd %d with %d data pages: %w", fd, dataPages, err)
@@ -139,7 +143,12 @@ func (r *Ring) DataSize() int { return len(r.data) }
 
 // Pending is the number of bytes the kernel has published and Read has not
 // yet consumed (data_head - data_tail).
-func (r *Ring) Pending() uint64 { return atomic.LoadUint64(r.head) - atomic.LoadUint64(r.tail) }
+func (r *Ring) Pending() uint64 {
+	if r.head == nil {
+		return 0
+	}
+	return atomic.LoadUint64(r.head) - atomic.LoadUint64(r.tail)
+}
 
 // Read calls fn once per complete record available now, in order, with the
 // record's bytes (the 8-byte header included). A record that wraps around
@@ -171,6 +180,9 @@ func (r *Ring) Pending() uint64 { return atomic.LoadUint64(r.head) - atomic.Load
 // architectures Go's atomics are sequentially consistent, which is at
 // least acquire/release.
 func (r *Ring) Read(fn func(rec []byte) error) (records int, bytes int, err error) {
+	if r.head == nil {
+		return 0, 0, errors.New("ring read: ring is closed")
+	}
 	head := atomic.LoadUint64(r.head) // acquire: pairs with the kernel's smp_wmb
 	tail := atomic.LoadUint64(r.tail)
 	size := uint64(len(r.data))

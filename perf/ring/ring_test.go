@@ -448,6 +448,9 @@ func TestNewErrors(t *testing.T) {
 	if r.Fd() != -1 || r.Close() != nil || r.DataSize() != 128 {
 		t.Errorf("Fd %d DataSize %d: want -1, 128 and a no-op Close", r.Fd(), r.DataSize())
 	}
+	if _, _, err := r.Read(func([]byte) error { return nil }); err != nil {
+		t.Errorf("Read after a no-op Close: %v", err)
+	}
 }
 
 func TestReadZeroAllocs(t *testing.T) {

@@ -13,15 +13,22 @@ import "github.com/hwprof/hwprof/perf"
 //     complete. W counts bytes written, not bytes unread: a reader that is
 //     behind is still woken every W bytes, and a reader that has drained
 //     everything still waits for the next W bytes.
-//   - Without attr.watermark, attr.wakeup_events = N > 0 also wakes every N
-//     PERF_RECORD_SAMPLEs (only samples count, not MMAP, COMM, LOST, ...),
-//     in addition to the data_size/2 rule. The field is a union: with
-//     attr.watermark set it is wakeup_watermark instead.
+//   - Without attr.watermark, attr.wakeup_events = N > 0 also wakes every
+//     N PERF_RECORD_SAMPLEs, right after the Nth (only samples count, not
+//     MMAP, COMM, LOST, ...), in addition to the data_size/2 rule. The
+//     field is a union: with attr.watermark set it is wakeup_watermark.
 //   - With neither (wakeup_events = 0, no watermark) the reader is woken
 //     each time another data_size/2 bytes have been written: twice per lap
 //     of the ring.
+//   - epoll reports the fd readable once per wake-up, not while data is
+//     pending: perf_poll hands out the flag and clears it.
 //   - A per-task event also wakes with POLLHUP when its task exits, and
 //     poll reports POLLHUP at once on an event that has no ring mapped.
+//
+// The live tests observe each rule against data_head on the running
+// kernel: with 32-byte samples a 4 KiB ring wakes at data_head 2080 by
+// default, at 1056, 2080 and 3104 with a 1 KiB watermark, and at 320,
+// 640, ... with wakeup_events = 10.
 //
 // perf record 6.1 sets none of these on its sampling events, so it is
 // woken at every half ring (its side-band dummy event uses watermark = 1
@@ -33,8 +40,8 @@ import "github.com/hwprof/hwprof/perf"
 
 // DefaultDataPages is the ring size hwprof uses per CPU unless told
 // otherwise: 128 pages, 512 KiB with 4 KiB pages, the same as perf record
-// as root and within the default perf_event_mlock_kb (516 KiB) for
-// unprivileged users.
+// as root and within the default perf_event_mlock_kb (516 KiB per CPU,
+// metadata page included) for unprivileged users.
 const DefaultDataPages = 128
 
 // DefaultWatermark is the wake-up watermark for a data area of dataBytes:
