@@ -1,0 +1,288 @@
+package perf
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// perfRows are perf record command lines (the options before "--"). Each
+// is run through `perf record -vv` and through RegisterFlags+BuildAttrs,
+// and the attr blocks must be equal line for line. perfArgs, when set, is
+// what perf runs instead: perf 6.1 cannot open cpu/.../ where sysfs has
+// no cpu PMU, so those rows compare with the equivalent rNNNN. "{PID}"
+// stands for a running `sleep`.
+var perfRows = []struct {
+	name     string
+	args     []string
+	perfArgs []string
+}{
+	{name: "cycles", args: []string{"-e", "cycles"}},
+	{name: "instructions-u", args: []string{"-e", "instructions:u"}},
+	{name: "cpu-clock-g", args: []string{"-e", "cpu-clock", "-g"}},
+	{name: "task-clock-c", args: []string{"-e", "task-clock", "-c", "10007"}},
+	{name: "cycles-pp", args: []string{"-e", "cycles:pp"}},
+	{name: "cycles-P", args: []string{"-e", "cycles:P"}},
+	{name: "cycles-upp", args: []string{"-e", "cycles:upp"}},
+	{name: "cycles-k", args: []string{"-e", "cycles:k"}},
+	{name: "cycles-H", args: []string{"-e", "cycles:H"}},
+	{name: "raw-r20c4", args: []string{"-e", "r20c4"}},
+	{name: "cpu-pmu-as-raw", args: []string{"-e", "cpu/event=0xc4,umask=0x20/"}, perfArgs: []string{"-e", "r20c4"}},
+	{name: "cpu-pmu-named-u", args: []string{"-e", "cpu/event=0xc4,umask=0x20,name=calls/u"}, perfArgs: []string{"-e", "r20c4:u"}},
+	{name: "cpu-pmu-alias-pp", args: []string{"-e", "cpu/cpu-cycles/pp"}, perfArgs: []string{"-e", "r3c:pp"}},
+	{name: "two-e", args: []string{"-e", "cycles", "-e", "instructions"}},
+	{name: "comma-list", args: []string{"-e", "cpu-clock,page-faults"}},
+	{name: "F-999", args: []string{"-e", "cpu-clock", "-F", "999"}},
+	{name: "F-max", args: []string{"-e", "cpu-clock", "-F", "max"}},
+	{name: "j-any_call-u", args: []string{"-e", "cycles", "-j", "any_call,u"}},
+	{name: "j-any-k", args: []string{"-e", "cycles", "-j", "any,k"}},
+	{name: "j-ind_call-save_type", args: []string{"-e", "cycles", "-j", "ind_call,save_type"}},
+	{name: "j-u-only", args: []string{"-e", "cycles:u", "-j", "u"}},
+	{name: "b", args: []string{"-e", "cycles", "-b"}},
+	{name: "call-graph-lbr", args: []string{"-e", "cycles", "--call-graph", "lbr"}},
+	{name: "call-graph-lbr-k-falls-back", args: []string{"-e", "cycles:k", "--call-graph", "lbr"}},
+	{name: "call-graph-lbr-with-j", args: []string{"-e", "cycles", "--call-graph", "lbr", "-j", "any_call"}},
+	{name: "call-graph-dwarf", args: []string{"-e", "cpu-clock", "--call-graph", "dwarf"}},
+	{name: "call-graph-dwarf-4096-c", args: []string{"-e", "cpu-clock", "--call-graph", "dwarf,4096", "-c", "5000"}},
+	{name: "call-graph-dwarf-rounded", args: []string{"-e", "cpu-clock", "--call-graph", "dwarf,4097"}},
+	{name: "call-graph-dwarf-two", args: []string{"-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
+	{name: "call-graph-fp-maxstack", args: []string{"-e", "cpu-clock", "--call-graph", "fp,100"}},
+	{name: "lbr-source-shape", args: []string{"-e", "branches:u", "-j", "any_call,u", "-g"}},
+	{name: "page-faults", args: []string{"-e", "page-faults"}},
+	{name: "context-switches", args: []string{"-e", "context-switches"}},
+	{name: "ref-cycles", args: []string{"-e", "ref-cycles"}},
+	{name: "bus-cycles", args: []string{"-e", "bus-cycles"}},
+	{name: "bpf-output", args: []string{"-e", "bpf-output"}},
+	{name: "sample-read", args: []string{"-e", "cpu-clock:S"}},
+	{name: "no-inherit", args: []string{"-e", "cpu-clock", "--no-inherit"}},
+	{name: "term-period-identifier", args: []string{"-F", "200", "-e", "cpu-clock", "-e", "cpu-clock/period=7/"}},
+	{name: "term-time-branch", args: []string{"-e", "cpu-clock/time=0/", "-e", "cpu-clock/branch_type=u/"}},
+	{name: "term-callgraph-over-global", args: []string{"--call-graph", "dwarf", "-e", "cpu-clock", "-e", "cpu-clock/call-graph=fp/"}},
+	{name: "term-max-stack", args: []string{"-g", "-e", "cpu-clock", "-e", "cpu-clock/max-stack=3,stack-size=100/"}},
+	{name: "term-dwarf-stack-size", args: []string{"-e", "cpu-clock/call-graph=dwarf,stack-size=1000,inherit=0/"}},
+	{name: "sysfs-pmu-alias", args: []string{"-e", "msr/smi/u"}},
+	{name: "sysfs-pmu-or-terms", args: []string{"-e", "msr/event=0x10,event=0x20,config1=3/"}},
+	{name: "p-pid", args: []string{"-p", "{PID}", "-e", "cpu-clock"}},
+	{name: "p-pid-two", args: []string{"-p", "{PID}", "-e", "cpu-clock", "-e", "task-clock", "-g"}},
+	{name: "a-system-wide", args: []string{"-a", "-e", "cpu-clock"}},
+	{name: "a-two-dwarf", args: []string{"-a", "-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
+	{name: "a-period", args: []string{"-a", "-e", "cpu-clock", "-c", "1000"}},
+}
+
+func TestAttrsMatchPerf(t *testing.T) {
+	perfPath, err := exec.LookPath("perf")
+	if err != nil {
+		t.Skip("perf is not on PATH: no oracle to compare with")
+	}
+	if testing.Short() {
+		t.Skip("runs perf record about 50 times; skipped in -short mode")
+	}
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Fatalf("start sleep for -p rows: %v", err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	pid := strconv.Itoa(sleep.Process.Pid)
+	outputs := runPerfRows(t, perfPath, pid)
+	for i, row := range perfRows {
+		t.Run(row.name, func(t *testing.T) {
+			args := substitute(row.args, pid)
+			got, err := attrsFromArgs(args)
+			if err != nil {
+				t.Fatalf("hwprof: %v", err)
+			}
+			want := perfAttrBlocks(outputs[i])
+			if diff := diffBlocks(want, got); diff != "" {
+				t.Errorf("perf record -vv %s\n(- perf, + hwprof)\n%s\nfull perf output:\n%s",
+					strings.Join(perfArgsOf(row.args, row.perfArgs, pid), " "), diff, outputs[i])
+			}
+		})
+	}
+}
+
+func substitute(args []string, pid string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "{PID}", pid)
+	}
+	return out
+}
+
+func perfArgsOf(args, perfArgs []string, pid string) []string {
+	if perfArgs != nil {
+		args = perfArgs
+	}
+	return substitute(args, pid)
+}
+
+// runPerfRows runs every row's perf command, a few at a time (perf spends
+// most of its second waiting, not computing).
+func runPerfRows(t *testing.T, perfPath, pid string) []string {
+	dir := t.TempDir()
+	outputs := make([]string, len(perfRows))
+	sem := make(chan struct{}, 6)
+	var wg sync.WaitGroup
+	for i, row := range perfRows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			args := append([]string{"record", "-vv"}, perfArgsOf(row.args, row.perfArgs, pid)...)
+			args = append(args, "-o", filepath.Join(dir, fmt.Sprintf("%d.data", i)), "--", "true")
+			cmd := exec.Command(perfPath, args...)
+			cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=")
+			out, _ := cmd.CombinedOutput() // the opens of hardware events fail here; the blocks are printed first
+			outputs[i] = string(out)
+		}()
+	}
+	wg.Wait()
+	return outputs
+}
+
+// attrsFromArgs parses perf record options through RegisterFlags on a
+// fresh FlagSet (plus -p and -a, which the command owns) and prints the
+// attrs BuildAttrs makes.
+func attrsFromArgs(args []string) ([][]string, error) {
+	var cfg RecordConfig
+	fs := flag.NewFlagSet("record", flag.ContinueOnError)
+	fs.SetOutput(new(bytes.Buffer))
+	cfg.RegisterFlags(fs)
+	fs.Func("p", "pid", func(string) error { cfg.Target = TargetPIDs; return nil })
+	fs.BoolFunc("a", "system wide", func(string) error { cfg.Target = TargetCPUs; return nil })
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	evs, err := BuildAttrs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var blocks [][]string
+	for _, ev := range evs {
+		var b bytes.Buffer
+		if err := FprintAttr(&b, &ev.Attr); err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"))
+	}
+	return blocks, nil
+}
+
+var openedRE = regexp.MustCompile(`= \d+$`)
+
+// perfAttrBlocks extracts the attr block of each event from perf record
+// -vv output: the first block per event. After a failed open perf prints
+// more blocks for the same event (lower precise_ip, missing features, the
+// cpu-clock fallback of cycles), which are skipped until an open
+// succeeds. perf's side-band dummy event (watermark, bpf_event) is left
+// out.
+func perfAttrBlocks(out string) [][]string {
+	var blocks [][]string
+	var cur, pending []string
+	inBlock, retry := false, false
+	flush := func() {
+		if pending != nil && !retry && !isSideBand(pending) {
+			blocks = append(blocks, pending)
+		}
+		pending = nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case line == "perf_event_attr:":
+			flush()
+			inBlock, cur = true, []string{line}
+		case inBlock && strings.HasPrefix(line, "-----"):
+			inBlock, pending = false, cur
+		case inBlock:
+			cur = append(cur, line)
+		case strings.HasPrefix(line, "sys_perf_event_open failed"):
+			flush()
+			retry = true
+		case strings.HasPrefix(line, "sys_perf_event_open"):
+			flush()
+			if openedRE.MatchString(line) {
+				retry = false
+			}
+		}
+	}
+	flush()
+	return blocks
+}
+
+func isSideBand(block []string) bool {
+	for _, l := range block {
+		if strings.HasPrefix(l, "  watermark ") {
+			return true
+		}
+	}
+	return false
+}
+
+// diffBlocks returns "" when the blocks are equal, else a line diff per
+// event.
+func diffBlocks(want, got [][]string) string {
+	var b strings.Builder
+	if len(want) != len(got) {
+		fmt.Fprintf(&b, "perf printed %d event blocks, hwprof built %d\n", len(want), len(got))
+	}
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g []string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if d := lineDiff(w, g); d != "" {
+			fmt.Fprintf(&b, "event %d:\n%s", i, d)
+		}
+	}
+	return b.String()
+}
+
+// lineDiff is a small LCS diff: "  " common, "- " only in a, "+ " only in
+// b. It returns "" when a and b are equal.
+func lineDiff(a, b []string) string {
+	n, m := len(a), len(b)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	same := true
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			out.WriteString("  " + a[i] + "\n")
+			i, j = i+1, j+1
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			out.WriteString("+ " + b[j] + "\n")
+			j, same = j+1, false
+		default:
+			out.WriteString("- " + a[i] + "\n")
+			i, same = i+1, false
+		}
+	}
+	if same {
+		return ""
+	}
+	return out.String()
+}
