@@ -82,9 +82,6 @@ func TestAttrsMatchPerf(t *testing.T) {
 	if err != nil {
 		t.Skip("perf is not on PATH: no oracle to compare with")
 	}
-	if testing.Short() {
-		t.Skip("runs perf record about 50 times; skipped in -short mode")
-	}
 	sleep := exec.Command("sleep", "60")
 	if err := sleep.Start(); err != nil {
 		t.Fatalf("start sleep for -p rows: %v", err)

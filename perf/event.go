@@ -228,6 +228,8 @@ func ParseEvent(s string) (Spec, error) {
 		sp.Kind = SpecSymbolic
 	case slash >= 0:
 		sp.Kind = SpecPMU
+	case len(head) > 1 && head[0] == 'r' && looksRaw(head[1:]):
+		return sp, specErr(s, fmt.Sprintf("bad raw event %q: want r and 1-16 hex digits", head))
 	default:
 		return sp, specErr(s, fmt.Sprintf("unknown event %q (%s)", head, knownEventsHint))
 	}
@@ -253,6 +255,23 @@ func isRawName(s string) bool {
 		}
 	}
 	return true
+}
+
+// looksRaw reports text that was probably meant as a raw code: it starts
+// with a decimal digit or is all letters and digits with a digit in it.
+func looksRaw(s string) bool {
+	digit := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			digit = true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	return digit
 }
 
 func isHexDigit(c byte) bool {
