@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,11 +21,11 @@ import (
 // what perf runs instead: perf 6.1 cannot open cpu/.../ where sysfs has
 // no cpu PMU, so those rows compare with the equivalent rNNNN. "{PID}"
 // stands for a running `sleep`.
-var perfRows = []struct {
-	name     string
-	args     []string
-	perfArgs []string
-}{
+//
+// perf stops at the first event it cannot open at all (a hardware event
+// other than cycles, which falls back to cpu-clock, or any event with a
+// branch stack), so only the last event of a row may be one of those.
+var perfRows = append([]perfRow{
 	{name: "cycles", args: []string{"-e", "cycles"}},
 	{name: "instructions-u", args: []string{"-e", "instructions:u"}},
 	{name: "cpu-clock-g", args: []string{"-e", "cpu-clock", "-g"}},
@@ -70,11 +71,43 @@ var perfRows = []struct {
 	{name: "term-dwarf-stack-size", args: []string{"-e", "cpu-clock/call-graph=dwarf,stack-size=1000,inherit=0/"}},
 	{name: "sysfs-pmu-alias", args: []string{"-e", "msr/smi/u"}},
 	{name: "sysfs-pmu-or-terms", args: []string{"-e", "msr/event=0x10,event=0x20,config1=3/"}},
+	{name: "term-stack-size-resets-global", args: []string{"-g", "-e", "cpu-clock", "-e", "cpu-clock/stack-size=100/"}},
+	{name: "term-call-graph-no", args: []string{"-g", "-e", "cpu-clock", "-e", "cpu-clock/call-graph=no/"}},
+	{name: "term-branch-type-with-j", args: []string{"-j", "any_call", "-e", "cpu-clock/branch_type=u/"}},
+	{name: "term-freq-zero", args: []string{"-e", "cpu-clock/freq=0/"}},
+	{name: "term-inherit-flags", args: []string{"--no-inherit", "-e", "cpu-clock", "-e", "cpu-clock/inherit/", "-e", "task-clock/no-inherit,overwrite/"}},
+	{name: "sample-read-two", args: []string{"-e", "cpu-clock,cpu-clock:S"}},
+	{name: "mods-DeIW", args: []string{"-e", "cycles:D", "-e", "cycles:eIW"}},
+	{name: "mods-GH", args: []string{"-e", "cycles:GH"}},
+	{name: "raw-with-terms", args: []string{"-e", "r1a8/period=1000/pp"}},
+	{name: "cpu-pmu-flag-bits", args: []string{"-e", "cpu/cmask=1,inv,edge,event=0xc4/"}, perfArgs: []string{"-e", "r18400c4"}},
+	{name: "cpu-pmu-period-name-k", args: []string{"-e", "cpu/event=0x3c,period=100000,name=x/k"}, perfArgs: []string{"-e", "r3c/period=100000/k"}},
+	{name: "cpu-pmu-config1", args: []string{"-e", "cpu/ldlat=3,event=0xcd,umask=0x1/"}, perfArgs: []string{"-e", "r1cd/config1=3/"}},
+	{name: "software-names", args: []string{"-e", "cpu-clock,task-clock,faults,minor-faults,major-faults,cs,cpu-migrations,migrations,alignment-faults,emulation-faults,dummy,cgroup-switches"}},
 	{name: "p-pid", args: []string{"-p", "{PID}", "-e", "cpu-clock"}},
 	{name: "p-pid-two", args: []string{"-p", "{PID}", "-e", "cpu-clock", "-e", "task-clock", "-g"}},
 	{name: "a-system-wide", args: []string{"-a", "-e", "cpu-clock"}},
 	{name: "a-two-dwarf", args: []string{"-a", "-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
 	{name: "a-period", args: []string{"-a", "-e", "cpu-clock", "-c", "1000"}},
+}, hardwareNameRows()...)
+
+type perfRow struct {
+	name     string
+	args     []string
+	perfArgs []string
+}
+
+// hardwareNameRows checks every hardware event name of perf's lexer, one
+// per row.
+func hardwareNameRows() []perfRow {
+	var rows []perfRow
+	for name, ev := range symbolicEvents {
+		if ev.typ == TypeHardware {
+			rows = append(rows, perfRow{name: "hw-" + name, args: []string{"-e", name}})
+		}
+	}
+	slices.SortFunc(rows, func(a, b perfRow) int { return strings.Compare(a.name, b.name) })
+	return rows
 }
 
 func TestAttrsMatchPerf(t *testing.T) {
