@@ -88,6 +88,7 @@ var perfRows = append([]perfRow{
 	{name: "p-pid-two", args: []string{"-p", "{PID}", "-e", "cpu-clock", "-e", "task-clock", "-g"}},
 	{name: "a-system-wide", args: []string{"-a", "-e", "cpu-clock"}},
 	{name: "a-two-dwarf", args: []string{"-a", "-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
+	{name: "a-dummy-first", args: []string{"-a", "-e", "dummy,cpu-clock"}},
 	{name: "a-period", args: []string{"-a", "-e", "cpu-clock", "-c", "1000"}},
 }, hardwareNameRows()...)
 

@@ -164,12 +164,14 @@ func BuildAttrs(c RecordConfig) ([]Event, error) {
 	if len(evsels) == 0 {
 		return nil, errors.New("build attrs: no events")
 	}
-	if opts.target == TargetCPUs && !evsels[0].isDummy() {
-		evsels = append(evsels, systemWideDummy())
-	}
+	// The first event tracks mmaps, comms and tasks; CPU-wide recording
+	// uses a dummy event for that, enabled at once (record__open).
 	tracking := evsels[0]
 	if opts.target == TargetCPUs {
-		tracking = evsels[len(evsels)-1]
+		if !tracking.isDummy() {
+			tracking = systemWideDummy()
+			evsels = append(evsels, tracking)
+		}
 		tracking.immediate = true
 	}
 	tracking.tracking = true

@@ -140,6 +140,11 @@ func ParseModifiers(s string) (Modifiers, error) {
 	return m, nil
 }
 
+func validModifiers(s string) bool {
+	_, err := ParseModifiers(s)
+	return err == nil
+}
+
 func spaced(letters string) string {
 	return strings.Join(strings.Split(letters, ""), " ")
 }
@@ -230,6 +235,8 @@ func ParseEvent(s string) (Spec, error) {
 		sp.Kind = SpecPMU
 	case len(head) > 1 && head[0] == 'r' && looksRaw(head[1:]):
 		return sp, specErr(s, fmt.Sprintf("bad raw event %q: want r and 1-16 hex digits", head))
+	case slash < 0 && mods != "" && !validModifiers(mods):
+		return sp, specErr(s, fmt.Sprintf("unknown event %q (tracepoints are not supported; %s)", s, knownEventsHint))
 	default:
 		return sp, specErr(s, fmt.Sprintf("unknown event %q (%s)", head, knownEventsHint))
 	}

@@ -125,6 +125,7 @@ func TestBuildAttrsErrors(t *testing.T) {
 		{"modifier twice", RecordConfig{Events: []string{"cycles:uu"}}, `'u' given twice`},
 		{"too precise", RecordConfig{Events: []string{"cycles:pppp"}}, "precise level 4, at most 3"},
 		{"two colons", RecordConfig{Events: []string{"cycles:u:p"}}, "unknown modifier ':'"},
+		{"tracepoint", RecordConfig{Events: []string{"sched:sched_switch"}}, `unknown event "sched:sched_switch" (tracepoints are not supported`},
 		{"bad hex", RecordConfig{Events: []string{"r20g4"}}, `bad raw event "r20g4"`},
 		{"raw too long", RecordConfig{Events: []string{"r12345678901234567"}}, `bad raw event`},
 		{"raw 0x", RecordConfig{Events: []string{"r0x20c4"}}, `bad raw event "r0x20c4"`},

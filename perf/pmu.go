@@ -14,7 +14,7 @@ import (
 const SysfsPMURoot = "/sys/bus/event_source/devices"
 
 // ErrNoPMU reports that a PMU an event needs is not present on this
-// machine. Errors from DiscoverPMUs users and BuildAttrs wrap it.
+// machine; BuildAttrs wraps it for a pmu/.../ event whose PMU is missing.
 var ErrNoPMU = errors.New("PMU not present")
 
 // PMU is one performance-monitoring unit as sysfs describes it, under
