@@ -93,9 +93,9 @@ func Start(argv []string) (*Child, error) {
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		code := 127
-		if errors.Is(err, os.ErrPermission) {
-			code = 126
+		code := 126 // found but not executable, as a shell says
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = 127
 		}
 		return nil, &ExecError{Path: argv[0], Err: lookErr(err), Code: code}
 	}

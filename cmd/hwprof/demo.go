@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/perf"
+)
+
+// cmdDemo records hwprof's built-in workload with the timer source and
+// frame-pointer callchains, and shows what was recorded.
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("demo", "[-o FILE] [-scale N]", stderr)
+	output := fs.String("o", "hwprof-demo.data", "write the recording to `FILE`")
+	scale := fs.Int("scale", 1, "run the workload `N` times")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail(stderr, fmt.Errorf("demo: find own executable: %w", err))
+	}
+	events, err := perf.BuildAttrs(perf.RecordConfig{
+		Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand,
+	})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	o := record.Options{
+		Events: events,
+		Argv:   []string{self, workloadArg, strconv.Itoa(*scale)},
+		Output: *output,
+	}
+	fmt.Fprintf(stdout, "hwprof demo: recording the built-in workload (cpu-clock at 4000 Hz, frame-pointer callchains)\n")
+	code := runRecord(o, false, stderr)
+	if code != 0 {
+		return code
+	}
+	if _, err := os.Stat(*output); errors.Is(err, os.ErrNotExist) {
+		return fail(stderr, fmt.Errorf("demo: %s was not written", *output))
+	}
+	fmt.Fprintf(stdout, "hwprof demo: %s is a perf.data file; look at it with: perf report -i %s\n", *output, *output)
+	return 0
+}

@@ -1,0 +1,119 @@
+// Command hwprof measures how often each call edge of a native program
+// runs, with the CPU's performance-monitoring unit through perf_event_open.
+//
+// Usage:
+//
+//	hwprof record [options] -- CMD ARGS   record a program
+//	hwprof record -p PID[,PID] [options]  attach to running processes
+//	hwprof check                          what this machine can measure
+//	hwprof demo                           record the built-in workload
+//
+// Run "hwprof help" or "hwprof CMD -h" for the options.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes of hwprof's own errors; in command mode hwprof exits with the
+// program's status instead.
+const (
+	exitError = 1 // the operation failed
+	exitUsage = 2 // bad flags or arguments
+)
+
+// errUsage marks an error in the command line: printed, then exit 2.
+var errUsage = errors.New("usage")
+
+type command struct {
+	name  string
+	short string
+	run   func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"record", "record a program (-- CMD) or running processes (-p) to perf.data", cmdRecord},
+		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},
+		{"demo", "record the built-in call-heavy workload and show what was recorded", cmdDemo},
+		{"version", "print hwprof's version", cmdVersion},
+		{"help", "show this help", cmdHelp},
+	}
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	if len(os.Args) >= 2 && os.Args[1] == workloadArg {
+		runWorkload(os.Args[2:])
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" {
+		name = "help"
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "hwprof: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: hwprof COMMAND [options]")
+	fmt.Fprintln(w)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "hwprof COMMAND -h" for a command's options.`)
+}
+
+func cmdHelp(args []string, stdout, stderr io.Writer) int {
+	usage(stdout)
+	return 0
+}
+
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stdout, "hwprof", version)
+	return 0
+}
+
+// newFlagSet makes a FlagSet that reports errors instead of exiting, with
+// a usage line for the command.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: hwprof %s %s\n\noptions:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// fail prints err as "hwprof: err" and returns the exit code for it.
+func fail(stderr io.Writer, err error) int {
+	if errors.Is(err, errUsage) {
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "hwprof: %v\n", err)
+	return exitError
+}

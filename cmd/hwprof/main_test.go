@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hwprofBin is hwprof built once for the tests that run it as users do.
+var hwprofBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hwprof-test")
+	if err != nil {
+		panic(err)
+	}
+	hwprofBin = filepath.Join(dir, "hwprof")
+	build := exec.Command("go", "build", "-o", hwprofBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build hwprof: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func hwprof(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(hwprofBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+			r.code = 128 + int(ws.Signal())
+		}
+	} else if err != nil {
+		t.Fatalf("run hwprof %q: %v", args, err)
+	}
+	return r
+}
+
+func needPerfEvents(t *testing.T) {
+	t.Helper()
+	r := hwprof(t, "record", "-q", "-o", filepath.Join(t.TempDir(), "probe.data"), "--", "true")
+	if r.code != 0 {
+		t.Skipf("cannot record here: %s", r.stderr)
+	}
+}
+
+var recordedRE = regexp.MustCompile(`recorded (\d+) samples`)
+
+// samplesWritten reads the sample count hwprof reports.
+func samplesWritten(t *testing.T, stderr string) int {
+	t.Helper()
+	m := recordedRE.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no sample count in:\n%s", stderr)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// perfSamples counts the samples perf script reads from file and fails
+// on anything perf prints on stderr.
+func perfSamples(t *testing.T, file string) (int, bool) {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		return 0, false
+	}
+	cmd := exec.Command("perf", "script", "-F", "pid", "-i", file)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("perf script -i %s: %v\n%s", file, err, errb.String())
+	}
+	if s := strings.TrimSpace(errb.String()); s != "" {
+		t.Errorf("perf script complained:\n%s", s)
+	}
+	return strings.Count(string(out), "\n"), true
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"record"}, "nothing to record"},
+		{[]string{"record", "-p", "abc"}, "bad pid"},
+		{[]string{"record", "-p", "1", "--", "true"}, "not both"},
+		{[]string{"record", "-m", "3", "--", "true"}, "power of two"},
+		{[]string{"record", "--no-such-flag"}, "not defined"},
+		{[]string{"record", "-e", "no-such-event", "--", "true"}, "no-such-event"},
+	} {
+		r := hwprof(t, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("hwprof %q: exit %d, stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	needPerfEvents(t)
+	out := filepath.Join(t.TempDir(), "demo.data")
+	r := hwprof(t, "demo", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("demo: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	n := samplesWritten(t, r.stderr)
+	if n < 500 {
+		t.Errorf("demo recorded only %d samples", n)
+	}
+	if got, ok := perfSamples(t, out); ok && got != n {
+		t.Errorf("perf script counts %d samples, hwprof says %d", got, n)
+	}
+}
+
+func TestRecordExitStatus(t *testing.T) {
+	needPerfEvents(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		argv []string
+		code int
+		msg  string
+	}{
+		{[]string{"sh", "-c", "exit 3"}, 3, ""},
+		{[]string{"sh", "-c", "kill -KILL $$"}, 128 + 9, ""},
+		{[]string{"./no-such-program"}, 127, "cannot execute ./no-such-program"},
+		{[]string{dir}, 126, "cannot execute"},
+	} {
+		args := append([]string{"record", "-q", "-o", filepath.Join(dir, "x.data"), "--"}, tc.argv...)
+		r := hwprof(t, args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("record %q: exit %d, stderr %q; want %d and %q", tc.argv, r.code, r.stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+// startHwprof starts `hwprof record` on the built-in workload.
+func startHwprof(t *testing.T, out string, scale int) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(hwprofBin, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, strconv.Itoa(scale))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &errb
+}
+
+// SIGTERM to hwprof ends the program cleanly; hwprof exits with its status
+// and the file is complete.
+func TestSIGTERM(t *testing.T) {
+	needPerfEvents(t)
+	out := filepath.Join(t.TempDir(), "term.data")
+	cmd, errb := startHwprof(t, out, 50)
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Fatalf("hwprof: %v, want exit %d\n%s", err, 128+int(syscall.SIGTERM), errb)
+	}
+	n := samplesWritten(t, errb.String())
+	if got, ok := perfSamples(t, out); ok && got != n {
+		t.Errorf("perf script counts %d samples, hwprof says %d", got, n)
+	}
+}
+
+// A recording whose hwprof was killed with SIGKILL is still readable,
+// with at most the last second lost.
+func TestSIGKILLKeepsRecording(t *testing.T) {
+	needPerfEvents(t)
+	out := filepath.Join(t.TempDir(), "kill.data")
+	cmd, _ := startHwprof(t, out, 50)
+	time.Sleep(2500 * time.Millisecond)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // hwprof and the program
+	cmd.Wait()
+	got, ok := perfSamples(t, out)
+	if !ok {
+		t.Skip("perf not installed: cannot check the killed recording")
+	}
+	// 2.5 s at 4000 Hz, the last up-to-1s lost: at least ~1.5 s of samples.
+	if got < 4000 {
+		t.Errorf("perf reads %d samples from a recording killed after 2.5s", got)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	r := hwprof(t, "check")
+	if r.code != 0 {
+		t.Fatalf("check: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"perf_event_paranoid", "timer", "lbr", "calls", "exact", "default source"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); os.IsNotExist(err) {
+		if !regexp.MustCompile(`lbr +not here +no hardware PMU`).MatchString(r.stdout) {
+			t.Errorf("no cpu PMU here, but check does not say so for lbr:\n%s", r.stdout)
+		}
+		if !regexp.MustCompile(`use --source timer`).MatchString(r.stdout) {
+			t.Errorf("check does not point to the timer source:\n%s", r.stdout)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/perf"
+)
+
+// recordFlags are the options of `hwprof record`: perf's event options
+// (perf.RecordConfig) and the recorder's own.
+type recordFlags struct {
+	cfg       perf.RecordConfig
+	output    string
+	pids      string
+	duration  time.Duration
+	mmap      string
+	printAttr bool
+	quiet     bool
+}
+
+func (f *recordFlags) register(fs *flag.FlagSet) {
+	f.cfg.RegisterFlags(fs)
+	for _, n := range []string{"o", "output"} {
+		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing one becomes FILE.old)")
+	}
+	for _, n := range []string{"p", "pid"} {
+		fs.StringVar(&f.pids, n, "", "attach to running processes `PID[,PID...]` instead of running a command")
+	}
+	fs.DurationVar(&f.duration, "duration", 0, "stop after `D` (e.g. 10s); default: when the program or processes exit, or on Ctrl-C")
+	for _, n := range []string{"m", "mmap-pages"} {
+		fs.StringVar(&f.mmap, n, "", "ring buffer size per event and CPU: `PAGES` (a power of two) or a size like 512K or 4M (default 512K)")
+	}
+	fs.BoolVar(&f.printAttr, "print-attr", false, "print each perf_event_attr as `perf record -vv` does and exit")
+	for _, n := range []string{"q", "quiet"} {
+		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
+	}
+}
+
+func cmdRecord(args []string, stdout, stderr io.Writer) int {
+	var f recordFlags
+	fs := newFlagSet("record", "[options] [--] CMD [ARGS] | -p PID[,PID...]", stderr)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	o, err := f.options(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
+		return exitUsage
+	}
+	if f.printAttr {
+		for _, ev := range o.Events {
+			if err := perf.FprintAttr(stdout, &ev.Attr); err != nil {
+				return fail(stderr, err)
+			}
+		}
+		return 0
+	}
+	return runRecord(o, f.quiet, stderr)
+}
+
+// options turns the flags into recorder options; errors are usage errors.
+func (f *recordFlags) options(argv []string) (record.Options, error) {
+	o := record.Options{Argv: argv, Duration: f.duration, Output: f.output}
+	if f.pids != "" {
+		if len(argv) > 0 {
+			return o, errors.New("give either -p PID or a command, not both")
+		}
+		pids, err := parsePIDs(f.pids)
+		if err != nil {
+			return o, err
+		}
+		o.PIDs = pids
+		f.cfg.Target = perf.TargetPIDs
+	} else if len(argv) == 0 && !f.printAttr {
+		return o, errors.New("nothing to record: give a command (hwprof record -- ./app) or -p PID")
+	}
+	if f.mmap != "" {
+		pages, err := parseMmapPages(f.mmap)
+		if err != nil {
+			return o, err
+		}
+		o.DataPages = pages
+	}
+	if len(f.cfg.Events) == 0 {
+		f.cfg.Events = []string{"cpu-clock"}
+	}
+	events, err := perf.BuildAttrs(f.cfg)
+	if err != nil {
+		return o, err
+	}
+	o.Events = events
+	return o, nil
+}
+
+func parsePIDs(s string) ([]int, error) {
+	var pids []int
+	for p := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad pid %q in -p %s", p, s)
+		}
+		pids = append(pids, n)
+	}
+	return pids, nil
+}
+
+// parseMmapPages reads -m: a page count (a power of two) or a size with a
+// K, M or G suffix, rounded up to a power of two pages as perf does.
+func parseMmapPages(s string) (int, error) {
+	page := os.Getpagesize()
+	mult := 0
+	switch strings.ToUpper(s[len(s)-1:]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	num := s
+	if mult != 0 {
+		num = s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(num, 10, 32)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("bad ring size -m %s: want pages (a power of two) or a size like 512K", s)
+	}
+	if mult == 0 {
+		if n&(n-1) != 0 {
+			return 0, fmt.Errorf("bad ring size -m %s: the number of pages must be a power of two", s)
+		}
+		return int(n), nil
+	}
+	pages := 1
+	for uint64(pages*page) < n*uint64(mult) {
+		pages <<= 1
+	}
+	return pages, nil
+}
+
+// runRecord records, prints what was recorded, and returns the exit code:
+// the program's status in command mode.
+func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
+	if _, err := os.Stat(o.Output); err == nil {
+		os.Rename(o.Output, o.Output+".old")
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	o.Interrupt = sig
+	st, err := record.Record(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof: %v\n", err)
+		var ee *launch.ExecError
+		if errors.As(err, &ee) {
+			return ee.Code
+		}
+		if st.Records == 0 {
+			return exitError
+		}
+	}
+	if !quiet || st.Lost+st.LostSamples > 0 {
+		printStats(stderr, o, st)
+	}
+	if err != nil {
+		return exitError
+	}
+	if len(o.Argv) > 0 {
+		return st.ExitCode
+	}
+	return 0
+}
+
+// printStats reports a recording, loss included: loss is never silent.
+func printStats(w io.Writer, o record.Options, st record.Stats) {
+	var per []string
+	for i, ev := range o.Events {
+		per = append(per, fmt.Sprintf("%s %d", ev.Name, st.EventSamples[i]))
+	}
+	fmt.Fprintf(w, "hwprof: recorded %d samples (%s) in %.2fs: %d records, %.1f MB in %s\n",
+		st.Samples, strings.Join(per, ", "), st.Duration.Seconds(), st.Records,
+		float64(st.Bytes)/1e6, o.Output)
+	loss := fmt.Sprintf("hwprof: lost %d samples (ring full: %d, kernel: %d), throttled %d times",
+		st.Lost+st.LostSamples, st.Lost, st.LostSamples, st.Throttle)
+	if st.Lost > 0 {
+		loss += "; use a bigger ring (-m) or a longer period (-c/-F)"
+	}
+	if st.RingErrors > 0 {
+		loss += fmt.Sprintf("; %d corrupted ring reads skipped", st.RingErrors)
+	}
+	fmt.Fprintln(w, loss)
+}

@@ -1,0 +1,370 @@
+// Package record measures a program or running processes with perf events
+// and writes what the kernel reports to a perf.data file.
+//
+// One event per CPU is opened for each target task (an inherited event
+// with cpu = -1 cannot be mmapped), every event gets its own ring buffer,
+// and a single loop drains all rings at each epoll wake-up, writing the
+// records verbatim. The header is brought up to date about once a second,
+// so a recording whose hwprof was killed is readable up to then.
+//
+// The caller provides attrs (perf.BuildAttrs) and, for the command mode,
+// a binary that imports internal/launch (hwprof itself does). Opening
+// events needs the privileges perf_event_paranoid asks for; attaching to
+// another user's process needs CAP_PERFMON or root.
+package record
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/perf/ring"
+	"github.com/hwprof/hwprof/perf/synth"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultDataPages is the default size of each ring's data area in pages
+// (512 KiB with 4 KiB pages), perf's default for root.
+const DefaultDataPages = ring.DefaultDataPages
+
+// Options say what to record and where.
+type Options struct {
+	Events []perf.Event // attrs to open, from perf.BuildAttrs
+	Argv   []string     // command mode: the program and its arguments
+	PIDs   []int        // attach mode: processes to follow
+	// Duration bounds the recording (0: until the targets exit or an
+	// interrupt).
+	Duration  time.Duration
+	Output    string // perf.data path
+	DataPages int    // pages per ring, a power of two (0: DefaultDataPages)
+	// Interrupt delivers SIGINT/SIGTERM. The first one ends the recording
+	// (in command mode by sending SIGTERM to the program and waiting for
+	// it), a second one kills the program.
+	Interrupt <-chan os.Signal
+	// Started, if set, is called once the events are open and the program
+	// runs (or the processes are attached).
+	Started func(targets []int)
+}
+
+// Stats is what a recording counted. Loss is never silent: Lost and
+// LostSamples come from the kernel's LOST and LOST_SAMPLES records.
+type Stats struct {
+	Samples      uint64   // PERF_RECORD_SAMPLE records written
+	EventSamples []uint64 // samples per event, in Options.Events order
+	Records      uint64   // all records written
+	Bytes        uint64   // bytes of records written
+	Lost         uint64   // samples dropped because a ring was full (LOST)
+	LostSamples  uint64   // samples the kernel could not output (LOST_SAMPLES)
+	Throttle     uint64   // THROTTLE records
+	Unthrottle   uint64   // UNTHROTTLE records
+	Wakeups      uint64   // loop iterations that found data
+	RingErrors   uint64   // corrupted ring reads, skipped
+	Duration     time.Duration
+	CPU          time.Duration // hwprof's own CPU time (user+system)
+	ExitCode     int           // command mode: the program's status, 128+N if signal N
+	Interrupted  bool
+	Opened       int // event file descriptors opened
+}
+
+// Record runs one recording. In command mode the error is an
+// *launch.ExecError when the program cannot be executed. Whatever was
+// recorded before an error is kept in the file.
+func Record(o Options) (Stats, error) {
+	if len(o.Events) == 0 {
+		return Stats{}, errors.New("record: no events")
+	}
+	if (len(o.Argv) == 0) == (len(o.PIDs) == 0) {
+		return Stats{}, errors.New("record: give either a command or pids")
+	}
+	if o.DataPages == 0 {
+		o.DataPages = DefaultDataPages
+	}
+	if o.DataPages&(o.DataPages-1) != 0 {
+		return Stats{}, fmt.Errorf("record: ring size of %d pages is not a power of two", o.DataPages)
+	}
+	raiseFileLimit()
+	r := &recorder{o: o, buildIDs: map[string]int32{}, idEvent: map[uint64]int{}}
+	r.stats.EventSamples = make([]uint64, len(o.Events))
+	defer r.closeEvents()
+	var err error
+	if r.poller, err = ring.NewPoller(); err != nil {
+		return Stats{}, fmt.Errorf("record: %w", err)
+	}
+	defer r.poller.Close()
+	if len(o.Argv) > 0 {
+		err = r.runCommand()
+	} else {
+		err = r.runAttach()
+	}
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
+		r.stats.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return r.stats, err
+}
+
+type recorder struct {
+	o       Options
+	poller  *ring.Poller
+	cpus    []int
+	events  []openEvent // every fd opened
+	rings   []*ring.Ring
+	w       *perfdata.Writer
+	stats   Stats
+	idEvent map[uint64]int // event id -> index in o.Events
+	// layout of samples, for the time field (sample_time feature)
+	timeFirst, timeLast uint64
+	buildIDs            map[string]int32 // mapped object path -> first pid
+	synth               []byte           // scratch for synthesized records
+	writeErr            error            // the first failed write: the recording stops
+}
+
+type openEvent struct {
+	fd    int
+	event int // index in o.Events
+	cpu   int
+	tid   int
+	id    uint64
+}
+
+func (r *recorder) runCommand() error {
+	child, err := launch.Start(r.o.Argv)
+	if err != nil {
+		return err
+	}
+	pid := child.Pid()
+	if err := r.openAll([]int{pid}); err != nil {
+		child.Abort()
+		return err
+	}
+	if err := r.create(); err != nil {
+		child.Abort()
+		return err
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		child.Abort()
+		return r.finish(fmt.Errorf("record: watch pid %d: %w", pid, err))
+	}
+	defer unix.Close(pidfd)
+	if err := r.poller.Add(pidfd); err != nil {
+		child.Abort()
+		return r.finish(fmt.Errorf("record: %w", err))
+	}
+	start := time.Now()
+	if err := child.Go(); err != nil {
+		r.stats.ExitCode = 127
+		var ee *launch.ExecError
+		if errors.As(err, &ee) {
+			r.stats.ExitCode = ee.Code
+		}
+		return r.finish(err)
+	}
+	if r.o.Started != nil {
+		r.o.Started([]int{pid})
+	}
+	signals := 0
+	r.loop(start, func(ready []int) bool {
+		if contains(ready, pidfd) {
+			return true
+		}
+		select {
+		case <-r.o.Interrupt:
+			signals++
+			r.stats.Interrupted = true
+			if signals == 1 {
+				child.Signal(syscall.SIGTERM)
+			} else {
+				child.Signal(syscall.SIGKILL)
+			}
+		default:
+		}
+		if r.o.Duration > 0 && time.Since(start) >= r.o.Duration && signals == 0 {
+			signals++
+			child.Signal(syscall.SIGTERM)
+		}
+		return false
+	})
+	r.stats.ExitCode, err = child.Wait()
+	r.stats.Duration = time.Since(start)
+	return r.finish(err)
+}
+
+// loop drains every ring at each wake-up until done reports the end,
+// writing a FINISHED_ROUND after each round and a header checkpoint about
+// once a second.
+func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
+	lastCheckpoint := time.Now()
+	for {
+		ready, hup, _, err := r.poller.Wait(100 * time.Millisecond)
+		if err != nil {
+			r.stats.RingErrors++
+		}
+		// An event whose task exited hangs up, and epoll reports it at
+		// every wait until it is removed. Its ring is still drained below.
+		for _, fd := range hup {
+			r.poller.Remove(fd)
+		}
+		r.drain()
+		if done(ready) || r.writeErr != nil {
+			break
+		}
+		if time.Since(lastCheckpoint) >= time.Second {
+			r.w.Checkpoint()
+			lastCheckpoint = time.Now()
+		}
+	}
+	r.drain()
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// openAll opens every event on every online CPU for each task, and maps
+// one ring per event per CPU. In attach mode (several tasks), the events
+// of further tasks on a CPU write into that CPU's ring for the event.
+func (r *recorder) openAll(tids []int) error {
+	cpus, err := perf.OnlineCPUs()
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	r.cpus = cpus
+	for _, tid := range tids {
+		for ei := range r.o.Events {
+			for _, cpu := range r.cpus {
+				if err := r.openOne(&r.o.Events[ei], ei, tid, cpu); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *recorder) openOne(ev *perf.Event, ei, tid, cpu int) error {
+	fd, err := perf.Open(ev.Name, &ev.Attr, tid, cpu, -1, perf.FlagFDCloexec)
+	if err != nil {
+		return err
+	}
+	id, err := perf.EventID(fd)
+	if err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("record: %s: %w", ev.Name, err)
+	}
+	oe := openEvent{fd: fd, event: ei, cpu: cpu, tid: tid, id: id}
+	r.events = append(r.events, oe)
+	r.idEvent[id] = ei
+	r.stats.Opened++
+	// The first task's event on this CPU owns the ring; later tasks'
+	// events write into it.
+	for _, prev := range r.events[:len(r.events)-1] {
+		if prev.event == ei && prev.cpu == cpu {
+			if err := perf.SetOutput(fd, prev.fd); err != nil {
+				return fmt.Errorf("record: %s on cpu %d: %w", ev.Name, cpu, err)
+			}
+			return nil
+		}
+	}
+	rg, err := ring.Map(fd, r.o.DataPages)
+	if err != nil {
+		return fmt.Errorf("record: %s on cpu %d: %w (ring of %d pages; lower -m, or raise "+
+			"kernel.perf_event_mlock_kb when not root)", ev.Name, cpu, err, r.o.DataPages)
+	}
+	r.rings = append(r.rings, rg)
+	return r.poller.Add(fd)
+}
+
+func (r *recorder) closeEvents() {
+	for _, rg := range r.rings {
+		rg.Close()
+	}
+	for _, e := range r.events {
+		unix.Close(e.fd)
+	}
+	r.rings, r.events = nil, nil
+}
+
+// create writes the file's header and attrs with the ids of every open
+// event.
+func (r *recorder) create() error {
+	attrs := make([]perfdata.EventAttr, len(r.o.Events))
+	for i, ev := range r.o.Events {
+		attrs[i] = perfdata.EventAttr{Attr: ev.Attr, Name: ev.Name}
+	}
+	for _, e := range r.events {
+		attrs[e.event].IDs = append(attrs[e.event].IDs, e.id)
+	}
+	w, err := perfdata.Create(r.o.Output, attrs)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	r.w = w
+	return r.writeKernelMmap()
+}
+
+// writeKernelMmap writes the kernel's text mapping as perf does, so that
+// kernel addresses in samples resolve, when an event samples the kernel
+// and /proc/kallsyms shows addresses.
+func (r *recorder) writeKernelMmap() error {
+	kernel := false
+	for _, ev := range r.o.Events {
+		kernel = kernel || !ev.Attr.Flags.Has(perf.FlagExcludeKernel)
+	}
+	if !kernel {
+		return nil
+	}
+	k, ok, err := synth.ReadKernelText(procRoot)
+	if err != nil || !ok {
+		return nil // restricted: kernel frames stay unresolved, as with perf
+	}
+	r.synth = synth.AppendKernelMmap(r.synth[:0], k, r.o.Events[0].Attr.SampleType, synth.SampleID{})
+	return r.writeSynthesized(r.synth)
+}
+
+// finish writes the feature sections and closes the file; err is the
+// recording's own error, returned unless closing fails as well.
+func (r *recorder) finish(err error) error {
+	if r.writeErr != nil {
+		err = errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, r.writeErr))
+	}
+	f := perfdata.CollectFeatures()
+	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
+	f.BuildIDs = r.collectBuildIDs()
+	if cerr := r.w.Close(f); cerr != nil {
+		return errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, cerr))
+	}
+	return err
+}
+
+func (r *recorder) collectBuildIDs() []perfdata.BuildID {
+	var ids []perfdata.BuildID
+	for path, pid := range r.buildIDs {
+		id, err := perfdata.ReadBuildID(path)
+		if err != nil {
+			continue // not an ELF file, or one without a build-id
+		}
+		ids = append(ids, perfdata.BuildID{PID: pid, Misc: perf.MiscUser, ID: id, Path: path})
+	}
+	return ids
+}
+
+// raiseFileLimit lifts RLIMIT_NOFILE to its hard limit: attaching to a
+// process with many threads opens threads × CPUs × events descriptors.
+func raiseFileLimit() {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	}
+}

@@ -1,0 +1,278 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/perf"
+)
+
+// The test binary doubles as the recorded program: "workload MS THREADS"
+// burns CPU for MS milliseconds on THREADS threads started one after the
+// other (so some exist only after recording began).
+func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "workload" {
+		ms, _ := strconv.Atoi(os.Args[2])
+		threads, _ := strconv.Atoi(os.Args[3])
+		workload(time.Duration(ms)*time.Millisecond, threads)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func workload(d time.Duration, threads int) {
+	var wg sync.WaitGroup
+	for i := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // a thread of its own, made after start
+			time.Sleep(time.Duration(i) * d / time.Duration(2*threads))
+			burn(d / 2)
+		}()
+	}
+	burn(d)
+	wg.Wait()
+}
+
+//go:noinline
+func burn(d time.Duration) uint64 {
+	var x uint64
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := range 10000 {
+			x = x*31 + uint64(i)
+		}
+	}
+	return x
+}
+
+// cpuClock is the attr perf builds for `-e cpu-clock -c PERIOD -g` with a
+// command, set by hand so this package's tests do not depend on the parser.
+func cpuClock(period uint64, target perf.Target) perf.Event {
+	a := perf.Attr{
+		Type:         perf.TypeSoftware,
+		Config:       perf.SWCPUClock,
+		SamplePeriod: period,
+		SampleType:   perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCallchain | perf.SamplePeriod,
+		ReadFormat:   perf.FormatID | perf.FormatLost,
+		Flags: perf.FlagDisabled | perf.FlagInherit | perf.FlagMmap | perf.FlagComm |
+			perf.FlagTask | perf.FlagSampleIDAll | perf.FlagExcludeGuest | perf.FlagMmap2 |
+			perf.FlagCommExec,
+	}
+	if target == perf.TargetCommand {
+		a.Flags |= perf.FlagEnableOnExec
+	}
+	return perf.Event{Name: "cpu-clock", Attr: a}
+}
+
+func needPerfEvents(t *testing.T) {
+	t.Helper()
+	fd, err := perf.Open("cpu-clock", &perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock,
+		Flags: perf.FlagDisabled | perf.FlagExcludeKernel}, 0, -1, -1, perf.FlagFDCloexec)
+	if err != nil {
+		t.Skipf("perf events unavailable here: %v", err)
+	}
+	syscall.Close(fd)
+}
+
+func TestRecordCommand(t *testing.T) {
+	needPerfEvents(t)
+	out := filepath.Join(t.TempDir(), "rec.data")
+	var child int
+	st, err := Record(Options{
+		Events:  []perf.Event{cpuClock(100_000, perf.TargetCommand)}, // 10 kHz per CPU
+		Argv:    []string{os.Args[0], "workload", "400", "2"},
+		Output:  out,
+		Started: func(pids []int) { child = pids[0] },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ExitCode != 0 {
+		t.Errorf("exit code %d", st.ExitCode)
+	}
+	// 400 ms on the main thread plus 2×200 ms at 10 kHz: about 8000.
+	if st.Samples < 2000 {
+		t.Errorf("only %d samples", st.Samples)
+	}
+	if st.Lost+st.LostSamples != 0 {
+		t.Errorf("lost %d+%d samples", st.Lost, st.LostSamples)
+	}
+	pids := perfScriptPIDs(t, out, st.Samples)
+	for pid, n := range pids {
+		if pid != child {
+			t.Errorf("%d samples of pid %d, not of the program (pid %d): hwprof measured itself", n, pid, child)
+		}
+	}
+}
+
+// perfScriptPIDs runs `perf script` on the file, checks it reads every
+// sample without complaint, and counts samples per pid.
+func perfScriptPIDs(t *testing.T, file string, samples uint64) map[int]int {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Logf("perf not installed: not cross-checking %s", file)
+		return nil
+	}
+	cmd := exec.Command("perf", "script", "-F", "pid", "-i", file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("perf script: %v\n%s", err, stderr.String())
+	}
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		t.Errorf("perf script complained:\n%s", s)
+	}
+	pids := map[int]int{}
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		pid, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
+		if err != nil {
+			t.Fatalf("perf script line %q", sc.Text())
+		}
+		pids[pid]++
+		n++
+	}
+	if uint64(n) != samples {
+		t.Errorf("perf script read %d samples, hwprof wrote %d", n, samples)
+	}
+	return pids
+}
+
+func TestExitStatusPassedOn(t *testing.T) {
+	needPerfEvents(t)
+	for _, tc := range []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"sh", "-c", "exit 7"}, 7},
+		{[]string{"sh", "-c", "kill -SEGV $$"}, 128 + int(syscall.SIGSEGV)},
+	} {
+		st, err := Record(Options{
+			Events: []perf.Event{cpuClock(100_000, perf.TargetCommand)},
+			Argv:   tc.argv,
+			Output: filepath.Join(t.TempDir(), "x.data"),
+		})
+		if err != nil || st.ExitCode != tc.want {
+			t.Errorf("%q: exit %d, %v; want %d", tc.argv, st.ExitCode, err, tc.want)
+		}
+	}
+}
+
+func TestCannotExecute(t *testing.T) {
+	needPerfEvents(t)
+	_, err := Record(Options{
+		Events: []perf.Event{cpuClock(100_000, perf.TargetCommand)},
+		Argv:   []string{"./does-not-exist"},
+		Output: filepath.Join(t.TempDir(), "x.data"),
+	})
+	var ee *launch.ExecError
+	if !errors.As(err, &ee) || ee.Code != 127 {
+		t.Fatalf("err = %v, want ExecError 127", err)
+	}
+}
+
+// An interrupt ends the program with SIGTERM; the file is complete.
+func TestInterrupt(t *testing.T) {
+	needPerfEvents(t)
+	sig := make(chan os.Signal, 1)
+	out := filepath.Join(t.TempDir(), "x.data")
+	st, err := Record(Options{
+		Events:    []perf.Event{cpuClock(100_000, perf.TargetCommand)},
+		Argv:      []string{os.Args[0], "workload", "20000", "1"},
+		Output:    out,
+		Interrupt: sig,
+		Started:   func([]int) { time.AfterFunc(300*time.Millisecond, func() { sig <- syscall.SIGINT }) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Interrupted || st.ExitCode != 128+int(syscall.SIGTERM) {
+		t.Errorf("interrupted=%v exit=%d; want true, %d", st.Interrupted, st.ExitCode, 128+int(syscall.SIGTERM))
+	}
+	if st.Duration > 5*time.Second {
+		t.Errorf("took %v to stop", st.Duration)
+	}
+	perfScriptPIDs(t, out, st.Samples)
+}
+
+// Attaching follows existing threads and threads created later, and
+// writes the process's mappings first.
+func TestAttach(t *testing.T) {
+	needPerfEvents(t)
+	cmd := exec.Command(os.Args[0], "workload", "1500", "3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	time.Sleep(100 * time.Millisecond) // let it start
+	out := filepath.Join(t.TempDir(), "attach.data")
+	st, err := Record(Options{
+		Events: []perf.Event{cpuClock(100_000, perf.TargetPIDs)},
+		PIDs:   []int{cmd.Process.Pid},
+		Output: out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if st.Samples < 1000 {
+		t.Errorf("only %d samples", st.Samples)
+	}
+	if st.Duration < time.Second || st.Duration > 3*time.Second {
+		t.Errorf("recording lasted %v; the process ran 1.5s", st.Duration)
+	}
+	if pids := perfScriptPIDs(t, out, st.Samples); pids != nil && len(pids) != 1 {
+		t.Errorf("samples of pids %v, want only %d", pids, cmd.Process.Pid)
+	}
+}
+
+func TestAttachDuration(t *testing.T) {
+	needPerfEvents(t)
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	st, err := Record(Options{
+		Events:   []perf.Event{cpuClock(100_000, perf.TargetPIDs)},
+		PIDs:     []int{cmd.Process.Pid},
+		Output:   filepath.Join(t.TempDir(), "x.data"),
+		Duration: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Duration < 300*time.Millisecond || st.Duration > 2*time.Second {
+		t.Errorf("duration %v, want 300ms", st.Duration)
+	}
+	if st.Records == 0 {
+		t.Error("no records: the mappings of the process should have been synthesized")
+	}
+}
+
+func TestAttachNoSuchProcess(t *testing.T) {
+	needPerfEvents(t)
+	_, err := Record(Options{
+		Events: []perf.Event{cpuClock(100_000, perf.TargetPIDs)},
+		PIDs:   []int{1 << 22},
+		Output: filepath.Join(t.TempDir(), "x.data"),
+	})
+	if err == nil || !strings.Contains(err.Error(), "no process") {
+		t.Fatalf("err = %v, want no such process", err)
+	}
+}

@@ -1,0 +1,250 @@
+// Package source decides which of hwprof's sample sources work on a
+// machine, and why not when one does not: it turns facts read from sysfs
+// and procfs (Gather) into verdicts (Assess) by pure rules, so every rule
+// is a table test.
+//
+// The sources (see DESIGN.md): lbr (a hardware call event with an LBR
+// branch stack), calls (the hardware call event alone), timer (software
+// cpu-clock with callchains), exact (uprobes on function entries).
+package source
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hwprof/hwprof/perf"
+	"golang.org/x/sys/unix"
+)
+
+// Source is a way of sampling call edges.
+type Source int
+
+const (
+	LBR Source = iota
+	Calls
+	Timer
+	Exact
+)
+
+// All lists the sources in order of preference for call-edge accuracy per
+// unit of cost (exact is last: it is the most accurate but slow).
+var All = []Source{LBR, Calls, Timer, Exact}
+
+func (s Source) String() string {
+	switch s {
+	case LBR:
+		return "lbr"
+	case Calls:
+		return "calls"
+	case Timer:
+		return "timer"
+	case Exact:
+		return "exact"
+	}
+	return fmt.Sprintf("source(%d)", int(s))
+}
+
+// Parse returns the source named s.
+func Parse(s string) (Source, error) {
+	for _, src := range All {
+		if src.String() == s {
+			return src, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown source %q (want lbr, calls, timer or exact)", s)
+}
+
+// Facts are what the verdicts depend on.
+type Facts struct {
+	PMUs        map[string]*perf.PMU // by name, from /sys/bus/event_source/devices
+	PMUErr      error                // reading the PMUs failed
+	Paranoid    int                  // kernel.perf_event_paranoid
+	ParanoidErr error
+	Root        bool // effective uid 0
+	CapPerfmon  bool // CAP_PERFMON (or CAP_SYS_ADMIN, which implies it)
+	Kernel      string
+	CPUModel    string // "model name" of /proc/cpuinfo
+}
+
+// Gather reads the facts of this machine.
+func Gather() Facts {
+	var f Facts
+	f.PMUs, f.PMUErr = perf.DiscoverPMUs(perf.SysfsPMURoot)
+	f.Paranoid, f.ParanoidErr = perf.Paranoid()
+	f.Root = os.Geteuid() == 0
+	f.CapPerfmon = perf.HasCapability(perf.CapPerfmon) || perf.HasCapability(perf.CapSysAdmin)
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		f.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	f.CPUModel = cpuModel()
+	return f
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// CPUPMU is the core PMU, if any: "cpu" on most x86 machines, "cpu_core"
+// (the performance cores) on hybrid Intel parts.
+func (f *Facts) CPUPMU() *perf.PMU {
+	for _, name := range []string{"cpu", "cpu_core"} {
+		if p := f.PMUs[name]; p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// privileged: root or CAP_PERFMON bypass perf_event_paranoid.
+func (f *Facts) privileged() bool { return f.Root || f.CapPerfmon }
+
+// userProfilingAllowed: sampling one's own processes in user space.
+func (f *Facts) userProfilingAllowed() (bool, string) {
+	if f.privileged() {
+		return true, ""
+	}
+	if f.ParanoidErr != nil {
+		return false, fmt.Sprintf("cannot read %s (%v): perf events are probably disabled in this kernel", perf.ParanoidPath, f.ParanoidErr)
+	}
+	if f.Paranoid > 2 {
+		return false, fmt.Sprintf("perf_event_paranoid is %d and hwprof runs without CAP_PERFMON: "+
+			"lower it to 2 (sysctl kernel.perf_event_paranoid=2) or grant CAP_PERFMON", f.Paranoid)
+	}
+	return true, ""
+}
+
+// Verdict says whether a source works here, and if not why and what to
+// use instead.
+type Verdict struct {
+	Source  Source
+	OK      bool
+	Why     string // what was found (working) or what is missing (not working)
+	Instead string // for a source that does not work: what to use
+}
+
+// Assess judges every source, in the order of All.
+func Assess(f Facts) []Verdict {
+	vs := make([]Verdict, 0, len(All))
+	for _, s := range All {
+		vs = append(vs, assess(&f, s))
+	}
+	working := []string{}
+	for _, v := range vs {
+		if v.OK {
+			working = append(working, v.Source.String())
+		}
+	}
+	for i := range vs {
+		if !vs[i].OK {
+			vs[i].Instead = instead(working)
+		}
+	}
+	return vs
+}
+
+func instead(working []string) string {
+	if len(working) == 0 {
+		return "no source works here: fix the permission problem above"
+	}
+	return "use --source " + strings.Join(working, " or --source ")
+}
+
+func assess(f *Facts, s Source) Verdict {
+	v := Verdict{Source: s}
+	if f.PMUErr != nil {
+		v.Why = fmt.Sprintf("cannot read %s: %v", perf.SysfsPMURoot, f.PMUErr)
+		return v
+	}
+	if ok, why := f.userProfilingAllowed(); !ok {
+		v.Why = why
+		return v
+	}
+	switch s {
+	case LBR, Calls:
+		cpu := f.CPUPMU()
+		if cpu == nil {
+			v.Why = "no hardware PMU: " + perf.SysfsPMURoot + " has no 'cpu' PMU (" +
+				pmuList(f.PMUs) + "); virtual machines often expose none"
+			return v
+		}
+		if s == Calls {
+			v.OK = true
+			v.Why = fmt.Sprintf("hardware PMU %q (type %d)%s", cpu.Name, cpu.Type, modelSuffix(cpu))
+			return v
+		}
+		depth := cpu.BranchDepth()
+		if depth == 0 {
+			v.Why = fmt.Sprintf("the %q PMU has no LBR: %s/%s/caps/branches is missing or 0", cpu.Name, perf.SysfsPMURoot, cpu.Name)
+			return v
+		}
+		v.OK = true
+		v.Why = fmt.Sprintf("LBR with %d entries on PMU %q%s", depth, cpu.Name, modelSuffix(cpu))
+	case Timer:
+		if f.PMUs["software"] == nil {
+			v.Why = "no software PMU in " + perf.SysfsPMURoot
+			return v
+		}
+		v.OK = true
+		v.Why = "software cpu-clock event"
+	case Exact:
+		up := f.PMUs["uprobe"]
+		if up == nil {
+			v.Why = "no uprobe PMU in " + perf.SysfsPMURoot + " (kernel built without CONFIG_UPROBE_EVENTS)"
+			return v
+		}
+		if !f.privileged() && f.Paranoid > -1 {
+			v.Why = fmt.Sprintf("uprobes need CAP_PERFMON (or root), or perf_event_paranoid = -1 (it is %d)", f.Paranoid)
+			return v
+		}
+		v.OK = true
+		v.Why = fmt.Sprintf("uprobe PMU (type %d)", up.Type)
+	}
+	return v
+}
+
+// Choose picks the default source: lbr where it works, else calls, else
+// timer. It returns the choice and a sentence saying why.
+func Choose(vs []Verdict) (Source, string) {
+	byS := map[Source]Verdict{}
+	for _, v := range vs {
+		byS[v.Source] = v
+	}
+	if byS[LBR].OK {
+		return LBR, "lbr: " + byS[LBR].Why
+	}
+	if byS[Calls].OK {
+		return Calls, "calls (lbr unavailable: " + byS[LBR].Why + ")"
+	}
+	return Timer, "timer (no hardware call sampling here: " + byS[LBR].Why + ")"
+}
+
+func modelSuffix(p *perf.PMU) string {
+	if n := p.CPUName(); n != "" {
+		return ", " + n
+	}
+	return ""
+}
+
+func pmuList(pmus map[string]*perf.PMU) string {
+	names := make([]string, 0, len(pmus))
+	for n := range pmus {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none at all"
+	}
+	slices.Sort(names)
+	return "found: " + strings.Join(names, ", ")
+}
