@@ -201,4 +201,9 @@ func printStats(w io.Writer, o record.Options, st record.Stats) {
 		loss += fmt.Sprintf("; %d corrupted ring reads skipped", st.RingErrors)
 	}
 	fmt.Fprintln(w, loss)
+	perSample := ""
+	if st.Samples > 0 {
+		perSample = fmt.Sprintf(", %.1f ms per 100k samples", st.CPU.Seconds()*1e3*1e5/float64(st.Samples))
+	}
+	fmt.Fprintf(w, "hwprof: own CPU time %.1f ms%s\n", st.CPU.Seconds()*1e3, perSample)
 }

@@ -110,6 +110,7 @@ func TestRecordCommand(t *testing.T) {
 	if st.Lost+st.LostSamples != 0 {
 		t.Errorf("lost %d+%d samples", st.Lost, st.LostSamples)
 	}
+	perfReportClean(t, out)
 	pids := perfScriptPIDs(t, out, st.Samples)
 	for pid, n := range pids {
 		if pid != child {
@@ -118,15 +119,43 @@ func TestRecordCommand(t *testing.T) {
 	}
 }
 
+// perfReportClean runs `perf report --stdio` on the file: it must exit 0
+// and print nothing on stderr.
+func perfReportClean(t *testing.T, file string) {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		return
+	}
+	cmd := exec.Command("perf", "report", "--stdio", "-i", file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("perf report: %v\n%s", err, stderr.String())
+	}
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		t.Errorf("perf report complained:\n%s", s)
+	}
+	if !bytes.Contains(out, []byte("# Samples:")) {
+		t.Errorf("perf report shows no samples:\n%s", out)
+	}
+}
+
 // perfScriptPIDs runs `perf script` on the file, checks it reads every
 // sample without complaint, and counts samples per pid.
 func perfScriptPIDs(t *testing.T, file string, samples uint64) map[int]int {
+	t.Helper()
+	return perfScriptCount(t, file, "pid", samples)
+}
+
+// perfScriptCount counts samples per value of a numeric perf script field.
+func perfScriptCount(t *testing.T, file, field string, samples uint64) map[int]int {
 	t.Helper()
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Logf("perf not installed: not cross-checking %s", file)
 		return nil
 	}
-	cmd := exec.Command("perf", "script", "-F", "pid", "-i", file)
+	cmd := exec.Command("perf", "script", "-F", field, "-i", file)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -236,8 +265,22 @@ func TestAttach(t *testing.T) {
 	if st.Duration < time.Second || st.Duration > 3*time.Second {
 		t.Errorf("recording lasted %v; the process ran 1.5s", st.Duration)
 	}
+	perfReportClean(t, out)
 	if pids := perfScriptPIDs(t, out, st.Samples); pids != nil && len(pids) != 1 {
 		t.Errorf("samples of pids %v, want only %d", pids, cmd.Process.Pid)
+	}
+	// The main thread and three burning threads, two of them started
+	// after the recording began.
+	if tids := perfScriptCount(t, out, "tid", st.Samples); tids != nil {
+		busy := 0
+		for _, n := range tids {
+			if n >= 100 {
+				busy++
+			}
+		}
+		if busy < 4 {
+			t.Errorf("samples per thread %v: want 4 busy threads (threads created after attaching are followed)", tids)
+		}
 	}
 }
 
