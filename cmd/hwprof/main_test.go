@@ -224,3 +224,42 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// `hwprof record --print-attr` prints the attr `perf record -vv` prints for
+// the same options (the perf package's test covers many more rows; this
+// one goes through the command line).
+func TestPrintAttrMatchesPerf(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	for _, args := range [][]string{
+		{"-e", "cycles:u", "-j", "any_call,u", "-c", "100003"},
+		{"-e", "cpu-clock", "-g"},
+		{"-e", "task-clock", "--call-graph", "dwarf,4096", "-c", "10007"},
+		{"-e", "r20c4:u", "--call-graph", "lbr"},
+	} {
+		r := hwprof(t, append(append([]string{"record", "--print-attr"}, args...), "--", "true")...)
+		if r.code != 0 {
+			t.Fatalf("print-attr %q: %s", args, r.stderr)
+		}
+		cmd := exec.Command("perf", append(append([]string{"record", "-vv"}, args...), "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")...)
+		out, _ := cmd.CombinedOutput() // fails without a PMU after printing
+		var block []string
+		in := false
+		for line := range strings.Lines(string(out)) {
+			line = strings.TrimRight(line, "\n")
+			if line == "perf_event_attr:" {
+				in = true
+			} else if in && strings.HasPrefix(line, "-----") {
+				break
+			}
+			if in {
+				block = append(block, line)
+			}
+		}
+		want := strings.Join(block, "\n") + "\n"
+		if r.stdout != want {
+			t.Errorf("print-attr %q:\nhwprof:\n%sperf:\n%s", args, r.stdout, want)
+		}
+	}
+}
