@@ -1,0 +1,240 @@
+package tuning
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind says what an event's sampling period counts.
+type Kind uint8
+
+const (
+	// Time is a clock event (software cpu-clock or task-clock): the period is
+	// nanoseconds of the program's CPU time.
+	Time Kind = iota + 1
+	// Count is any other event (hardware cycles, calls retired, raw codes):
+	// the period is a number of occurrences.
+	Count
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Time:
+		return "time"
+	case Count:
+		return "count"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Bounds are the periods a controller may choose for one kind of event,
+// and where it starts when the caller names no period.
+type Bounds struct {
+	Min, Max uint64 // inclusive
+	Start    uint64 // used by New when its start is 0
+}
+
+// Policy configures a Controller. DefaultPolicy gives the documented
+// defaults; ParsePolicy changes the three a user is expected to change.
+// Every share is a fraction (0.01 is 1%).
+type Policy struct {
+	// MinRepeat and MaxRepeat bound the share of samples whose top frame
+	// repeats the previous sample's top frame on the same thread: below
+	// MinRepeat the period shrinks, above MaxRepeat it grows (the CC-Map
+	// paper's 1% and 15%). The target inside is their geometric mean.
+	MinRepeat, MaxRepeat float64
+	// MinSamples is how many samples an accuracy evaluation needs (the
+	// paper evaluates "every 1000 samples"). 1000 samples put a share of
+	// 4% within about ±1.2% (two standard deviations).
+	MinSamples uint64
+	// MaxLBROverlap is the largest share of a thread's LBR window that may
+	// repeat entries of its previous window; above it samples are
+	// redundant and the period grows. Only for observations with LBRPairs.
+	MaxLBROverlap float64
+
+	// Budget is what the profile may cost the program, as a share of the
+	// program's CPU time: the kernel's work per sample (SampleCost each)
+	// plus hwprof's own CPU time. Default 1%.
+	Budget float64
+	// SampleCost is the program-side cost of one sample: interrupt,
+	// frame-pointer callchain and the copy into the ring. 2.5µs, so the
+	// default budget allows 4000 samples per second per CPU, perf's own
+	// default frequency.
+	SampleCost time.Duration
+	// MaxRate caps samples per second per CPU of program time; 0 means
+	// Budget/SampleCost.
+	MaxRate float64
+	// MinRate is the fewest samples per second per CPU a profile should
+	// have (100, a 10 ms timer); the period shrinks to keep it when the
+	// program's CPU time is known. 0 turns the floor off.
+	MinRate float64
+
+	// Time and Count bound the period of each kind of event. Time
+	// defaults to 10µs–10ms starting at 1ms (the budget's rate cap makes
+	// the effective minimum 250µs); Count to 1000–10^9 starting at 100003.
+	Time, Count Bounds
+
+	// MaxStep caps one accuracy change: the period moves by at most this
+	// factor either way (8).
+	MaxStep float64
+	// BackOff multiplies the period when the kernel throttles or loses
+	// samples (2); the rate at which that happened, divided by BackOff,
+	// becomes a cap for the rest of the recording.
+	BackOff float64
+	// Headroom is how far inside a cost limit a change aims (0.2: 80% of
+	// the budget, 120% of the rate floor), so noise does not trip the
+	// limit again.
+	Headroom float64
+	// MinChange is the smallest relative change worth making (0.1).
+	MinChange float64
+
+	// DeadBand widens the repetition band before it triggers a change:
+	// the share must fall below MinRepeat×(1−DeadBand) or rise above
+	// MaxRepeat×(1+DeadBand) (0.25), and the LBR overlap above
+	// MaxLBROverlap×(1+DeadBand).
+	DeadBand float64
+	// Hold is how many accuracy evaluations after a change may not reverse
+	// it (1: the first evaluation after a change cannot undo it, the
+	// second can).
+	Hold int
+	// MinWindow is the shortest stretch of recording the cost rules judge
+	// (100ms); they also need 10ms of the program's CPU time.
+	MinWindow time.Duration
+}
+
+// DefaultPolicy returns the documented defaults (see the field comments
+// and the package documentation for why).
+func DefaultPolicy() Policy {
+	return Policy{
+		MinRepeat:     0.01,
+		MaxRepeat:     0.15,
+		MinSamples:    1000,
+		MaxLBROverlap: 0.25,
+		Budget:        0.01,
+		SampleCost:    2500 * time.Nanosecond,
+		MinRate:       100,
+		Time:          Bounds{Min: 10_000, Max: 10_000_000, Start: 1_000_000},
+		Count:         Bounds{Min: 1000, Max: 1_000_000_000, Start: 100_003},
+		MaxStep:       8,
+		BackOff:       2,
+		Headroom:      0.2,
+		MinChange:     0.1,
+		DeadBand:      0.25,
+		Hold:          1,
+		MinWindow:     100 * time.Millisecond,
+	}
+}
+
+// Bounds returns the bounds for events of kind k.
+func (p Policy) Bounds(k Kind) Bounds {
+	if k == Time {
+		return p.Time
+	}
+	return p.Count
+}
+
+// Rate returns the samples per second per CPU the budget allows: MaxRate,
+// or Budget/SampleCost when MaxRate is 0 (+Inf when neither limits).
+func (p Policy) Rate() float64 {
+	if p.MaxRate > 0 {
+		return p.MaxRate
+	}
+	if p.SampleCost > 0 {
+		return p.Budget / p.SampleCost.Seconds()
+	}
+	return math.Inf(1)
+}
+
+// Validate reports the first setting that makes no sense.
+func (p Policy) Validate() error {
+	switch {
+	case !(p.MinRepeat > 0 && p.MinRepeat < p.MaxRepeat && p.MaxRepeat < 1):
+		return fmt.Errorf("repetition shares must satisfy 0 < min < max < 100%%, have %s and %s", pct(p.MinRepeat), pct(p.MaxRepeat))
+	case p.MinSamples == 0:
+		return errors.New("MinSamples must be at least 1")
+	case !(p.MaxLBROverlap > 0 && p.MaxLBROverlap < 1):
+		return fmt.Errorf("MaxLBROverlap must be between 0 and 100%%, have %s", pct(p.MaxLBROverlap))
+	case !(p.Budget > 0 && p.Budget < 1):
+		return fmt.Errorf("budget must be between 0 and 100%%, have %s", pct(p.Budget))
+	case p.SampleCost < 0 || p.MaxRate < 0 || p.MinRate < 0:
+		return errors.New("SampleCost, MaxRate and MinRate must not be negative")
+	case !(p.MaxStep > 1 && p.BackOff > 1):
+		return errors.New("MaxStep and BackOff must be greater than 1")
+	case !(p.Headroom >= 0 && p.Headroom < 1 && p.DeadBand >= 0 && p.DeadBand < 1):
+		return errors.New("Headroom and DeadBand must be in [0, 1)")
+	case p.MinChange < 0 || p.Hold < 0 || p.MinWindow < 0:
+		return errors.New("MinChange, Hold and MinWindow must not be negative")
+	case p.MinRate > 0 && p.MinRate*(1+p.Headroom) >= p.Rate()*(1-p.Headroom):
+		return fmt.Errorf("rate floor %g samples/s per CPU leaves no room under the budget's %g", p.MinRate, p.Rate())
+	}
+	for _, k := range []Kind{Time, Count} {
+		b := p.Bounds(k)
+		if b.Min == 0 || b.Min >= b.Max || (b.Start != 0 && (b.Start < b.Min || b.Start > b.Max)) {
+			return fmt.Errorf("%s bounds need 0 < min < max and start within, have %d–%d start %d", k, b.Min, b.Max, b.Start)
+		}
+		if k == Count && nextPrime(b.Min) > prevPrime(b.Max) {
+			return fmt.Errorf("count bounds %d–%d hold no prime", b.Min, b.Max)
+		}
+	}
+	return nil
+}
+
+// String formats the policy's user-facing settings as ParsePolicy reads
+// them: "min,max,budget", e.g. "1%,15%,1%".
+func (p Policy) String() string {
+	return pct(p.MinRepeat) + "," + pct(p.MaxRepeat) + "," + pct(p.Budget)
+}
+
+// ParsePolicy reads the value of --adaptive=min,max,budget: the repetition
+// band and the cost budget, each a percentage ("1%") or a fraction
+// ("0.01"). Empty or missing fields keep DefaultPolicy's value, so "",
+// ",20%" and "0.5%,10%,2%" are all valid. The result is validated.
+func ParsePolicy(s string) (Policy, error) {
+	p := DefaultPolicy()
+	fields := strings.Split(s, ",")
+	if len(fields) > 3 {
+		return p, fmt.Errorf("adaptive policy %q: want min,max,budget, have %d fields", s, len(fields))
+	}
+	dst := []*float64{&p.MinRepeat, &p.MaxRepeat, &p.Budget}
+	names := []string{"min", "max", "budget"}
+	for i, f := range fields {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := parseShare(f)
+		if err != nil {
+			return p, fmt.Errorf("adaptive policy %q: %s: %w", s, names[i], err)
+		}
+		*dst[i] = v
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("adaptive policy %q: %w", s, err)
+	}
+	return p, nil
+}
+
+// parseShare reads "1.5%" as 0.015 and "0.015" as 0.015.
+func parseShare(f string) (float64, error) {
+	num, percent := strings.CutSuffix(f, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a number", f)
+	}
+	if percent {
+		v /= 100
+	}
+	if v <= 0 || v >= 1 {
+		return 0, fmt.Errorf("%q is not a share between 0 and 100%% (write percentages with %%)", f)
+	}
+	return v, nil
+}
+
+// pct formats a share as a percentage with up to three significant digits.
+func pct(v float64) string {
+	return strconv.FormatFloat(v*100, 'g', 3, 64) + "%"
+}
