@@ -2,4 +2,7 @@ module github.com/hwprof/hwprof
 
 go 1.26.0
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	github.com/klauspost/compress v1.20.3
+	golang.org/x/sys v0.49.0 // indirect
+)

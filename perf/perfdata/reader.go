@@ -1,0 +1,507 @@
+package perfdata
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+// ErrNotPerfData is matched by the error for input that does not start
+// with a perf.data header.
+var ErrNotPerfData = errors.New("not a perf.data file")
+
+// ErrTruncated is matched by the error for input that ends inside a record
+// or before the data section's end.
+var ErrTruncated = errors.New("perf.data truncated")
+
+// pipeHeaderSize is sizeof(struct perf_pipe_file_header): magic and size.
+const pipeHeaderSize = 16
+
+// fileHeaderSizeV1 is offsetof(struct perf_file_header, adds_features):
+// files of perf before feature bits had this header (perf still reads it).
+const fileHeaderSizeV1 = 72
+
+// maxAttrSize bounds the attr entries of the attrs section; the largest
+// attr known is 136 bytes.
+const maxAttrSize = 4096
+
+// Section mirrors struct perf_file_section: a byte range of the file.
+type Section struct {
+	Offset, Size uint64
+}
+
+// End returns the offset just past the section.
+func (s Section) End() uint64 { return s.Offset + s.Size }
+
+// Header is the perf.data file header (struct perf_file_header), or for
+// pipe mode only Pipe and Size (struct perf_pipe_file_header).
+type Header struct {
+	Pipe       bool
+	Size       uint64  // header size: 104, 72 (old files) or 16 (pipe)
+	AttrSize   uint64  // size of one attrs entry (attr and its ids section)
+	Attrs      Section // the attrs section
+	Data       Section // the records
+	EventTypes Section // old tracepoint names (perf_trace_event_type), usually empty
+	// Features is the adds_features bitmap: which feature sections follow
+	// the data.
+	Features [FeatBits / 64]uint64
+	FileSize int64 // size of the file, -1 for a stream
+}
+
+// HasFeature reports whether the header announces feature f.
+func (h *Header) HasFeature(f Feature) bool {
+	return f >= 0 && f < FeatBits && h.Features[f/64]>>(f%64)&1 != 0
+}
+
+// Record is one record as the Reader delivers it.
+type Record struct {
+	// Offset is where the record starts in the file (in a stream, from its
+	// first byte). A record decompressed from a COMPRESSED or COMPRESSED2
+	// record has that record's offset, and Compressed set.
+	Offset     int64
+	Compressed bool
+	// Time is the record's timestamp (TIME of a sample, or of the
+	// sample_id trailer); HasTime is false for records without one, which
+	// are delivered as soon as they are read.
+	Time    uint64
+	HasTime bool
+	// Raw is the whole record, header first. It is valid until the next
+	// call to Next.
+	Raw []byte
+}
+
+// Type returns the record's type.
+func (r *Record) Type() perf.RecordType { return perf.RecordType(binary.LittleEndian.Uint32(r.Raw)) }
+
+// Header returns the record's header.
+func (r *Record) Header() perf.RecordHeader {
+	h, _ := perf.ParseHeader(r.Raw)
+	return h
+}
+
+// Reader reads a perf.data file or stream record by record, shaped like
+// bufio.Scanner:
+//
+//	r, err := perfdata.Open(path)
+//	...
+//	defer r.Close()
+//	for r.Next() {
+//		rec := r.Record()
+//		...
+//	}
+//	if err := r.Err(); err != nil { ... }
+//
+// Records come in time order across CPUs, as perf report delivers them:
+// records with a timestamp are held until the FINISHED_ROUND (or
+// FINISHED_INIT) record that ends their round, sorted stably by time and
+// delivered; records without one (perf's own records, and kernel records
+// without sample_id_all) are delivered when read. Memory is bounded by one
+// round (and by a cap past which the older half is delivered early, as
+// perf does). COMPRESSED and COMPRESSED2 records are delivered, followed
+// by the records they hold. PERF_RECORD_HEADER_ATTR, EVENT_UPDATE
+// and HEADER_FEATURE records update Attrs, Format and Features as
+// they pass.
+//
+// Problems that leave the rest readable (an undecodable feature section,
+// a record whose event is unknown, trailing bytes) are collected in
+// Warnings; the library prints nothing. A Reader is not safe for
+// concurrent use.
+type Reader struct {
+	hdr    Header
+	file   *os.File // Open's file, closed by Close
+	src    source
+	format *perf.SampleFormat
+	attrs  []EventAttr
+	feats  FileFeatures
+
+	unordered bool // deliver in file order
+	queue     roundQueue
+	badEvent  int64          // kernel records whose event could not be told
+	updNames  map[int]string // event names from EVENT_UPDATE records
+
+	cur      Record
+	counts   [128]int64
+	other    map[perf.RecordType]int64
+	total    int64
+	warnings []string
+	err      error
+	done     bool
+	closed   bool
+}
+
+// Open opens a perf.data file: file mode, or pipe mode (a stream written
+// by `perf record -o -` and saved), told apart by the header's size. It
+// reads the header, the attrs and the feature sections; Next reads the
+// records.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("perfdata: open: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("perfdata: open: %w", err)
+	}
+	r, err := newReader(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("perfdata: open %s: %w", path, err)
+	}
+	r.file = f
+	return r, nil
+}
+
+// NewReader reads a perf.data file of size bytes from ra (file or pipe
+// mode); see Open.
+func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
+	r, err := newReader(ra, size)
+	if err != nil {
+		return nil, fmt.Errorf("perfdata: %w", err)
+	}
+	return r, nil
+}
+
+// NewPipeReader reads a pipe-mode stream (`perf record -o -`): the
+// 16-byte header, then records, attrs and features among them.
+func NewPipeReader(rd io.Reader) (*Reader, error) {
+	var b [pipeHeaderSize]byte
+	if _, err := io.ReadFull(rd, b[:]); err != nil {
+		return nil, fmt.Errorf("perfdata: read pipe header: %w (%w)", err, ErrNotPerfData)
+	}
+	if err := checkMagic(b[:]); err != nil {
+		return nil, fmt.Errorf("perfdata: %w", err)
+	}
+	if sz := binary.LittleEndian.Uint64(b[8:]); sz != pipeHeaderSize {
+		return nil, fmt.Errorf("perfdata: header size %d at offset 8: want %d for a pipe (%w)", sz, pipeHeaderSize, ErrNotPerfData)
+	}
+	r := newEmptyReader()
+	r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: -1}
+	r.src.init(rd, pipeHeaderSize, -1)
+	return r, nil
+}
+
+func newEmptyReader() *Reader {
+	f, _ := perf.NewSampleFormat()
+	return &Reader{format: f}
+}
+
+func checkMagic(b []byte) error {
+	switch string(b[:8]) {
+	case magic:
+		return nil
+	case "2ELIFREP":
+		return fmt.Errorf("big-endian perf.data (magic %q) is not supported", b[:8])
+	case "PERFFILE":
+		return fmt.Errorf("perf.data version 1 (magic %q) is not supported", b[:8])
+	}
+	return fmt.Errorf("magic %q at offset 0: want %q (%w)", b[:8], magic, ErrNotPerfData)
+}
+
+func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
+	var b [fileHeaderSize]byte
+	n, err := ra.ReadAt(b[:], 0)
+	if n < pipeHeaderSize {
+		if err == nil || err == io.EOF {
+			err = ErrNotPerfData
+		}
+		return nil, fmt.Errorf("read header: %d bytes: %w", n, err)
+	}
+	if err := checkMagic(b[:]); err != nil {
+		return nil, err
+	}
+	hsz := binary.LittleEndian.Uint64(b[8:])
+	if hsz == pipeHeaderSize {
+		r := newEmptyReader()
+		r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: size}
+		r.src.init(io.NewSectionReader(ra, pipeHeaderSize, size-pipeHeaderSize), pipeHeaderSize, -1)
+		return r, nil
+	}
+	if hsz != fileHeaderSize && hsz != fileHeaderSizeV1 {
+		return nil, fmt.Errorf("header size %d at offset 8: want %d (file) or %d (pipe) (%w)", hsz, fileHeaderSize, pipeHeaderSize, ErrNotPerfData)
+	}
+	if int64(n) < int64(hsz) {
+		return nil, fmt.Errorf("header: file has %d bytes, header needs %d (%w)", n, hsz, ErrTruncated)
+	}
+	r := newEmptyReader()
+	h := &r.hdr
+	le := binary.LittleEndian
+	*h = Header{
+		Size:       hsz,
+		AttrSize:   le.Uint64(b[16:]),
+		Attrs:      Section{le.Uint64(b[24:]), le.Uint64(b[32:])},
+		Data:       Section{le.Uint64(b[40:]), le.Uint64(b[48:])},
+		EventTypes: Section{le.Uint64(b[56:]), le.Uint64(b[64:])},
+		FileSize:   size,
+	}
+	if hsz == fileHeaderSize {
+		for i := range h.Features {
+			h.Features[i] = le.Uint64(b[72+8*i:])
+		}
+	}
+	if err := r.readAttrs(ra); err != nil {
+		return nil, err
+	}
+	if err := r.checkSection("data", 40, h.Data); err != nil {
+		return nil, err
+	}
+	r.readEventTypes(ra)
+	r.readFeatureSections(ra)
+	r.nameEvents()
+	end := int64(h.Data.End())
+	if end > size {
+		end = size
+	}
+	r.src.init(io.NewSectionReader(ra, int64(h.Data.Offset), end-int64(h.Data.Offset)), int64(h.Data.Offset), int64(h.Data.End()))
+	if h.Data.Size == 0 {
+		r.warn("the data section is empty (size 0 at offset 48): no records")
+	}
+	return r, nil
+}
+
+// checkSection verifies that s (at header offset at) lies inside the
+// file. A data section that runs past the end is read up to the end and
+// reported there.
+func (r *Reader) checkSection(name string, at int, s Section) error {
+	size := uint64(r.hdr.FileSize)
+	if s.Offset > size || (name != "data" && s.Size > size-s.Offset) {
+		return fmt.Errorf("%s section %#x+%#x (header offset %d) lies outside the file of %d bytes (%w)",
+			name, s.Offset, s.Size, at, size, ErrTruncated)
+	}
+	if name == "data" && s.Size > size-s.Offset {
+		r.warn(fmt.Sprintf("data section %#x+%#x runs past the end of the file (%d bytes): reading up to there", s.Offset, s.Size, size))
+	}
+	return nil
+}
+
+// readAttrs reads the attrs section: AttrSize-byte entries, each an attr
+// followed by the perf_file_section of its ids.
+func (r *Reader) readAttrs(ra io.ReaderAt) error {
+	h := &r.hdr
+	if err := r.checkSection("attrs", 24, h.Attrs); err != nil {
+		return err
+	}
+	if h.Attrs.Size == 0 {
+		return nil
+	}
+	if h.AttrSize < perf.AttrSizeVer0+fileSectionSize || h.AttrSize > maxAttrSize+fileSectionSize {
+		return fmt.Errorf("attr entry size %d (header offset 16): want %d to %d", h.AttrSize, perf.AttrSizeVer0+fileSectionSize, maxAttrSize+fileSectionSize)
+	}
+	if h.Attrs.Size%h.AttrSize != 0 {
+		return fmt.Errorf("attrs section of %d bytes at %#x is not a multiple of the entry size %d", h.Attrs.Size, h.Attrs.Offset, h.AttrSize)
+	}
+	buf := make([]byte, h.Attrs.Size)
+	if _, err := ra.ReadAt(buf, int64(h.Attrs.Offset)); err != nil {
+		return fmt.Errorf("read attrs section at %#x: %w", h.Attrs.Offset, err)
+	}
+	le := binary.LittleEndian
+	for off := uint64(0); off < h.Attrs.Size; off += h.AttrSize {
+		e := buf[off : off+h.AttrSize]
+		raw := e[:len(e)-fileSectionSize]
+		a, err := perf.UnmarshalAttr(raw)
+		if err != nil {
+			return fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
+		}
+		ids := Section{le.Uint64(e[len(raw):]), le.Uint64(e[len(raw)+8:])}
+		at := h.Attrs.Offset + off + uint64(len(raw))
+		if ids.Offset > uint64(h.FileSize) || ids.Size > uint64(h.FileSize)-ids.Offset || ids.Size%8 != 0 {
+			return fmt.Errorf("ids of attr %d: section %#x+%#x (at %#x) lies outside the file of %d bytes", len(r.attrs), ids.Offset, ids.Size, at, h.FileSize)
+		}
+		idb := make([]byte, ids.Size)
+		if _, err := ra.ReadAt(idb, int64(ids.Offset)); err != nil {
+			return fmt.Errorf("read ids of attr %d at %#x: %w", len(r.attrs), ids.Offset, err)
+		}
+		list := make([]uint64, ids.Size/8)
+		for i := range list {
+			list[i] = le.Uint64(idb[8*i:])
+		}
+		if err := r.addAttr(a, list); err != nil {
+			return fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
+		}
+	}
+	return nil
+}
+
+// addAttr adds an event to the attrs and the sample format.
+func (r *Reader) addAttr(a perf.Attr, ids []uint64) error {
+	if _, err := r.format.Add(a, ids); err != nil {
+		return err
+	}
+	r.attrs = append(r.attrs, EventAttr{Attr: a, IDs: ids})
+	return nil
+}
+
+// readEventTypes reads the old event_types section: perf_trace_event_type
+// entries (u64 event_id, char name[64]) naming tracepoints.
+func (r *Reader) readEventTypes(ra io.ReaderAt) {
+	s := r.hdr.EventTypes
+	if s.Size == 0 {
+		return
+	}
+	if s.Offset > uint64(r.hdr.FileSize) || s.Size > uint64(r.hdr.FileSize)-s.Offset || s.Size > 1<<20 {
+		r.warn(fmt.Sprintf("event_types section %#x+%#x (header offset 56) lies outside the file: ignored", s.Offset, s.Size))
+		return
+	}
+	b := make([]byte, s.Size)
+	if _, err := ra.ReadAt(b, int64(s.Offset)); err != nil {
+		r.warn(fmt.Sprintf("event_types section at %#x: %v: ignored", s.Offset, err))
+		return
+	}
+	for len(b) >= 72 {
+		r.feats.EventTypes = append(r.feats.EventTypes, EventTypeName{
+			ID: binary.LittleEndian.Uint64(b), Name: cstring(b[8:72])})
+		b = b[72:]
+	}
+}
+
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// nameEvents names the events: by an EVENT_UPDATE name record, else by
+// EVENT_DESC (matched by ids, or by position), else by the tracepoint
+// names of old files, else perf's default name for the attr.
+func (r *Reader) nameEvents() {
+	for i := range r.attrs {
+		a := &r.attrs[i]
+		if n, ok := r.updNames[i]; ok {
+			a.Name = n
+			continue
+		}
+		if d := r.feats.eventDescFor(i, a); d != nil && d.Name != "" {
+			a.Name = d.Name
+			continue
+		}
+		a.Name = ""
+		if a.Attr.Type == perf.TypeTracepoint {
+			for _, et := range r.feats.EventTypes {
+				if et.ID == a.Attr.Config {
+					a.Name = et.Name
+				}
+			}
+		}
+		if a.Name == "" {
+			a.Name = DefaultEventName(&a.Attr)
+		}
+	}
+}
+
+// Header returns the file header.
+func (r *Reader) Header() *Header { return &r.hdr }
+
+// Attrs returns the events: from the attrs section in file mode, from the
+// HEADER_ATTR records read so far in pipe mode. Names come from the
+// EVENT_DESC feature or EVENT_UPDATE records, else perf's default name.
+func (r *Reader) Attrs() []EventAttr { return r.attrs }
+
+// Features returns the feature sections decoded so far: all of them in
+// file mode, those of the HEADER_FEATURE records read so far in pipe mode.
+func (r *Reader) Features() *FileFeatures { return &r.feats }
+
+// Format returns the sample format of the events, for decoding records.
+func (r *Reader) Format() *perf.SampleFormat { return r.format }
+
+// SetFileOrder makes the Reader deliver records in file order instead of
+// time order (as `perf report -D` prints them). Call it before Next.
+func (r *Reader) SetFileOrder(fileOrder bool) { r.unordered = fileOrder }
+
+// Record returns the current record; its Raw bytes are valid until the
+// next call to Next.
+func (r *Reader) Record() Record { return r.cur }
+
+// DecodeSample decodes the current record, a SAMPLE, into s; see
+// perf.SampleFormat.DecodeSample.
+func (r *Reader) DecodeSample(s *perf.Sample) error { return r.format.DecodeSample(r.cur.Raw, s) }
+
+// Decode decodes the current record into its typed struct; see
+// perf.SampleFormat.Decode.
+func (r *Reader) Decode() (perf.Record, error) { return r.format.Decode(r.cur.Raw) }
+
+// Err returns the error that stopped Next, or nil at a clean end. Records
+// read before the error have all been delivered.
+func (r *Reader) Err() error { return r.err }
+
+// Warnings returns what was wrong but did not stop reading.
+func (r *Reader) Warnings() []string { return r.warnings }
+
+const maxWarnings = 100
+
+func (r *Reader) warn(s string) {
+	switch {
+	case len(r.warnings) < maxWarnings:
+		r.warnings = append(r.warnings, s)
+	case len(r.warnings) == maxWarnings:
+		r.warnings = append(r.warnings, "more warnings not shown")
+	}
+}
+
+// Count returns how many records of type t were read so far (records
+// inside COMPRESSED records included), as perf report --stats counts them.
+func (r *Reader) Count(t perf.RecordType) int64 {
+	if int(t) < len(r.counts) {
+		return r.counts[t]
+	}
+	return r.other[t]
+}
+
+// Counts returns the number of records read so far per type.
+func (r *Reader) Counts() map[perf.RecordType]int64 {
+	m := make(map[perf.RecordType]int64)
+	for t, n := range r.counts {
+		if n != 0 {
+			m[perf.RecordType(t)] = n
+		}
+	}
+	for t, n := range r.other {
+		m[t] = n
+	}
+	return m
+}
+
+// Total returns the number of records read so far.
+func (r *Reader) Total() int64 { return r.total }
+
+// Unknown returns the number of records of types this package does not
+// know, which were skipped by their size (and delivered).
+func (r *Reader) Unknown() int64 {
+	var n int64
+	for t, c := range r.counts {
+		if !knownType(perf.RecordType(t)) {
+			n += c
+		}
+	}
+	for _, c := range r.other {
+		n += c
+	}
+	return n
+}
+
+// OutOfOrder returns how many records had a timestamp older than records
+// already delivered (perf's "out of order events").
+func (r *Reader) OutOfOrder() int64 { return r.queue.unordered }
+
+func knownType(t perf.RecordType) bool {
+	return t >= perf.RecordMmap && t <= perf.RecordAuxOutputHWID || t >= perf.RecordHeaderAttr && t <= perf.RecordCompressed2
+}
+
+// Close releases the file opened by Open and the decompressor.
+func (r *Reader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.src.close()
+	if r.file != nil {
+		return r.file.Close()
+	}
+	return nil
+}
