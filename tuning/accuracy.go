@@ -5,32 +5,75 @@ import (
 	"math"
 )
 
+// Statistics of an evaluation. A share outside the band must be outside
+// its trigger by confidence standard deviations (binomial, at the
+// trigger) before it moves the period; an evaluation that is not yet
+// certain extends its window up to extendSamples × MinSamples samples,
+// and one still uncertain then counts as inside the band.
+const (
+	confidence    = 2.0
+	extendSamples = 4
+)
+
 // point is one measurement of the repetition share at a period; the share
 // is kept strictly between 0 and 1 so its logarithm exists.
 type point struct {
 	period, share float64
+	n             float64 // samples it was measured over
 	ok            bool
 }
 
+// lnVar is the variance of log(share) (delta method, binomial).
+func (p point) lnVar() float64 { return (1 - p.share) / (p.n * p.share) }
+
 // accuracy evaluates a full window: the repetition share against the
-// band and, for LBR, the overlap of consecutive windows. It consumes the
-// window whatever it decides.
+// band and, for LBR, the overlap of consecutive windows.
 func (c *Controller) accuracy() Decision {
-	w := c.win
+	w := &c.win
+	r := float64(w.repeats) / float64(w.samples)
+	dRep := c.side(r)
+	if dRep != 0 && !c.certain(r, w.samples, dRep) {
+		if w.samples < extendSamples*c.p.MinSamples {
+			return c.keep(RuleWait, fmt.Sprintf("repetition %s outside %s–%s is not yet certain: collecting %d samples",
+				pct(r), pct(c.p.MinRepeat), pct(c.p.MaxRepeat), extendSamples*c.p.MinSamples))
+		}
+		dRep = 0 // within noise of the band
+	}
+	win := *w
 	c.win = window{}
 	c.sinceChange++
-	P := float64(c.period)
-	r := float64(w.repeats) / float64(w.samples)
+	return c.evaluate(r, dRep, &win)
+}
 
-	dRep, kRep := 0, 1.0
+// side returns -1 when the share is under the band's trigger (the period
+// is too coarse), +1 when over it (too fine), 0 inside.
+func (c *Controller) side(r float64) int {
 	switch {
 	case r < c.p.MinRepeat*(1-c.p.DeadBand):
-		dRep = -1
+		return -1
 	case r > c.p.MaxRepeat*(1+c.p.DeadBand):
-		dRep = 1
+		return 1
 	}
+	return 0
+}
+
+// certain reports whether share r over n samples lies beyond the trigger
+// it crossed by confidence standard deviations of a share at the trigger.
+func (c *Controller) certain(r float64, n uint64, d int) bool {
+	t := c.p.MinRepeat * (1 - c.p.DeadBand)
+	if d > 0 {
+		t = c.p.MaxRepeat * (1 + c.p.DeadBand)
+	}
+	sd := math.Sqrt(t * (1 - t) / float64(n))
+	return math.Abs(r-t) > confidence*sd
+}
+
+// evaluate decides from a consumed window with repetition side dRep.
+func (c *Controller) evaluate(r float64, dRep int, w *window) Decision {
+	P := float64(c.period)
+	kRep := 1.0
 	if dRep != 0 {
-		kRep = c.repetitionStep(P, &w, dRep)
+		kRep = c.repetitionStep(P, w, dRep)
 	}
 	o := w.overlap()
 	dLBR := w.lbrPairs > 0 && o > c.p.MaxLBROverlap*(1+c.p.DeadBand)
@@ -53,13 +96,13 @@ func (c *Controller) accuracy() Decision {
 		why = fmt.Sprintf("repetition %s > %s", pct(r), pct(c.p.MaxRepeat))
 	default:
 		c.settle()
-		return c.keep(RuleStable, c.stableWhy(r, &w))
+		return c.keep(RuleStable, c.stableWhy(r, w))
 	}
 
 	if d == -c.lastDir && c.sinceChange <= c.p.Hold {
 		return c.keep(RuleHold, fmt.Sprintf("%s, but a reversal waits %d evaluation(s) after a change", why, c.p.Hold))
 	}
-	lo, hi, loWhy, hiWhy := c.limits(&w)
+	lo, hi, loWhy, hiWhy := c.limits(w)
 	to := c.round(min(max(P*k, lo), hi))
 	ratio := float64(to) / P
 	switch {
@@ -103,17 +146,18 @@ func (c *Controller) stableWhy(r float64, w *window) string {
 //   - a bracket (a measurement on the other side of the band in this run,
 //     at a period on the right side): interpolate between the two in
 //     log(share) over log(period), staying inside the bracket;
-//   - an earlier measurement on the same side at another period: the
-//     secant through both, or MaxStep when the share did not respond;
+//   - an earlier measurement on the same side at another period whose
+//     share differs from this one's beyond noise, in the direction a
+//     share falls with the period: the secant through both;
 //   - otherwise the model share = exp(-period/dwell), a top frame that
-//     stays on top for an exponentially distributed time (the share is
-//     then log(target)/log(share) times the period away).
+//     stays on top for an exponentially distributed time (the target is
+//     then log(target)/log(share) times the period).
 //
 // No repeats at all (or only repeats) says nothing about the distance and
 // takes MaxStep. The factor is limited to [1/MaxStep, MaxStep].
 func (c *Controller) repetitionStep(P float64, w *window, d int) float64 {
 	n := float64(w.samples)
-	cur := point{period: P, share: min(max(float64(w.repeats), 0.5), n-0.5) / n, ok: true}
+	cur := point{period: P, share: min(max(float64(w.repeats), 0.5), n-0.5) / n, n: n, ok: true}
 	target := math.Sqrt(c.p.MinRepeat * c.p.MaxRepeat)
 	same, opp := &c.above, &c.below
 	if d < 0 {
@@ -132,8 +176,8 @@ func (c *Controller) repetitionStep(P float64, w *window, d int) float64 {
 		}
 		opp.ok = false // a bracket this narrow is stale
 	}
-	if prev.ok && prev.period != P {
-		return c.secant(prev, cur, target, d)
+	if k, ok := c.secant(prev, cur, target); ok {
+		return k
 	}
 	switch {
 	case w.repeats == 0 && d < 0:
@@ -154,18 +198,20 @@ func interpolate(a, b point, target float64) float64 {
 	return math.Exp(t * (xb - xa))
 }
 
-// secant steps along the line through two measurements on the same side;
-// a share that did not fall with the period (slope above -0.05) gives
-// no distance, so it takes MaxStep.
-func (c *Controller) secant(prev, cur point, target float64, d int) float64 {
-	s := (math.Log(cur.share) - math.Log(prev.share)) / (math.Log(cur.period) - math.Log(prev.period))
-	if !(s < -0.05) {
-		if d < 0 {
-			return 1 / c.p.MaxStep
-		}
-		return c.p.MaxStep
+// secant steps along the line through two measurements on the same side
+// in (log period, log share), when the share fell with the period by
+// more than confidence standard deviations; otherwise the two say
+// nothing reliable (noise, or a phase change between them).
+func (c *Controller) secant(prev, cur point, target float64) (float64, bool) {
+	if !prev.ok || prev.period == cur.period {
+		return 0, false
 	}
-	return c.clampStep(math.Exp((math.Log(target) - math.Log(cur.share)) / s))
+	dx := math.Log(cur.period) - math.Log(prev.period)
+	dy := math.Log(cur.share) - math.Log(prev.share)
+	if -dy*math.Copysign(1, dx) <= confidence*math.Sqrt(prev.lnVar()+cur.lnVar()) {
+		return 0, false
+	}
+	return c.clampStep(math.Exp((math.Log(target) - math.Log(cur.share)) * dx / dy)), true
 }
 
 // overlapStep returns the factor that brings the LBR overlap to half its

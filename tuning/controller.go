@@ -16,9 +16,11 @@ type Controller struct {
 	bounds Bounds
 	period uint64
 
-	win window // observations since the last change or evaluation
+	win    window // observations since the last change or evaluation
+	recent recent // observations since the last change, for the cost rules
 
 	rateCap float64 // samples/s per CPU learned from loss; 0: none
+	self    selfFit // hwprof's CPU time: fixed and per sample
 
 	lastDir     int // direction of the last change: +1 grow, -1 shrink, 0 none
 	sinceChange int // accuracy evaluations since the last change
@@ -67,7 +69,10 @@ func (c *Controller) Changes() int { return c.changes }
 // MinSamples samples, bounded by the earlier rules and held by
 // hysteresis).
 func (c *Controller) Observe(o Observation) Decision {
-	c.win.add(o, c.period, c.kind)
+	ow := observed(o, c.period, c.kind)
+	c.win.merge(ow)
+	c.recent.push(ow)
+	c.self.add(o)
 	if o.Lost > 0 || o.Throttled > 0 {
 		return c.backOff(o)
 	}
@@ -114,103 +119,6 @@ func lossWhy(o Observation) string {
 	return s
 }
 
-// budget grows the period when the window's cost or rate is over the
-// budget, aiming Headroom inside it. At the maximum period it leaves the
-// decision to the later rules.
-func (c *Controller) budget() (Decision, bool) {
-	w := &c.win
-	if w.dur < c.p.MinWindow || w.cpu < minCPU {
-		return Decision{}, false
-	}
-	rate, cost, maxRate := w.rate(), w.cost(c.p.SampleCost), c.maxRate()
-	k, why := 1.0, ""
-	if cost > c.p.Budget {
-		k = cost / (c.p.Budget * (1 - c.p.Headroom))
-		why = fmt.Sprintf("cost %s > budget %s (%.0f samples/s per CPU, hwprof %s)", pct(cost), pct(c.p.Budget), rate, pct(w.selfShare()))
-	}
-	if rate > maxRate {
-		if kr := rate / (maxRate * (1 - c.p.Headroom)); kr > k {
-			k, why = kr, fmt.Sprintf("rate %.0f > %.0f samples/s per CPU", rate, maxRate)
-		}
-	}
-	if k == 1 {
-		return Decision{}, false
-	}
-	to := c.round(float64(c.period) * k)
-	if to <= c.period {
-		return Decision{}, false
-	}
-	return c.change(to, RuleBudget, why), true
-}
-
-// floor shrinks the period when the program's known CPU time yields
-// fewer than MinRate samples per second per CPU, as far as the budget
-// allows.
-func (c *Controller) floor() (Decision, bool) {
-	w := &c.win
-	if c.p.MinRate == 0 || !w.cpuKnown || w.dur < c.p.MinWindow || w.cpu < minCPU {
-		return Decision{}, false
-	}
-	rate := w.rate()
-	if rate >= c.p.MinRate {
-		return Decision{}, false
-	}
-	k := 1 / c.p.MaxStep
-	if rate > 0 {
-		k = rate / (c.p.MinRate * (1 + c.p.Headroom))
-	}
-	lo, _, _, _ := c.limits(w)
-	to := c.round(max(float64(c.period)*k, lo))
-	if to >= c.period {
-		return Decision{}, false
-	}
-	return c.change(to, RuleFloor, fmt.Sprintf("rate %.3g < floor %g samples/s per CPU", rate, c.p.MinRate)), true
-}
-
-// maxRate is the policy's rate cap, lowered by what loss taught.
-func (c *Controller) maxRate() float64 {
-	r := c.p.Rate()
-	if c.rateCap > 0 && c.rateCap < r {
-		r = c.rateCap
-	}
-	return r
-}
-
-// limits returns the periods the other rules leave to accuracy: lo from
-// the bounds, the budget, the rate cap and the LBR overlap; hi from the
-// bounds and the rate floor. Where they conflict the cost wins.
-func (c *Controller) limits(w *window) (lo, hi float64, loWhy, hiWhy string) {
-	P, h := float64(c.period), c.p.Headroom
-	lo, hi = float64(c.bounds.Min), float64(c.bounds.Max)
-	loWhy, hiWhy = "the minimum period", "the maximum period"
-	if w.cpu >= minCPU {
-		rate := w.rate()
-		if v := P * w.cost(c.p.SampleCost) / (c.p.Budget * (1 - h)); v > lo {
-			lo, loWhy = v, "the budget"
-		}
-		if mr := c.maxRate(); !math.IsInf(mr, 1) {
-			if v := P * rate / (mr * (1 - h)); v > lo {
-				lo, loWhy = v, "the rate cap"
-			}
-		}
-		if c.p.MinRate > 0 && w.cpuKnown && rate > 0 {
-			if v := P * rate / (c.p.MinRate * (1 + h)); v < hi {
-				hi, hiWhy = v, "the rate floor"
-			}
-		}
-	}
-	if o := w.overlap(); w.lbrPairs > 0 && o > 0 && o < 1 {
-		// Overlap falls linearly with the period: o = 1 - P/span.
-		if v := P / (1 - o) * (1 - c.p.MaxLBROverlap); v > lo {
-			lo, loWhy = v, "the LBR overlap"
-		}
-	}
-	if hi < lo {
-		hi, hiWhy = lo, loWhy
-	}
-	return lo, hi, loWhy, hiWhy
-}
-
 // round clamps a target period to the bounds and makes it a period the
 // kind uses: whole microseconds for Time, a prime for Count.
 func (c *Controller) round(target float64) uint64 {
@@ -239,6 +147,7 @@ func (c *Controller) change(to uint64, r Rule, why string) Decision {
 	c.lastDir = dir
 	c.sinceChange = 0
 	c.win = window{}
+	c.recent = recent{}
 	return Decision{Period: to, Changed: true, Rule: r, Reason: reason}
 }
 

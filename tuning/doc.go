@@ -87,7 +87,7 @@
 // sides and never returns to where the run came from; cost rules aim
 // Headroom inside their limits and accuracy respects the same limits with
 // that headroom, so budget and accuracy cannot push each other back and
-// forth. Changes under MinChange (10%) are not made.
+// forth. Changes under MinChange (20%) are not made.
 //
 // # What it does not do
 //

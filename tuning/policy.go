@@ -74,8 +74,9 @@ type Policy struct {
 	MinRate float64
 
 	// Time and Count bound the period of each kind of event. Time
-	// defaults to 10µs–10ms starting at 1ms (the budget's rate cap makes
-	// the effective minimum 250µs); Count to 1000–10^9 starting at 100003.
+	// defaults to 10µs–8ms starting at 1ms (the budget's rate cap makes
+	// the effective minimum 250µs; 8ms keeps 125 samples/s, inside the
+	// rate floor's headroom); Count to 1000–10^9 starting at 100003.
 	Time, Count Bounds
 
 	// MaxStep caps one accuracy change: the period moves by at most this
@@ -89,7 +90,9 @@ type Policy struct {
 	// the budget, 120% of the rate floor), so noise does not trip the
 	// limit again.
 	Headroom float64
-	// MinChange is the smallest relative change worth making (0.1).
+	// MinChange is the smallest relative change worth making (0.2): the
+	// band is a factor of 15 wide in share, and creeping towards a limit
+	// in small steps buys nothing.
 	MinChange float64
 
 	// DeadBand widens the repetition band before it triggers a change:
@@ -117,12 +120,12 @@ func DefaultPolicy() Policy {
 		Budget:        0.01,
 		SampleCost:    2500 * time.Nanosecond,
 		MinRate:       100,
-		Time:          Bounds{Min: 10_000, Max: 10_000_000, Start: 1_000_000},
+		Time:          Bounds{Min: 10_000, Max: 8_000_000, Start: 1_000_000},
 		Count:         Bounds{Min: 1000, Max: 1_000_000_000, Start: 100_003},
 		MaxStep:       8,
 		BackOff:       2,
 		Headroom:      0.2,
-		MinChange:     0.1,
+		MinChange:     0.2,
 		DeadBand:      0.25,
 		Hold:          1,
 		MinWindow:     100 * time.Millisecond,

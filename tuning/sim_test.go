@@ -1,0 +1,369 @@
+package tuning
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The simulations below run a Controller against a model of a program
+// with phases. Per phase the model knows how the repetition share depends
+// on the time between two samples of a thread (the function-call
+// pattern), how many events a CPU-second holds (for Count events), and
+// what samples cost: samples per second = busy CPUs / period, hwprof's CPU
+// time per sample, a kernel that throttles above a rate and a ring that
+// loses what hwprof cannot drain. Sample counts and repeats are drawn with
+// noise from a seeded generator, so every run is reproducible and many
+// seeds show the result does not hang on luck.
+
+// phase is one stretch of a simulated program.
+type phase struct {
+	name    string
+	dur     time.Duration
+	cpus    float64                   // CPUs the program keeps busy
+	share   func(gap float64) float64 // repetition share of two samples gap seconds apart on a thread
+	events  float64                   // events per CPU-second (Count events)
+	lbrSpan float64                   // seconds one LBR window covers; 0: no LBR
+}
+
+// machine is the simulated system and caller.
+type machine struct {
+	kind      Kind
+	cpus      int           // CPUs the event is open on
+	interval  time.Duration // observation interval
+	throttle  float64       // samples/s per CPU above which the kernel throttles; 0: never
+	drain     float64       // samples/s hwprof drains before the ring loses; 0: unlimited
+	perSample time.Duration // hwprof CPU time per sample
+	fixed     float64       // hwprof CPU time per second, regardless of samples
+	knowCPU   bool          // the caller passes ProgramCPU
+}
+
+// exponential is a top frame that stays on top for an exponentially
+// distributed time with mean dwell seconds, plus a chance base of landing
+// on the same key again (a function key in a program with few hot
+// functions).
+func exponential(dwell, base float64) func(float64) float64 {
+	return func(gap float64) float64 { return base + (1-base)*math.Exp(-gap/dwell) }
+}
+
+// power is a heavy-tailed dwell time: the share falls as a power of the
+// gap, which the controller's exponential model does not assume.
+func power(dwell, alpha, base float64) func(float64) float64 {
+	return func(gap float64) float64 { return base + (1-base)*math.Pow(1+gap/dwell, -alpha) }
+}
+
+// tick is one observation interval of a simulation.
+type tick struct {
+	phase   int
+	period  uint64 // the period the interval ran at
+	obs     Observation
+	dec     Decision
+	share   float64 // true repetition share at the period
+	cost    float64 // true cost share
+	overlap float64
+	rateCPU float64 // samples/s per busy CPU
+}
+
+func simulate(c *Controller, m machine, phases []phase, seed uint64) []tick {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	var ticks []tick
+	sec := m.interval.Seconds()
+	for pi, ph := range phases {
+		for range int(ph.dur / m.interval) {
+			P := c.Period()
+			gap := float64(P) / 1e9
+			if m.kind == Count {
+				gap = float64(P) / ph.events
+			}
+			tk := tick{phase: pi, period: P, share: ph.share(gap)}
+			cpuSec := ph.cpus * sec
+			want := cpuSec / gap
+			o := Observation{Duration: m.interval, CPUs: m.cpus}
+			if m.throttle > 0 && 1/gap > m.throttle {
+				want = m.throttle * cpuSec
+				o.Throttled = uint64(math.Ceil(ph.cpus))
+			}
+			taken := noisy(rng, want)
+			if m.drain > 0 && float64(taken) > m.drain*sec {
+				o.Lost = taken - uint64(m.drain*sec)
+			}
+			o.Samples = taken - o.Lost
+			o.Repeats = min(noisy(rng, float64(o.Samples)*tk.share), o.Samples)
+			self := float64(o.Samples)*m.perSample.Seconds() + m.fixed*sec
+			o.SelfCPU = time.Duration(self * 1e9)
+			if m.knowCPU {
+				o.ProgramCPU = time.Duration(cpuSec * 1e9)
+			}
+			if ph.lbrSpan > 0 {
+				tk.overlap = max(0, 1-gap/ph.lbrSpan)
+				o.LBRPairs, o.LBROverlap = o.Samples, tk.overlap
+			}
+			tk.rateCPU = float64(taken) / cpuSec
+			tk.cost = (float64(taken)*DefaultPolicy().SampleCost.Seconds() + self) / cpuSec
+			tk.obs = o
+			tk.dec = c.Observe(o)
+			ticks = append(ticks, tk)
+		}
+	}
+	return ticks
+}
+
+// noisy draws a count with mean mean and Poisson-like spread.
+func noisy(rng *rand.Rand, mean float64) uint64 {
+	v := math.Round(mean + math.Sqrt(mean)*rng.NormFloat64())
+	return uint64(max(v, 0))
+}
+
+// checkRun asserts convergence and stability and returns a summary line
+// per phase: changes per phase ≤ maxChanges, none in the second half of
+// a phase (the steady state), no loss, throttling or budget overrun in
+// the steady state, and no change that returns to within 10% of the
+// period before a reversal (A→B→A).
+func checkRun(t *testing.T, name string, phases []phase, ticks []tick, maxChanges int) []string {
+	t.Helper()
+	var summary []string
+	for pi, ph := range phases {
+		var pt []tick
+		for _, tk := range ticks {
+			if tk.phase == pi {
+				pt = append(pt, tk)
+			}
+		}
+		changes := 0
+		var path []string
+		hist := []uint64{pt[0].period} // the phase's periods, one per change
+		for i, tk := range pt {
+			if !tk.dec.Changed {
+				continue
+			}
+			changes++
+			hist = append(hist, tk.dec.Period)
+			path = append(path, fmt.Sprintf("%d (%s)", tk.dec.Period, tk.dec.Rule))
+			if i >= len(pt)/2 {
+				t.Errorf("%s, phase %q: change in the steady state at tick %d of %d: %s", name, ph.name, i, len(pt), tk.dec.Reason)
+			}
+		}
+		if changes > maxChanges {
+			t.Errorf("%s, phase %q: %d changes, want ≤ %d: %s", name, ph.name, changes, maxChanges, strings.Join(path, " → "))
+		}
+		for i := 2; i < len(hist); i++ {
+			a, b, c := float64(hist[i-2]), float64(hist[i-1]), float64(hist[i])
+			if (b-a)*(c-b) < 0 && math.Abs(math.Log(c/a)) < math.Log(1.1) {
+				t.Errorf("%s, phase %q: oscillation %d → %d → %d", name, ph.name, hist[i-2], hist[i-1], hist[i])
+			}
+		}
+		last := pt[len(pt)-1]
+		steady := pt[len(pt)/2:]
+		cost := 0.0
+		for _, tk := range steady {
+			if tk.obs.Lost > 0 || tk.obs.Throttled > 0 {
+				t.Errorf("%s, phase %q: loss or throttling in the steady state at period %d", name, ph.name, tk.period)
+				break
+			}
+			cost += tk.cost / float64(len(steady))
+		}
+		if cost > DefaultPolicy().Budget {
+			t.Errorf("%s, phase %q: cost %s over budget in the steady state", name, ph.name, pct(cost))
+		}
+		summary = append(summary, fmt.Sprintf("%-12s %d change(s) %-60s final %d: share %s, %.0f samples/s per CPU, cost %s",
+			ph.name, changes, strings.Join(path, " → "), last.period, pct(last.share), last.rateCPU, pct(last.cost)))
+	}
+	return summary
+}
+
+const phaseLen = 60 * time.Second
+
+// timerMachine is a 4-CPU machine recording a program with the timer
+// source, hwprof costing 1µs of CPU per sample plus 0.1% of a CPU.
+var timerMachine = machine{kind: Time, cpus: 4, interval: 100 * time.Millisecond, perSample: time.Microsecond, fixed: 0.001}
+
+type scenario struct {
+	name       string
+	m          machine
+	phases     []phase
+	maxChanges int
+	// final checks the last period of each phase (nil: none).
+	final func(pi int, last tick) error
+}
+
+// inBand reports whether the true share at the final period is inside
+// the band widened by the dead band.
+func inBand(pi int, last tick) error {
+	p := DefaultPolicy()
+	if last.share < p.MinRepeat*(1-p.DeadBand) || last.share > p.MaxRepeat*(1+p.DeadBand) {
+		return fmt.Errorf("phase %d ends with share %s at period %d: %s", pi, pct(last.share), last.period, last.dec.Reason)
+	}
+	return nil
+}
+
+var scenarios = []scenario{
+	{
+		// The paper's measure: the same activation record on top. Calls
+		// keep one on top for ~100µs, the loop for ~2ms.
+		name: "timer/activations: calls → loop → calls",
+		m:    timerMachine,
+		phases: []phase{
+			{name: "calls", dur: phaseLen, cpus: 1, share: exponential(100e-6, 0)},
+			{name: "loop", dur: phaseLen, cpus: 1, share: exponential(2e-3, 0)},
+			{name: "calls", dur: phaseLen, cpus: 1, share: exponential(100e-6, 0)},
+		},
+		maxChanges: 3,
+		final: func(pi int, last tick) error {
+			// calls want 325µs but the budget (2.5µs per sample in the
+			// kernel, 1µs in hwprof, 0.1% fixed) aiming at 80% of 1%
+			// allows no less than ~500µs; the share there is under 1%.
+			if pi != 1 {
+				if last.period < 450_000 || last.period > 650_000 {
+					return fmt.Errorf("calls phase ends at %d, want the budget's limit near 500µs", last.period)
+				}
+				return nil
+			}
+			return inBand(pi, last)
+		},
+	},
+	{
+		// A function key mixed with the caller: a small floor of chance
+		// repeats under a decaying share.
+		name: "timer/functions: calls → loop → calls, 4 threads",
+		m:    timerMachine,
+		phases: []phase{
+			{name: "calls", dur: phaseLen, cpus: 4, share: exponential(300e-6, 0.002)},
+			{name: "loop", dur: phaseLen, cpus: 4, share: exponential(1.5e-3, 0.01)},
+			{name: "calls", dur: phaseLen, cpus: 4, share: exponential(300e-6, 0.002)},
+		},
+		maxChanges: 3,
+		final:      inBand,
+	},
+	{
+		// A heavy-tailed share the controller's model does not assume.
+		name: "timer/power law: short → long → short",
+		m:    timerMachine,
+		phases: []phase{
+			{name: "short", dur: phaseLen, cpus: 2, share: power(200e-6, 3, 0)},
+			{name: "long", dur: phaseLen, cpus: 2, share: power(2e-3, 3, 0)},
+			{name: "short", dur: phaseLen, cpus: 2, share: power(200e-6, 3, 0)},
+		},
+		maxChanges: 3,
+		final:      inBand,
+	},
+	{
+		// One function dominates: a function key repeats by chance 30% of
+		// the time at any period. The period goes to (within MinChange of)
+		// its maximum and stays.
+		name: "timer/one hot function",
+		m:    timerMachine,
+		phases: []phase{
+			{name: "hot", dur: phaseLen, cpus: 1, share: exponential(1e-3, 0.3)},
+			{name: "calls", dur: phaseLen, cpus: 1, share: exponential(300e-6, 0.002)},
+		},
+		maxChanges: 3,
+		final: func(pi int, last tick) error {
+			p := DefaultPolicy()
+			if pi == 0 && float64(last.period)*(1+p.MinChange) < float64(p.Time.Max) {
+				return fmt.Errorf("hot phase ends at %d, want within MinChange of the maximum", last.period)
+			}
+			if pi == 1 {
+				return inBand(pi, last)
+			}
+			return nil
+		},
+	},
+	{
+		// hwprof is slow (6µs per sample): the budget, not accuracy, sets
+		// the period of the fine phase.
+		name: "timer/expensive hwprof",
+		m:    machine{kind: Time, cpus: 4, interval: 100 * time.Millisecond, perSample: 6 * time.Microsecond, fixed: 0.001},
+		phases: []phase{
+			{name: "loop", dur: phaseLen, cpus: 1, share: exponential(2e-3, 0)},
+			{name: "calls", dur: phaseLen, cpus: 1, share: exponential(100e-6, 0)},
+			{name: "loop", dur: phaseLen, cpus: 1, share: exponential(2e-3, 0)},
+		},
+		maxChanges: 3,
+	},
+	{
+		// The kernel throttles above 1000 samples/s per CPU (a lowered
+		// perf_event_max_sample_rate) and hwprof drains at most 3000/s:
+		// the calls phase backs off and never returns to the lossy rate.
+		name: "timer/throttling and loss",
+		m:    machine{kind: Time, cpus: 4, interval: 100 * time.Millisecond, perSample: time.Microsecond, fixed: 0.001, throttle: 1000, drain: 3000},
+		phases: []phase{
+			{name: "loop", dur: phaseLen, cpus: 4, share: exponential(2e-3, 0)},
+			{name: "calls", dur: phaseLen, cpus: 4, share: exponential(100e-6, 0)},
+			{name: "loop", dur: phaseLen, cpus: 4, share: exponential(2e-3, 0)},
+		},
+		maxChanges: 3,
+	},
+	{
+		// Calls retired with LBR and the program's CPU time known. The
+		// call-heavy phase runs 3·10^8 calls per second, the loop 10^6:
+		// at the same period the loop's sample rate falls 300-fold, and
+		// the rate floor brings it back.
+		name: "lbr/calls retired: calls → loop → calls",
+		m:    machine{kind: Count, cpus: 8, interval: 100 * time.Millisecond, perSample: 2 * time.Microsecond, fixed: 0.001, knowCPU: true},
+		phases: []phase{
+			{name: "calls", dur: phaseLen, cpus: 2, events: 3e8, share: exponential(200e-6, 0), lbrSpan: 100e-9},
+			{name: "loop", dur: phaseLen, cpus: 2, events: 1e6, share: exponential(5e-3, 0.005), lbrSpan: 32e-6},
+			{name: "calls", dur: phaseLen, cpus: 2, events: 3e8, share: exponential(200e-6, 0), lbrSpan: 100e-9},
+		},
+		maxChanges: 3,
+	},
+	{
+		// Cycles with LBR where the windows overlap: few branches per
+		// sample, so the overlap rule grows the period.
+		name: "lbr/cycles: overlapping windows",
+		m:    machine{kind: Count, cpus: 4, interval: 100 * time.Millisecond, perSample: time.Microsecond, fixed: 0.001, knowCPU: true},
+		phases: []phase{
+			{name: "straight", dur: phaseLen, cpus: 1, events: 3e9, share: exponential(5e-3, 0), lbrSpan: 2e-3},
+			{name: "calls", dur: phaseLen, cpus: 1, events: 3e9, share: exponential(100e-6, 0), lbrSpan: 1e-6},
+		},
+		maxChanges: 3,
+	},
+}
+
+func TestSimulatedPhases(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				c, err := New(DefaultPolicy(), sc.m.kind, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ticks := simulate(c, sc.m, sc.phases, seed)
+				summary := checkRun(t, fmt.Sprintf("seed %d", seed), sc.phases, ticks, sc.maxChanges)
+				if sc.final != nil {
+					for pi := range sc.phases {
+						if err := sc.final(pi, lastOf(ticks, pi)); err != nil {
+							t.Errorf("seed %d: %v", seed, err)
+						}
+					}
+				}
+				if seed == 0 || t.Failed() || testing.Verbose() {
+					for _, s := range summary {
+						t.Logf("seed %d: %s", seed, s)
+					}
+				}
+				if t.Failed() {
+					for _, tk := range ticks {
+						if tk.dec.Changed || tk.dec.Rule != RuleWait {
+							t.Logf("phase %d: %s", tk.phase, tk.dec.Reason)
+						}
+					}
+					return
+				}
+			}
+		})
+	}
+}
+
+func lastOf(ticks []tick, pi int) tick {
+	var last tick
+	for _, tk := range ticks {
+		if tk.phase == pi {
+			last = tk
+		}
+	}
+	return last
+}
