@@ -34,6 +34,9 @@ func (f *SampleFormat) Decode(rec []byte) (Record, error) {
 		}
 		return s, nil
 	}
+	if h.Type > RecordAuxOutputHWID {
+		return &Unknown{RecordHeader: h, Data: rec[RecordHeaderSize:]}, nil
+	}
 	var ev *formatEvent
 	if f != nil && len(f.events) > 0 {
 		if _, ev, err = f.layoutOf(rec); err != nil {
