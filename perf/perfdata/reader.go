@@ -75,10 +75,10 @@ type Record struct {
 }
 
 // Type returns the record's type.
-func (r *Record) Type() perf.RecordType { return perf.RecordType(binary.LittleEndian.Uint32(r.Raw)) }
+func (r Record) Type() perf.RecordType { return perf.RecordType(binary.LittleEndian.Uint32(r.Raw)) }
 
 // Header returns the record's header.
-func (r *Record) Header() perf.RecordHeader {
+func (r Record) Header() perf.RecordHeader {
 	h, _ := perf.ParseHeader(r.Raw)
 	return h
 }
