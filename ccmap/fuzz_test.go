@@ -59,57 +59,54 @@ func FuzzMerge(f *testing.F) {
 }
 
 func checkFolds(t *testing.T, data []byte) {
-	{
-		ops, which := decodeOps(data)
-		whole := New()
-		s := []*Map{New(), New(), New()}
-		for i, o := range ops {
-			o.apply(whole)
-			o.apply(s[which[i]])
-		}
-		mustCheck(t, "whole", whole)
-		for i, m := range s {
-			mustCheck(t, "shard", m)
-			_ = i
-		}
-		ab := Merge(s[0], s[1])
-		for _, tc := range []struct {
-			name string
-			m    *Map
-		}{
-			{"(a+b)+c", Merge(ab, s[2])},
-			{"a+(b+c)", Merge(s[0], Merge(s[1], s[2]))},
-			{"c+b+a", Merge(s[2], s[1], s[0])},
-		} {
-			mustCheck(t, tc.name, tc.m)
-			if !Equal(tc.m, whole) {
-				t.Fatalf("%s differs from the whole", tc.name)
-			}
-		}
-		if !Equal(ab, Merge(s[1], s[0])) {
-			t.Fatal("a+b != b+a")
-		}
-
-		frac := 0.0
-		if len(data) > 0 {
-			frac = float64(data[len(data)-1]) / 512
-		}
-		p := whole.Clone()
-		p.Prune(frac)
-		mustCheck(t, "pruned", p)
-		if p.Totals() != whole.Totals() {
-			t.Fatalf("pruning changed totals: %+v → %+v", whole.Totals(), p.Totals())
-		}
-		p.Merge(s[0])
-		mustCheck(t, "pruned+a", p)
-		q := s[1].Clone()
-		q.Merge(p)
-		mustCheck(t, "b+pruned", q)
-		p.Prune(frac)
-		mustCheck(t, "pruned twice", p)
-		for _, o := range ops {
-			o.apply(p)
-		}
-		mustCheck(t, "pruned then folded", p)
+	ops, which := decodeOps(data)
+	whole := New()
+	s := []*Map{New(), New(), New()}
+	for i, o := range ops {
+		o.apply(whole)
+		o.apply(s[which[i]])
 	}
+	mustCheck(t, "whole", whole)
+	for _, m := range s {
+		mustCheck(t, "shard", m)
+	}
+	ab := Merge(s[0], s[1])
+	for _, tc := range []struct {
+		name string
+		m    *Map
+	}{
+		{"(a+b)+c", Merge(ab, s[2])},
+		{"a+(b+c)", Merge(s[0], Merge(s[1], s[2]))},
+		{"c+b+a", Merge(s[2], s[1], s[0])},
+	} {
+		mustCheck(t, tc.name, tc.m)
+		if !Equal(tc.m, whole) {
+			t.Fatalf("%s differs from the whole", tc.name)
+		}
+	}
+	if !Equal(ab, Merge(s[1], s[0])) {
+		t.Fatal("a+b != b+a")
+	}
+
+	frac := 0.0
+	if len(data) > 0 {
+		frac = float64(data[len(data)-1]) / 512
+	}
+	p := whole.Clone()
+	p.Prune(frac)
+	mustCheck(t, "pruned", p)
+	if p.Totals() != whole.Totals() {
+		t.Fatalf("pruning changed totals: %+v → %+v", whole.Totals(), p.Totals())
+	}
+	p.Merge(s[0])
+	mustCheck(t, "pruned+a", p)
+	q := s[1].Clone()
+	q.Merge(p)
+	mustCheck(t, "b+pruned", q)
+	p.Prune(frac)
+	mustCheck(t, "pruned twice", p)
+	for _, o := range ops {
+		o.apply(p)
+	}
+	mustCheck(t, "pruned then folded", p)
 }
