@@ -14,7 +14,7 @@ import (
 // is a *DecodeError or names an unknown id; Time agrees with the decoded
 // sample.
 func FuzzDecodeRecord(f *testing.F) {
-	full := Attr{SampleType: SampleType(1<<sampleTypeKnownBits - 1) &^ SampleWeight, ReadFormat: FormatGroup | FormatID | FormatLost | FormatTotalTimeEnabled,
+	full := Attr{SampleType: SampleType(1<<sampleTypeKnownBits-1) &^ SampleWeight, ReadFormat: FormatGroup | FormatID | FormatLost | FormatTotalTimeEnabled,
 		BranchSampleType: BranchHWIndex | BranchCounters, SampleRegsUser: RegsUserX86_64, SampleRegsIntr: 0x3, Flags: FlagSampleIDAll}
 	s := fullSample(&full)
 	f.Add(uint64(full.SampleType), uint64(full.ReadFormat), uint64(full.BranchSampleType), full.SampleRegsUser, full.SampleRegsIntr, true, appendSample(&full, &s))
