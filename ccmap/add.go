@@ -18,9 +18,6 @@ func (m *Map) AddStack(frames []Frame, weight uint64) {
 	m.tot.Samples += weight
 	m.tot.Stacks++
 
-	if m.cache == nil {
-		m.cache = make([]cacheSlot, cacheSize)
-	}
 	h := hashStack(frames)
 	c := m.cached(h, frames, weight)
 	if c == none {
@@ -133,12 +130,18 @@ func (m *Map) AddEdgeInContext(context []Frame, site CallSite, callee FuncID, we
 }
 
 // path returns the context node of frames (innermost first, non-empty),
-// creating missing nodes without adding weight.
+// creating missing nodes without adding weight. The stack cache serves
+// repeated contexts.
 func (m *Map) path(frames []Frame) int32 {
+	h := hashStack(frames)
+	if c := m.cachedPath(h, frames); c != none {
+		return c
+	}
 	n := len(frames)
 	c := m.root(m.fn(frames[n-1].Func))
 	for k := n - 2; k >= 0; k-- {
 		c = m.child(c, frames[k+1].Site, frames[k].Func)
 	}
+	m.remember(h, c)
 	return c
 }

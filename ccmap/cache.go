@@ -20,10 +20,46 @@ type cacheSlot struct {
 	leaf int32 // leaf context + 1; 0 is empty
 }
 
+// cacheSet returns the set of hash h, allocating the cache on first use.
+func (m *Map) cacheSet(h uint64) []cacheSlot {
+	if m.cache == nil {
+		m.cache = make([]cacheSlot, cacheSize)
+	}
+	return m.cache[(h&(cacheSets-1))*cacheWays:][:cacheWays]
+}
+
+// cachedPath returns the context node of frames if the cache holds it
+// (hash h), checking it against the tree, or none. It adds no weight.
+func (m *Map) cachedPath(h uint64, frames []Frame) int32 {
+	set := m.cacheSet(h)
+	for i := range set {
+		if set[i].hash == h && set[i].leaf > 0 && m.isPath(set[i].leaf-1, frames) {
+			return set[i].leaf - 1
+		}
+	}
+	return none
+}
+
+// isPath reports whether context c is the node of frames.
+func (m *Map) isPath(c int32, frames []Frame) bool {
+	if int(c) >= len(m.ctxs) {
+		return false
+	}
+	n := len(frames)
+	for k := 0; k < n-1; k++ {
+		cn := &m.ctxs[c]
+		if cn.parent == none || m.funcs[m.ctxl[c].fn].id != frames[k].Func || m.siteAddr(c) != frames[k+1].Site {
+			return false
+		}
+		c = cn.parent
+	}
+	return m.ctxs[c].parent == none && m.funcs[m.ctxl[c].fn].id == frames[n-1].Func
+}
+
 // cached folds frames (hash h) through the cache if it holds their leaf,
 // and returns the leaf context, or none.
 func (m *Map) cached(h uint64, frames []Frame, weight uint64) int32 {
-	set := m.cache[(h&(cacheSets-1))*cacheWays:][:cacheWays]
+	set := m.cacheSet(h)
 	for i := range set {
 		sl := set[i]
 		if sl.hash != h || sl.leaf == 0 {
@@ -42,7 +78,7 @@ func (m *Map) cached(h uint64, frames []Frame, weight uint64) int32 {
 
 // remember puts the leaf of a stack (hash h) into the cache.
 func (m *Map) remember(h uint64, leaf int32) {
-	set := m.cache[(h&(cacheSets-1))*cacheWays:][:cacheWays]
+	set := m.cacheSet(h)
 	for i := range set {
 		if set[i].hash == h {
 			set[i].leaf = leaf + 1
