@@ -16,12 +16,22 @@ type CallSite struct {
 	Addr   uint64
 }
 
+func (s CallSite) String() string { return fmt.Sprintf("%d@%#x", s.Caller, s.Addr) }
+
 // A Frame is one frame of a sampled stack.
 type Frame struct {
 	Func FuncID
 	// Site is the address of the call in this frame that leads to the
 	// frame below it (the next inner frame); 0 for the leaf.
 	Site uint64
+}
+
+// String shows the function and, if any, the call site: "3@0x2010".
+func (f Frame) String() string {
+	if f.Site == 0 {
+		return fmt.Sprintf("%d", f.Func)
+	}
+	return fmt.Sprintf("%d@%#x", f.Func, f.Site)
 }
 
 // A ContextID names one calling context: a node of the context tree (a

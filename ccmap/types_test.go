@@ -1,6 +1,7 @@
 package ccmap
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,6 +11,22 @@ func TestMeasureString(t *testing.T) {
 	for m, want := range map[Measure]string{Self: "self", Total: "total", Calls: "calls", 9: "Measure(9)"} {
 		if got := m.String(); got != want {
 			t.Errorf("%d: %q, want %q", uint8(m), got, want)
+		}
+	}
+}
+
+func TestStrings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		got  fmt.Stringer
+		want string
+	}{
+		{"call site", CallSite{Caller: 3, Addr: 0x2010}, "3@0x2010"},
+		{"frame with a call", Frame{Func: 3, Site: 0x2010}, "3@0x2010"},
+		{"leaf frame", Frame{Func: 4}, "4"},
+	} {
+		if s := tc.got.String(); s != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, s, tc.want)
 		}
 	}
 }
