@@ -245,7 +245,8 @@ func (q *roundQueue) flushHalf() {
 }
 
 // pop returns the next ready record. When the ready list is used up, the
-// arena is emptied, keeping only the records still pending.
+// arena is emptied, keeping only the records still pending (moved to the
+// front when they share it with delivered ones).
 func (q *roundQueue) pop() (Record, bool) {
 	if q.pos < len(q.ready) {
 		e := q.ready[q.pos]
@@ -253,18 +254,21 @@ func (q *roundQueue) pop() (Record, bool) {
 		return Record{Offset: e.off, Compressed: e.compressed, Time: e.time, HasTime: e.hasTime,
 			Raw: q.arena[e.start : e.start+e.n : e.start+e.n]}, true
 	}
+	if len(q.ready) == 0 {
+		return Record{}, false
+	}
 	q.ready, q.pos = q.ready[:0], 0
 	if len(q.pending) == 0 {
 		q.arena = q.arena[:0]
-	} else if len(q.arena) > queueLimit/2 {
-		na := q.spare[:0]
-		for i := range q.pending {
-			e := &q.pending[i]
-			s := len(na)
-			na = append(na, q.arena[e.start:e.start+e.n]...)
-			e.start = s
-		}
-		q.spare, q.arena = q.arena[:0], na
+		return Record{}, false
 	}
+	na := q.spare[:0]
+	for i := range q.pending {
+		e := &q.pending[i]
+		s := len(na)
+		na = append(na, q.arena[e.start:e.start+e.n]...)
+		e.start = s
+	}
+	q.spare, q.arena = q.arena[:0], na
 	return Record{}, false
 }
