@@ -285,18 +285,33 @@ func (m *Map) Path(id ContextID) []Frame {
 }
 
 // comparePaths orders contexts by their paths from the root: function,
-// then call site, frame by frame; a prefix first.
+// then call site, frame by frame; a prefix first. That is the order of
+// the sequences root function, address of the call to node 1, node 1's
+// function, address of the call to node 2, and so on.
 func (m *Map) comparePaths(a, b int32) int {
-	pa, pb := m.Path(ContextID(a)), m.Path(ContextID(b))
-	for i := range min(len(pa), len(pb)) {
-		if c := cmp.Compare(pa[i].Func, pb[i].Func); c != 0 {
-			return c
+	var bufA, bufB [64]int32
+	pa, pb := m.ancestors(a, bufA[:0]), m.ancestors(b, bufB[:0])
+	i, j := len(pa)-1, len(pb)-1
+	for ; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		ca, cb := pa[i], pb[j]
+		if m.ctxs[ca].parent != none {
+			if c := cmp.Compare(m.siteAddr(ca), m.siteAddr(cb)); c != 0 {
+				return c
+			}
 		}
-		if c := cmp.Compare(pa[i].Site, pb[i].Site); c != 0 {
+		if c := cmp.Compare(m.funcs[m.ctxl[ca].fn].id, m.funcs[m.ctxl[cb].fn].id); c != 0 {
 			return c
 		}
 	}
 	return cmp.Compare(len(pa), len(pb))
+}
+
+// ancestors appends context c and its ancestors, c first, to buf.
+func (m *Map) ancestors(c int32, buf []int32) []int32 {
+	for ; c != none; c = m.ctxs[c].parent {
+		buf = append(buf, c)
+	}
+	return buf
 }
 
 // contexts turns context nodes into Contexts, hottest first, ties by

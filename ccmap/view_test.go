@@ -1,6 +1,7 @@
 package ccmap
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -235,4 +236,27 @@ func TestManyStacks(t *testing.T) {
 	}
 	mustCheck(t, "many", m)
 	model.compare(t, m)
+}
+
+// TestComparePaths: the tie-break order of contexts is the lexicographic
+// order of their paths (function, then call site, frame by frame; a
+// prefix first).
+func TestComparePaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	m := build(randomOps(r, 300))
+	byPath := func(a, b int32) int {
+		return slices.CompareFunc(m.Path(ContextID(a)), m.Path(ContextID(b)), func(x, y Frame) int {
+			if c := cmp.Compare(x.Func, y.Func); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.Site, y.Site)
+		})
+	}
+	n := int32(m.Size().Contexts)
+	for range 5000 {
+		a, b := r.Int32N(n), r.Int32N(n)
+		if got, want := m.comparePaths(a, b), byPath(a, b); got != want {
+			t.Fatalf("%v vs %v: %d, want %d", m.Path(ContextID(a)), m.Path(ContextID(b)), got, want)
+		}
+	}
 }
