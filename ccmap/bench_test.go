@@ -112,34 +112,56 @@ func BenchmarkCCTView(b *testing.B) {
 
 // BenchmarkMemoryPerContext builds a map of at least 1M context nodes from
 // random 16-frame stacks and reports the live heap per context node, as
-// runtime.MemStats measures it (node slices with their spare capacity,
-// the child index map, CallSiteRefs and the general nodes), next to the
-// struct sizes. Run it with -benchtime 1x.
+// runtime.MemStats measures it (everything: node slices with their spare
+// capacity, the child index map, CallSiteRefs, general nodes and their
+// maps), and its parts: the context and CallSiteRef slices (capacity
+// times struct size) and the child index map alone (a map of as many
+// entries, measured the same way). Run it with -benchtime 1x.
 func BenchmarkMemoryPerContext(b *testing.B) {
 	const want = 1 << 20
 	r := rand.New(rand.NewPCG(3, 3))
 	p := newProgram(r, 20000)
 	var m *Map
-	var heap uint64
+	var heap, index uint64
 	for b.Loop() {
-		var before, after runtime.MemStats
 		m = nil
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		m = New()
-		for m.Size().Contexts < want {
-			m.AddStack(p.stack(r, 16), 1)
-		}
-		m.cache = nil // the fixed 64 KiB stack cache is not per node
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heap = after.HeapAlloc - before.HeapAlloc
+		heap = liveHeap(func() any {
+			m = New()
+			for m.Size().Contexts < want {
+				m.AddStack(p.stack(r, 16), 1)
+			}
+			m.cache = nil // the fixed 64 KiB stack cache is not per node
+			return m
+		})
+		index = liveHeap(func() any {
+			kids := make(map[kidKey]int32)
+			for k, v := range m.kids {
+				kids[k] = v
+			}
+			return kids
+		})
 	}
 	s := m.Size()
-	b.ReportMetric(float64(heap)/float64(s.Contexts), "B/context")
+	n := float64(s.Contexts)
+	slices := cap(m.ctxs)*int(unsafe.Sizeof(ctxNode{})) + cap(m.ctxl)*int(unsafe.Sizeof(ctxLinks{})) + cap(m.srefs)*int(unsafe.Sizeof(siteRefNode{}))
+	b.ReportMetric(float64(heap)/n, "B/context")
+	b.ReportMetric(float64(slices)/n, "B/context-slices")
+	b.ReportMetric(float64(index)/float64(len(m.kids)), "B/index-entry")
 	b.ReportMetric(float64(unsafe.Sizeof(ctxNode{})+unsafe.Sizeof(ctxLinks{})), "B/context-struct")
 	b.ReportMetric(float64(unsafe.Sizeof(siteRefNode{})), "B/CallSiteRef-struct")
-	b.ReportMetric(float64(s.CallSiteRefs)/float64(s.Contexts), "CallSiteRefs/context")
-	b.ReportMetric(float64(s.Contexts), "contexts")
+	b.ReportMetric(float64(s.CallSiteRefs)/n, "CallSiteRefs/context")
+	b.ReportMetric(n, "contexts")
 	runtime.KeepAlive(m)
+}
+
+// liveHeap returns how much the live heap grew by what build returns.
+func liveHeap(build func() any) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	x := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(x)
+	return after.HeapAlloc - before.HeapAlloc
 }

@@ -107,8 +107,7 @@ func (m *Map) checkContexts() error {
 		if e.callee != l.fn || m.sites[e.site].caller != m.ctxl[c.parent].fn {
 			return fmt.Errorf("context %d: edge %d does not join its parent's function to its own", i, c.edge)
 		}
-		k := kidKey{parent: c.parent, callee: m.funcs[l.fn].id, addr: m.siteAddr(int32(i))}
-		if j, ok := m.kids[k]; !ok || j != int32(i) {
+		if j, ok := m.kids[kidKey{parent: c.parent, edge: c.edge}]; !ok || j != int32(i) {
 			return fmt.Errorf("context %d: not indexed", i)
 		}
 		r := m.ctxSiteRef(int32(i))

@@ -142,9 +142,5 @@ func (m *Map) find(a *Map, i int32, cmap []int32) int32 {
 		}
 		return m.funcs[f].root
 	}
-	j, ok := m.kids[kidKey{parent: cmap[p], callee: id, addr: a.siteAddr(i)}]
-	if !ok {
-		return none
-	}
-	return j
+	return m.findChild(cmap[p], a.siteAddr(i), id)
 }
