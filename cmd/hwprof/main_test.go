@@ -167,13 +167,27 @@ func startHwprof(t *testing.T, out string, scale int) (*exec.Cmd, *bytes.Buffer)
 	return cmd, &errb
 }
 
+// waitForFile waits until hwprof has created its output file: the events
+// are open and the program is about to run.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	for range 300 {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("hwprof did not create %s within 6s", path)
+}
+
 // SIGTERM to hwprof ends the program cleanly; hwprof exits with its status
 // and the file is complete.
 func TestSIGTERM(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "term.data")
 	cmd, errb := startHwprof(t, out, 50)
-	time.Sleep(700 * time.Millisecond)
+	waitForFile(t, out) // the events are open
+	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
@@ -192,6 +206,7 @@ func TestSIGKILLKeepsRecording(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "kill.data")
 	cmd, _ := startHwprof(t, out, 50)
+	waitForFile(t, out)
 	time.Sleep(2500 * time.Millisecond)
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // hwprof and the program
 	cmd.Wait()

@@ -48,6 +48,11 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 }
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
+	// Catch SIGINT/SIGTERM from the start, so that one arriving while the
+	// events are being set up still ends the recording cleanly.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
 	var f recordFlags
 	fs := newFlagSet("record", "[options] [--] CMD [ARGS] | -p PID[,PID...]", stderr)
 	f.register(fs)
@@ -67,6 +72,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	o.Interrupt = sig
 	return runRecord(o, f.quiet, stderr)
 }
 
@@ -156,10 +162,12 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 	if _, err := os.Stat(o.Output); err == nil {
 		os.Rename(o.Output, o.Output+".old")
 	}
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	o.Interrupt = sig
+	if o.Interrupt == nil {
+		sig := make(chan os.Signal, 2)
+		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		o.Interrupt = sig
+	}
 	st, err := record.Record(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof: %v\n", err)
