@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/hwprof/hwprof/perf"
@@ -34,8 +35,14 @@ type Section struct {
 	Offset, Size uint64
 }
 
-// End returns the offset just past the section.
-func (s Section) End() uint64 { return s.Offset + s.Size }
+// End returns the offset just past the section (saturating, never
+// wrapping around).
+func (s Section) End() uint64 {
+	if s.Size > math.MaxUint64-s.Offset {
+		return math.MaxUint64
+	}
+	return s.Offset + s.Size
+}
 
 // Header is the perf.data file header (struct perf_file_header), or for
 // pipe mode only Pipe and Size (struct perf_pipe_file_header).
@@ -181,7 +188,7 @@ func NewPipeReader(rd io.Reader) (*Reader, error) {
 	}
 	r := newEmptyReader()
 	r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: -1}
-	r.src.init(rd, pipeHeaderSize, -1)
+	r.src.init(rd, pipeHeaderSize, -1, -1)
 	return r, nil
 }
 
@@ -218,7 +225,7 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	if hsz == pipeHeaderSize {
 		r := newEmptyReader()
 		r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: size}
-		r.src.init(io.NewSectionReader(ra, pipeHeaderSize, size-pipeHeaderSize), pipeHeaderSize, -1)
+		r.src.init(io.NewSectionReader(ra, pipeHeaderSize, size-pipeHeaderSize), pipeHeaderSize, -1, size-pipeHeaderSize)
 		return r, nil
 	}
 	if hsz != fileHeaderSize && hsz != fileHeaderSizeV1 {
@@ -252,11 +259,12 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	r.readEventTypes(ra)
 	r.readFeatureSections(ra)
 	r.nameEvents()
-	end := int64(h.Data.End())
-	if end > size {
-		end = size
-	}
-	r.src.init(io.NewSectionReader(ra, int64(h.Data.Offset), end-int64(h.Data.Offset)), int64(h.Data.Offset), int64(h.Data.End()))
+	// The data section as claimed (bounded to stay an int64) and as far
+	// as the file goes.
+	claimed := h.Data.Offset + min(h.Data.Size, math.MaxInt64-h.Data.Offset)
+	avail := h.Data.Offset + min(h.Data.Size, uint64(size)-h.Data.Offset)
+	off := int64(h.Data.Offset)
+	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
 	if h.Data.Size == 0 {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
@@ -268,7 +276,7 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 // reported there.
 func (r *Reader) checkSection(name string, at int, s Section) error {
 	size := uint64(r.hdr.FileSize)
-	if s.Offset > size || (name != "data" && s.Size > size-s.Offset) {
+	if s.Offset > size || s.Offset > math.MaxInt64 || (name != "data" && s.Size > size-s.Offset) {
 		return fmt.Errorf("%s section %#x+%#x (header offset %d) lies outside the file of %d bytes (%w)",
 			name, s.Offset, s.Size, at, size, ErrTruncated)
 	}

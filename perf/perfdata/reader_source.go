@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
@@ -32,18 +31,25 @@ type source struct {
 	z, zspare []byte // decompressed records not yet returned, z[zr:]
 	zr        int
 	zoff      int64 // offset of the COMPRESSED record they came from
-	zdec      *zstd.Decoder
+	zs        *zstream
 }
 
-func (s *source) init(rd io.Reader, off, end int64) {
+// init sets the source to read records from rd, which starts at stream
+// offset off; records end at end (-1: at EOF). size is how many bytes rd
+// holds, if known (-1 if not), to size the buffer.
+func (s *source) init(rd io.Reader, off, end, size int64) {
 	s.rd, s.off, s.end = rd, off, end
-	s.buf = make([]byte, readChunk+1<<16)
+	n := int64(readChunk)
+	if size >= 0 {
+		n = min(n, max(size, 4096))
+	}
+	s.buf = make([]byte, n+1<<16)
 }
 
 func (s *source) close() {
-	if s.zdec != nil {
-		s.zdec.Close()
-		s.zdec = nil
+	if s.zs != nil {
+		s.zs.close()
+		s.zs = nil
 	}
 }
 
@@ -177,28 +183,125 @@ func (s *source) nextDecompressed() ([]byte, bool, error) {
 	return rest[:size:size], true, nil
 }
 
-// decompress expands the zstd data of a COMPRESSED record at off after
-// what is left of the previous one.
+// decompress takes the zstd data of a COMPRESSED record at off and
+// appends what it expands to after what is left of the previous records
+// (a record may span two COMPRESSED records, as in perf). perf compresses
+// one stream, flushed at each record but not ended, so one frame spans
+// many records: the data goes through one streaming decoder.
 func (s *source) decompress(data []byte, off int64) error {
-	if s.zdec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed))
+	if s.zs == nil {
+		zs, err := newZStream()
 		if err != nil {
 			return err
 		}
-		s.zdec = d
+		s.zs = zs
 	}
 	left := s.z[s.zr:]
-	nz := append(s.zspare[:0], left...)
-	out, err := s.zdec.DecodeAll(data, nz)
-	if err != nil {
-		return fmt.Errorf("COMPRESSED record at offset %#x: zstd: %w", off, err)
-	}
-	if len(out)-len(left) > maxDecompressed {
-		return errors.New("decompressed data too large")
-	}
+	out := append(s.zspare[:0], left...)
+	out, err := s.zs.feed(data, out)
 	s.zspare = s.z[:0]
 	s.z, s.zr, s.zoff = out, 0, off
+	if err != nil {
+		s.zs.close()
+		s.zs = nil
+		return fmt.Errorf("COMPRESSED record at offset %#x: zstd: %w", off, err)
+	}
+	if len(out) > maxDecompressed {
+		return fmt.Errorf("COMPRESSED record at offset %#x: more than %d bytes of records pending", off, maxDecompressed)
+	}
 	return nil
+}
+
+// zstream runs a streaming zstd decoder that is fed one COMPRESSED
+// record at a time. The decoder pulls its input from an io.Reader, so it
+// runs on its own goroutine, in lockstep with the Reader: feed hands over
+// the data and waits until the decoder has produced everything it can and
+// asks for more. It is the only goroutine of the package; close ends it.
+type zstream struct {
+	dec  *zstd.Decoder
+	in   chan []byte   // data for the decoder's input
+	need chan struct{} // the decoder asks for input: its output is complete
+	done chan error    // the decoder stopped
+	cur  []byte        // input not yet read by the decoder
+	out  []byte        // output, appended by the decoder's goroutine between handshakes
+	err  error         // the decoder stopped with it
+	// waiting: the decoder has asked for input and waits on in.
+	waiting bool
+}
+
+func newZStream() (*zstream, error) {
+	zs := &zstream{in: make(chan []byte), need: make(chan struct{}, 1), done: make(chan error, 1)}
+	dec, err := zstd.NewReader(zs, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed))
+	if err != nil {
+		return nil, err
+	}
+	zs.dec = dec
+	go zs.run()
+	return zs, nil
+}
+
+// Read feeds the decoder: when the data handed over is used up it says so
+// and waits for the next record's.
+func (zs *zstream) Read(p []byte) (int, error) {
+	for len(zs.cur) == 0 {
+		zs.need <- struct{}{}
+		b, ok := <-zs.in
+		if !ok {
+			return 0, io.EOF
+		}
+		zs.cur = b
+	}
+	n := copy(p, zs.cur)
+	zs.cur = zs.cur[n:]
+	return n, nil
+}
+
+func (zs *zstream) run() {
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := zs.dec.Read(buf)
+		zs.out = append(zs.out, buf[:n]...)
+		if err != nil {
+			zs.done <- err
+			return
+		}
+	}
+}
+
+// feed gives the decoder data and returns out with everything decoded
+// from it appended. data is read before feed returns.
+func (zs *zstream) feed(data, out []byte) ([]byte, error) {
+	if zs.err != nil {
+		return out, zs.err
+	}
+	if !zs.waiting {
+		select {
+		case <-zs.need:
+		case err := <-zs.done:
+			zs.err = err
+			return out, err
+		}
+		zs.waiting = true
+	}
+	zs.out = out
+	zs.in <- data
+	zs.waiting = false
+	select {
+	case <-zs.need:
+		zs.waiting = true
+	case err := <-zs.done:
+		zs.err = err
+	}
+	return zs.out, zs.err
+}
+
+// close ends the decoder and its goroutine.
+func (zs *zstream) close() {
+	close(zs.in)
+	if zs.err == nil {
+		<-zs.done
+	}
+	zs.dec.Close()
 }
 
 // pendingDecompressed returns the bytes of a partial record left over
