@@ -42,6 +42,7 @@ func init() {
 		{"record", "record a program (-- CMD) or running processes (-p) to perf.data", cmdRecord},
 		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},
 		{"demo", "record the built-in call-heavy workload and show what was recorded", cmdDemo},
+		{"dump", "print a perf.data file record by record, or its header and counts (--stats)", cmdDump},
 		{"version", "print hwprof's version", cmdVersion},
 		{"help", "show this help", cmdHelp},
 	}
