@@ -1,7 +1,11 @@
 // Package perfdata writes perf.data files in the PERFILE2 format of Linux
 // perf (tools/perf/Documentation/perf.data-file-format.txt), so that
 // `perf report`, `perf script` and `perf buildid-list` read hwprof's
-// recordings.
+// recordings, and reads perf.data files of any perf version, file or pipe
+// mode (Reader, in reader*.go): records in time order round by round,
+// COMPRESSED records expanded (zstd), feature sections decoded. The
+// Reader runs one goroutine while a recording has COMPRESSED records (the
+// streaming zstd decoder pulls its input); Close ends it.
 //
 // A Writer lays a file out as perf record does: the header, the sample ids
 // of every event, the attrs, then the records exactly as the kernel
@@ -20,10 +24,9 @@
 // are the recorder's to write; an event that samples the kernel needs perf's
 // "[kernel.kallsyms]_text" MMAP record or perf report warns), it does not
 // write pipe-mode files, compressed records or the topology, cache and PMU
-// feature sections, and it does not read files. The attrs are written as
-// given; perf 6.1 rejects attrs larger than 128 bytes (PERF_ATTR_SIZE_VER7).
+// feature sections. The attrs are written as given; perf 6.1 rejects attrs larger than 128 bytes (PERF_ATTR_SIZE_VER7).
 //
-// The package starts no goroutines and a Writer is not safe for concurrent
-// use. Only Create, the Writer's methods, CollectFeatures and ReadBuildID
-// touch the file system.
+// Writers and Readers are not safe for concurrent use. Only Create, the
+// Writer's methods, Open, CollectFeatures and ReadBuildID touch the file
+// system.
 package perfdata

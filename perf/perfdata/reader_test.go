@@ -218,7 +218,7 @@ func TestReaderWriterRoundTrip(t *testing.T) {
 
 // zstdFrames compresses data into one zstd frame, as perf record -z
 // writes one per COMPRESSED record.
-func zstdFrame(t *testing.T, data []byte) []byte {
+func zstdFrame(t testing.TB, data []byte) []byte {
 	t.Helper()
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
