@@ -28,6 +28,8 @@ type Controller struct {
 	// current run of changes with the share too high (period too fine)
 	// and too low (period too coarse); settle forgets them.
 	above, below point
+	settled      bool // no run of changes under way; see triggers
+	pinned       int  // direction in which a limit holds the period, 0: none
 	changes      int
 }
 
@@ -146,6 +148,8 @@ func (c *Controller) change(to uint64, r Rule, why string) Decision {
 	c.changes++
 	c.lastDir = dir
 	c.sinceChange = 0
+	c.settled = false
+	c.pinned = 0
 	c.win = window{}
 	c.recent = recent{}
 	return Decision{Period: to, Changed: true, Rule: r, Reason: reason}

@@ -11,7 +11,7 @@ import (
 // strict look to be told from a Poisson dip.
 const (
 	floorWindows    = 10
-	floorConfidence = 3.0
+	floorConfidence = 4.0
 )
 
 // selfFit fits hwprof's CPU time as fixed·duration + perSample·samples by
@@ -76,6 +76,23 @@ func (c *Controller) costParts(w *window) (scaling, fixed float64) {
 	return kernel + self, 0
 }
 
+// costBound is the window's cost with its sample count moved by z
+// standard deviations (Poisson). When the program's CPU time was measured,
+// the part that scales with the samples moves; when it was derived from
+// the samples (a Time event), the rate is exact and the fixed part moves,
+// since fewer samples would mean less CPU time to spread it over.
+func (c *Controller) costBound(w *window, z float64) float64 {
+	n := float64(w.samples + w.lost)
+	if w.cpu <= 0 || n == 0 {
+		return w.cost(c.p.SampleCost)
+	}
+	scaling, fixed := c.costParts(w)
+	if w.rateExact {
+		return scaling + fixed*n/max(n-z*math.Sqrt(n), 1e-9)
+	}
+	return scaling*max(n+z*math.Sqrt(n), 0)/n + fixed
+}
+
 // costStep returns the factor on the period at which the window's cost
 // would equal target: above 1 to cut the cost, below 1 when there is
 // room. +Inf when the fixed part alone exceeds the target.
@@ -106,13 +123,14 @@ func (c *Controller) budget() (Decision, bool) {
 		return Decision{}, false
 	}
 	rate, cost, maxRate := w.rate(), w.cost(c.p.SampleCost), c.maxRate()
-	// Judge by the fewest samples the window's count plausibly stands for.
+	// Judge by the lowest cost and rate the window's count plausibly
+	// stands for.
 	low := 1.0
 	if rate > 0 {
 		low = w.rateBound(-confidence) / rate
 	}
 	k, why := 1.0, ""
-	if cost*low > c.p.Budget {
+	if c.costBound(w, -confidence) > c.p.Budget {
 		k = c.costStep(w, c.p.Budget*(1-c.p.Headroom))
 		why = fmt.Sprintf("cost %s > budget %s (%.0f samples/s per CPU, hwprof %s)", pct(cost), pct(c.p.Budget), rate, pct(w.selfShare()))
 	}
@@ -124,7 +142,7 @@ func (c *Controller) budget() (Decision, bool) {
 	if k <= 1 {
 		return Decision{}, false
 	}
-	to := c.round(float64(c.period) * k)
+	to := c.round(float64(c.period) * max(k, 1+c.p.MinChange))
 	if to <= c.period {
 		return Decision{}, false
 	}
@@ -170,17 +188,19 @@ func (c *Controller) limits(w *window) (lo, hi float64, loWhy, hiWhy string) {
 	lo, hi = float64(c.bounds.Min), float64(c.bounds.Max)
 	loWhy, hiWhy = "the minimum period", "the maximum period"
 	if w.cpu >= minCPU {
-		rate := w.rate()
-		if v := P * c.costStep(w, c.p.Budget*(1-h)); v > lo {
+		// From the rates the window's count plausibly stands for: the
+		// highest against the budget, the lowest against the floor.
+		rate, high, low := w.rate(), w.rateBound(confidence), w.rateBound(-confidence)
+		if v := P * c.costStep(w, c.p.Budget*(1-h)) * high / max(rate, 1e-300); v > lo {
 			lo, loWhy = v, "the budget"
 		}
 		if mr := c.maxRate(); !math.IsInf(mr, 1) {
-			if v := P * rate / (mr * (1 - h)); v > lo {
+			if v := P * high / (mr * (1 - h)); v > lo {
 				lo, loWhy = v, "the rate cap"
 			}
 		}
-		if c.p.MinRate > 0 && w.cpuKnown && rate > 0 {
-			if v := P * rate / (c.p.MinRate * (1 + h)); v < hi {
+		if c.p.MinRate > 0 && w.cpuKnown && low > 0 {
+			if v := P * low / (c.p.MinRate * (1 + h)); v < hi {
 				hi, hiWhy = v, "the rate floor"
 			}
 		}

@@ -52,6 +52,8 @@ type window struct {
 	cpuKnown                          bool    // no observation assumed every CPU busy
 	lbrPairs                          uint64
 	lbrSum                            float64
+	extended                          bool // an uncertain evaluation is collecting more samples
+	rateExact                         bool // cpu was derived from the samples: the rate is 1/period exactly
 }
 
 // minCPU is the program CPU time (seconds) the cost rules need in a
@@ -75,6 +77,7 @@ func observed(o Observation, period uint64, k Kind) window {
 		w.cpu = o.ProgramCPU.Seconds()
 	case k == Time:
 		w.cpu = float64(o.Samples+o.Lost) * float64(period) / 1e9
+		w.rateExact = true
 	default:
 		w.cpu = o.Duration.Seconds() * float64(max(o.CPUs, 1))
 		w.cpuKnown = false
@@ -101,6 +104,7 @@ func (w *window) merge(x window) {
 	w.self += x.self
 	w.cpu += x.cpu
 	w.cpuKnown = w.cpuKnown && x.cpuKnown
+	w.rateExact = w.rateExact && x.rateExact
 	w.lbrPairs += x.lbrPairs
 	w.lbrSum += x.lbrSum
 }
@@ -142,10 +146,14 @@ func (w *window) rate() float64 {
 
 // rateBound is the rate with the sample count moved by z standard
 // deviations (Poisson, at least one sample's worth): the rate's plausible
-// upper (z > 0) or lower (z < 0) bound.
+// upper (z > 0) or lower (z < 0) bound. A rate derived from the period
+// alone has no noise.
 func (w *window) rateBound(z float64) float64 {
 	if w.cpu <= 0 {
 		return 0
+	}
+	if w.rateExact {
+		return w.rate()
 	}
 	n := float64(w.samples + w.lost)
 	return max(n+z*math.Sqrt(max(n, 1)), 0) / w.cpu
