@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -168,5 +169,24 @@ func TestDumpOwnRecording(t *testing.T) {
 	full := hwprof(t, "dump", "-i", out)
 	if full.code != 0 || strings.Count(full.stdout, " SAMPLE ") != n || !strings.Contains(full.stdout, "PERF_CONTEXT_USER") {
 		t.Errorf("dump: exit %d, %d sample lines, want %d with user callchains; stderr %q", full.code, strings.Count(full.stdout, " SAMPLE "), n, full.stderr)
+	}
+}
+
+// "-i -" reads a pipe-mode stream from standard input, as perf report -i -.
+func TestDumpStdin(t *testing.T) {
+	fx := fixtures(t)
+	in, err := os.Open(filepath.Join(fx, "perf_data_converter/perf.data.piped.target-3.8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command(hwprofBin, "dump", "--stats", "-i", "-")
+	cmd.Stdin = in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dump -i -: %v", err)
+	}
+	if n := statsSamples(t, string(out)); n != 5218 {
+		t.Errorf("samples %d from stdin, perf counts 5218", n)
 	}
 }
