@@ -313,3 +313,65 @@ func sameAsQuipper(s *perf.Sample, q *quipperSample) error {
 	}
 	return nil
 }
+
+var reportDRE = regexp.MustCompile(`^(0x[0-9a-f]+|0)@\S+ \[0x([0-9a-f]+)\]: event: (\d+)$`)
+
+// TestOrderMatchesPerfReportD: the kernel records come in the order perf
+// report -D prints them (the first 4000 lines of its dump, kept in
+// expected/), with the same offsets, sizes and types. perf prints a
+// kernel record when it delivers it, after sorting its round, so this
+// holds the Reader's time order against perf's; perf's own records
+// (printed when read) are left out on both sides.
+func TestOrderMatchesPerfReportD(t *testing.T) {
+	dir := fixturesDir(t)
+	dumps, _ := filepath.Glob(filepath.Join(dir, "expected", "*", "*.report-D.head4000.txt"))
+	if len(dumps) == 0 {
+		t.Skip("no perf report -D dumps in the fixtures")
+	}
+	for _, dump := range dumps {
+		rel, _ := filepath.Rel(filepath.Join(dir, "expected"), dump)
+		name := strings.TrimSuffix(rel, ".report-D.head4000.txt")
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(dump)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, l := range strings.Split(string(b), "\n") {
+				m := reportDRE.FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				if typ, _ := strconv.Atoi(m[3]); typ < int(perf.RecordHeaderAttr) {
+					off, _ := strconv.ParseUint(strings.TrimPrefix(m[1], "0x"), 16, 64)
+					size, _ := strconv.ParseUint(m[2], 16, 64)
+					want = append(want, fmt.Sprintf("%#x %d %s", off, size, m[3]))
+				}
+			}
+			r, err := Open(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			base := int64(0)
+			if r.Header().Pipe {
+				base = pipeHeaderSize // perf counts pipe offsets after the header
+			}
+			i := 0
+			for r.Next() && i < len(want) {
+				rec := r.Record()
+				if rec.Type() >= perf.RecordHeaderAttr {
+					continue
+				}
+				got := fmt.Sprintf("%#x %d %d", rec.Offset-base, len(rec.Raw), rec.Type())
+				if got != want[i] {
+					t.Fatalf("record %d: %s, perf report -D %s", i, got, want[i])
+				}
+				i++
+			}
+			if i != len(want) || len(want) == 0 {
+				t.Errorf("compared %d records of %d", i, len(want))
+			}
+		})
+	}
+}
