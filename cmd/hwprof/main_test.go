@@ -214,10 +214,11 @@ func TestSIGKILLKeepsRecording(t *testing.T) {
 		t.Skip("perf not installed: cannot check the killed recording")
 	}
 	// The samples perf reads span the recording up to the last checkpoint:
-	// 2.5 s, less start-up and at most a second lost. (Their number
-	// depends on how much CPU the program got.)
+	// 2.5 s, less the program's start-up (up to ~0.6 s on a loaded
+	// machine) and at most the checkpoint interval plus one poll (1.1 s).
+	// (Their number depends on how much CPU the program got.)
 	span := perfTimeSpan(t, out)
-	if span < 1.0 {
+	if span < 0.7 {
 		t.Errorf("the samples perf reads from a recording killed after 2.5s span only %.2fs", span)
 	}
 }
