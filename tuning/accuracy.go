@@ -80,16 +80,16 @@ func (c *Controller) accuracy() Decision {
 	return c.evaluate(r, d, &win)
 }
 
-// triggers returns the shares below and above which the period moves:
-// the band itself while a run of changes is under way, the band widened
-// by DeadBand once the period has settled (hysteresis: a run ends inside
-// the band, not on its fringe, and a settled period needs a clear move of
-// the share to leave).
+// triggers returns the shares below and above which the period moves.
+// Hysteresis: once the period has settled, the band widened by DeadBand;
+// while a run of changes is under way, the band narrowed by it, so a run
+// ends well inside the band rather than on its fringe, and a settled
+// period needs a clear move of the share to leave.
 func (c *Controller) triggers() (lo, hi float64) {
 	if c.settled {
 		return c.p.MinRepeat * (1 - c.p.DeadBand), c.p.MaxRepeat * (1 + c.p.DeadBand)
 	}
-	return c.p.MinRepeat, c.p.MaxRepeat
+	return c.p.MinRepeat * (1 + c.p.DeadBand), c.p.MaxRepeat * (1 - c.p.DeadBand)
 }
 
 // side returns -1 when the share is under the lower trigger (the period

@@ -5,13 +5,15 @@ import (
 	"math"
 )
 
-// The rate floor judges at least floorWindows × MinWindow of recording
-// and acts only on a rate floorConfidence standard deviations under it:
-// it is checked after every observation, and a low rate needs a long,
-// strict look to be told from a Poisson dip.
+// The cost rules are checked after every observation, so they act only
+// on strict evidence: the budget on a cost budgetConfidence standard
+// deviations over it, the rate floor on a rate floorConfidence under it,
+// judged over at least floorWindows × MinWindow of recording (a low rate
+// needs a long look to be told from a Poisson dip).
 const (
-	floorWindows    = 10
-	floorConfidence = 4.0
+	budgetConfidence = 3.0
+	floorWindows     = 10
+	floorConfidence  = 4.0
 )
 
 // selfFit fits hwprof's CPU time as fixed·duration + perSample·samples by
@@ -127,10 +129,10 @@ func (c *Controller) budget() (Decision, bool) {
 	// stands for.
 	low := 1.0
 	if rate > 0 {
-		low = w.rateBound(-confidence) / rate
+		low = w.rateBound(-budgetConfidence) / rate
 	}
 	k, why := 1.0, ""
-	if c.costBound(w, -confidence) > c.p.Budget {
+	if c.costBound(w, -budgetConfidence) > c.p.Budget {
 		k = c.costStep(w, c.p.Budget*(1-c.p.Headroom))
 		why = fmt.Sprintf("cost %s > budget %s (%.0f samples/s per CPU, hwprof %s)", pct(cost), pct(c.p.Budget), rate, pct(w.selfShare()))
 	}
