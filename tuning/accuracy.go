@@ -169,12 +169,8 @@ func (c *Controller) evaluate(r float64, dRep int, w *window) Decision {
 	case dLBR && (dRep <= 0 || c.overlapStep(o) > kRep):
 		d, k, rule = 1, c.overlapStep(o), RuleOverlap
 		why = fmt.Sprintf("LBR overlap %s > %s", pct(o), pct(c.p.MaxLBROverlap))
-	case dRep < 0:
-		d, k, rule = -1, kRep, RuleRepetition
-		why = fmt.Sprintf("repetition %s < %s", pct(r), pct(c.p.MinRepeat))
-	case dRep > 0:
-		d, k, rule = 1, kRep, RuleRepetition
-		why = fmt.Sprintf("repetition %s > %s", pct(r), pct(c.p.MaxRepeat))
+	case dRep != 0:
+		d, k, rule, why = dRep, kRep, RuleRepetition, c.outWhy(r, dRep)
 	default:
 		why := c.stableWhy(r, w)
 		c.settle()
@@ -212,6 +208,21 @@ func (c *Controller) evaluate(r float64, dRep int, w *window) Decision {
 		return c.keep(rule, why+", but the change would be under "+pct(c.p.MinChange))
 	}
 	return c.change(to, rule, why)
+}
+
+// outWhy says how share r is out of the band on side d: past the band's
+// edge, or only past the narrower trigger of a run under way.
+func (c *Controller) outWhy(r float64, d int) string {
+	lo, hi := c.triggers()
+	switch {
+	case d < 0 && r < c.p.MinRepeat:
+		return fmt.Sprintf("repetition %s < %s", pct(r), pct(c.p.MinRepeat))
+	case d < 0:
+		return fmt.Sprintf("repetition %s < %s, where a run of changes ends", pct(r), pct(lo))
+	case r > c.p.MaxRepeat:
+		return fmt.Sprintf("repetition %s > %s", pct(r), pct(c.p.MaxRepeat))
+	}
+	return fmt.Sprintf("repetition %s > %s, where a run of changes ends", pct(r), pct(hi))
 }
 
 // settle ends the current run of changes: the period is where it should
