@@ -128,10 +128,15 @@ func (c *Controller) inside(r float64, n uint64, z float64) bool {
 	return above && hi-r > z*math.Sqrt(hi*(1-hi)/float64(n))
 }
 
-// poissonCDF returns P(X ≤ k) for X ~ Poisson(mean), summed in log space.
+// poissonCDF returns P(X ≤ k) for X ~ Poisson(mean), summed in log
+// space; past a mean of 1000 the normal law (with continuity correction)
+// is as good and does not loop.
 func poissonCDF(k, mean float64) float64 {
 	if mean <= 0 {
 		return 1
+	}
+	if mean > 1000 {
+		return 0.5 * math.Erfc((mean-k-0.5)/math.Sqrt(2*mean))
 	}
 	sum, logMean := 0.0, math.Log(mean)
 	for i := 0.0; i <= k; i++ {

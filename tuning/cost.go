@@ -108,7 +108,7 @@ func (c *Controller) costStep(w *window, target float64) float64 {
 
 // maxRate is the policy's rate cap, lowered by what loss taught.
 func (c *Controller) maxRate() float64 {
-	r := c.p.Rate()
+	r := c.p.RateCap()
 	if c.rateCap > 0 && c.rateCap < r {
 		r = c.rateCap
 	}

@@ -4,23 +4,24 @@
 // top of the stack as the sample before and grows it when many do.
 //
 // A Controller tunes one event. The caller observes each interval of
-// recording (about 100ms to 1s), hands an Observation to Observe, and
-// applies the Decision it returns to every CPU's event with
-// PERF_EVENT_IOC_PERIOD before the next interval starts. Every sample
-// carries its period (PERF_SAMPLE_PERIOD), so a profile that weights
-// samples by period stays unbiased however often the period changes.
+// recording (100ms to 1s), hands an Observation to Observe, and applies
+// the Decision it returns to every CPU's event with PERF_EVENT_IOC_PERIOD
+// (the ioctl takes a pointer to a u64) before the next interval starts.
+// Every sample carries its period (PERF_SAMPLE_PERIOD), so a profile that
+// weights samples by period stays unbiased however often the period
+// changes. Decision.Reason says why, in words, for logs and reports.
 //
 // # What the caller feeds
 //
 // Per interval and event: the samples received, the samples the kernel
 // lost (PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES) and its throttle
-// records (PERF_RECORD_THROTTLE), the interval's length and the CPUs the
-// event is open on, hwprof's own CPU time (getrusage), the program's CPU
-// time if known, the number of samples whose top frame repeats the
-// previous sample's top frame on the same thread (RepeatCounter counts
-// them from (tid, top frame) pairs without allocating), and for LBR
-// events the mean overlap of consecutive LBR windows of a thread
-// (WindowOverlap).
+// records (PERF_RECORD_THROTTLE), the interval's length and the number of
+// CPUs the event is open on, hwprof's own CPU time (getrusage; with
+// several tuned events, each event's share), the program's CPU time if
+// known, the number of samples whose top frame repeats the previous
+// sample's top frame on the same thread (RepeatCounter counts them from
+// (tid, top frame) pairs without allocating), and for LBR events the mean
+// overlap of consecutive LBR windows of a thread (WindowOverlap).
 //
 // The top frame is a key of the caller's choosing, and the choice sets
 // what "repetition" means. The paper's key is the activation record (the
@@ -33,10 +34,10 @@
 // repeats inside loops.
 //
 // The program's CPU time makes rates per CPU exact. For a Time event it is
-// estimated from the samples (each one stands for one period of the
-// program's CPU time); for a Count event without it, every CPU the event
-// is open on is assumed busy, which understates cost for programs that use
-// fewer CPUs, and the rate floor is not applied.
+// derived from the samples (each stands for one period of the program's
+// CPU time); for a Count event without it, every CPU the event is open on
+// is assumed busy, which understates the cost for programs that use fewer
+// CPUs, and the rate floor is not applied.
 //
 // # The rules, in order
 //
@@ -48,52 +49,79 @@
 //     BackOff (2) at once, and the rate at which it happened, divided by
 //     BackOff, becomes a cap for the rest of the recording, so accuracy
 //     never leads back to it.
-//  2. Budget. Over a window of at least MinWindow (100ms) and 10ms of
+//  2. Budget. Over the latest MinWindow (100ms) with at least 10ms of
 //     program CPU, the profile's cost is estimated as samples per second
 //     per CPU × SampleCost (the kernel's work per sample, 2.5µs) plus
 //     hwprof's CPU share. Above Budget (1%), or above the rate cap
 //     (Budget/SampleCost = 4000 samples/s per CPU, perf's default
 //     frequency, or MaxRate), the period grows in one step to land
-//     Headroom (20%) inside the limit.
+//     Headroom (20%) inside the limit. hwprof's CPU time is fitted as a
+//     fixed part plus a part per sample over all observations, so the
+//     step scales only what samples cost; until the observations span a
+//     range of rates, all of it is assumed to scale.
 //  3. Floor. With the program's CPU time known, fewer than MinRate (100)
-//     samples per second per CPU shrink the period in one step to land
-//     Headroom above it, as far as the budget allows. A Count event whose
-//     rate falls with a phase (few calls in a loop) would otherwise starve.
-//  4. Accuracy, every MinSamples (1000) samples, as the paper: the share
-//     of repeated top frames below MinRepeat (1%) shrinks the period, above
-//     MaxRepeat (15%) grows it. The step aims at the band's geometric
-//     middle (3.9%): first by the model share = exp(−period/dwell) (a
-//     frame stays on top for an exponentially distributed time), then by
-//     the secant through this run's earlier measurement, and once a
-//     change overshot, by interpolating inside the bracket the two sides
-//     form; one step moves the period by at most MaxStep (8×). For LBR
-//     events, consecutive windows of a thread overlapping by more than
-//     MaxLBROverlap (25%) grow the period (the samples repeat each other)
-//     and limit how far a shrink may go.
+//     samples per second per CPU over the latest second shrink the period
+//     in one step to land Headroom above it, as far as the budget allows.
+//     A Count event whose rate falls with a phase (few calls in a loop)
+//     would otherwise starve.
+//  4. Accuracy, as the paper: every MinSamples (1000) samples the share
+//     of repeated top frames is compared with MinRepeat (1%) and MaxRepeat
+//     (15%); too few repeats shrink the period, too many grow it. The step
+//     comes from the best information at hand: an interpolation inside
+//     the bracket that measurements on both sides of the band form during
+//     a run of changes, the secant through two measurements on one side
+//     that differ beyond noise, or else the model share =
+//     exp(−period/dwell) (a frame stays on top for an exponentially
+//     distributed time), aiming past the band's middle to make up for
+//     shares that hold a floor of chance repeats. One step moves the
+//     period by at most MaxStep (8×). For LBR events, consecutive windows
+//     of a thread overlapping by more than MaxLBROverlap (25%) grow the
+//     period (the samples repeat each other) and limit how far a shrink
+//     may go.
 //
 // Every period stays within the kind's Bounds: Time events (cpu-clock,
-// task-clock; nanoseconds) 10µs–10ms, Count events (hardware and raw
+// task-clock; nanoseconds) 10µs–8ms, Count events (hardware and raw
 // events; occurrences) 1000–10^9. Count periods are primes, so sampling
-// does not fall into lockstep with a loop whose trip count shares a
-// factor with the period; Time periods are whole microseconds.
+// does not fall into lockstep with a loop whose trip count shares a factor
+// with the period; Time periods are whole microseconds.
 //
-// # Why it does not oscillate
+// # Noise, and why it does not oscillate
 //
-// The repetition band is itself wide (a factor of 15), the aim is its
-// middle, and the share must leave the band by DeadBand (25%) before the
-// period moves, so sampling noise at the edges does nothing. A change is
-// not reversed by the next Hold (1) evaluations. A reversal within a run
-// of changes interpolates inside the bracket of measurements on both
-// sides and never returns to where the run came from; cost rules aim
-// Headroom inside their limits and accuracy respects the same limits with
-// that headroom, so budget and accuracy cannot push each other back and
-// forth. Changes under MinChange (20%) are not made.
+// A share measured over 1000 samples is noisy: at 1% it rests on ten
+// repeats. So a share moves the period only when it is outside its trigger
+// beyond doubt: by the Poisson tail under the lower trigger, by the
+// binomial standard deviation over the upper one, at two standard
+// deviations' worth while a run of changes is under way and three once
+// the period has settled. An uncertain share extends its window to 4000
+// samples for a second look, with only overwhelming evidence (four
+// standard deviations) acting in between; at the second look a settled
+// period stays, and a run goes by the estimate. The cost rules, checked
+// after every observation, act only on three (budget) or four (floor)
+// standard deviations of evidence, and the limits they set for accuracy
+// use the rates the counts plausibly stand for.
+//
+// Hysteresis: a run of changes ends only when the share is inside the band
+// narrowed by DeadBand (25%), 1.25%–11.25% by default, and a settled
+// period moves only when the share leaves the band widened by it,
+// 0.75%–18.75%. A change is not reversed by the next Hold (1)
+// evaluation; a reversal within a run interpolates inside the bracket and
+// never returns to where the run came from. Cost rules aim Headroom
+// inside their limits and accuracy respects the same limits with that
+// headroom, so budget and accuracy do not push each other back and forth;
+// a period held at a limit moves towards it again only when the limit
+// has moved by twice MinChange. Changes under MinChange (20%) are not
+// made.
+//
+// The package's simulations run these rules against programs with phases
+// (call-heavy, loop-heavy, a dominant function, heavy-tailed shares,
+// expensive hwprof, throttling and loss, LBR on calls retired and on
+// cycles) and assert at most three changes per phase, none in a phase's
+// second half and no A→B→A reversal.
 //
 // # What it does not do
 //
 // It makes no system calls, starts no goroutines and keeps no history:
 // applying a decision, timing intervals, reading hwprof's CPU time and
 // recording the periods (each sample's PERIOD field does that) belong to
-// the caller. One controller tunes one event; a recording with several
-// events runs several, each with its share of hwprof's CPU time.
+// the caller. One controller tunes one event.
 package tuning

@@ -95,10 +95,12 @@ type Policy struct {
 	// in small steps buys nothing.
 	MinChange float64
 
-	// DeadBand widens the repetition band before it triggers a change:
-	// the share must fall below MinRepeat×(1−DeadBand) or rise above
-	// MaxRepeat×(1+DeadBand) (0.25), and the LBR overlap above
-	// MaxLBROverlap×(1+DeadBand).
+	// DeadBand (0.25) sets the hysteresis around the repetition band: a
+	// settled period moves only when the share falls below
+	// MinRepeat×(1−DeadBand) or rises above MaxRepeat×(1+DeadBand), while
+	// a run of changes goes on until the share is inside
+	// MinRepeat×(1+DeadBand)–MaxRepeat×(1−DeadBand). The LBR overlap
+	// triggers above MaxLBROverlap×(1+DeadBand).
 	DeadBand float64
 	// Hold is how many accuracy evaluations after a change may not reverse
 	// it (1: the first evaluation after a change cannot undo it, the
@@ -140,9 +142,9 @@ func (p Policy) Bounds(k Kind) Bounds {
 	return p.Count
 }
 
-// Rate returns the samples per second per CPU the budget allows: MaxRate,
+// RateCap returns the samples per second per CPU the budget allows: MaxRate,
 // or Budget/SampleCost when MaxRate is 0 (+Inf when neither limits).
-func (p Policy) Rate() float64 {
+func (p Policy) RateCap() float64 {
 	if p.MaxRate > 0 {
 		return p.MaxRate
 	}
@@ -171,8 +173,8 @@ func (p Policy) Validate() error {
 		return errors.New("Headroom and DeadBand must be in [0, 1)")
 	case p.MinChange < 0 || p.Hold < 0 || p.MinWindow < 0:
 		return errors.New("MinChange, Hold and MinWindow must not be negative")
-	case p.MinRate > 0 && p.MinRate*(1+p.Headroom) >= p.Rate()*(1-p.Headroom):
-		return fmt.Errorf("rate floor %g samples/s per CPU leaves no room under the budget's %g", p.MinRate, p.Rate())
+	case p.MinRate > 0 && p.MinRate*(1+p.Headroom) >= p.RateCap()*(1-p.Headroom):
+		return fmt.Errorf("rate floor %g samples/s per CPU leaves no room under the budget's %g", p.MinRate, p.RateCap())
 	}
 	for _, k := range []Kind{Time, Count} {
 		b := p.Bounds(k)
