@@ -14,6 +14,7 @@ type Controller struct {
 	p      Policy
 	kind   Kind
 	bounds Bounds
+	top    uint64 // the largest Count period: the largest prime within bounds
 	period uint64
 
 	win    window // observations since the last change or evaluation
@@ -45,6 +46,9 @@ func New(p Policy, k Kind, start uint64) (*Controller, error) {
 		return nil, fmt.Errorf("tuning: %w", err)
 	}
 	c := &Controller{p: p, kind: k, bounds: p.Bounds(k)}
+	if k == Count {
+		c.top = prevPrime(c.bounds.Max)
+	}
 	if start == 0 {
 		start = c.bounds.Start
 	}
@@ -110,13 +114,21 @@ func (c *Controller) backOff(o Observation) Decision {
 func lossWhy(o Observation) string {
 	var s string
 	if o.Lost > 0 {
-		s = "lost " + strconv.FormatUint(o.Lost, 10) + " samples"
+		s = "lost " + plural(o.Lost, "sample")
 	}
 	if o.Throttled > 0 {
 		if s != "" {
 			s += ", "
 		}
-		s += "throttled " + strconv.FormatUint(o.Throttled, 10) + " times"
+		s += "throttled " + plural(o.Throttled, "time")
+	}
+	return s
+}
+
+func plural(n uint64, what string) string {
+	s := strconv.FormatUint(n, 10) + " " + what
+	if n != 1 {
+		s += "s"
 	}
 	return s
 }
@@ -131,8 +143,8 @@ func (c *Controller) round(target float64) uint64 {
 		return min(max(v, b.Min), b.Max)
 	}
 	v := nextPrime(uint64(t))
-	if v == 0 || v > b.Max {
-		v = prevPrime(b.Max)
+	if v == 0 || v > c.top {
+		v = c.top
 	}
 	return v
 }

@@ -3,7 +3,8 @@ package tuning
 import "math/bits"
 
 // isPrime reports whether n is prime. Miller–Rabin with the first twelve
-// primes as witnesses is exact for every 64-bit n.
+// primes as witnesses is exact for every 64-bit n, and with the first four
+// for n < 3,215,031,751 (every period of a 32-bit range).
 func isPrime(n uint64) bool {
 	if n < 2 {
 		return false
@@ -19,7 +20,11 @@ func isPrime(n uint64) bool {
 		d /= 2
 		s++
 	}
-	for _, a := range witnesses {
+	use := witnesses[:]
+	if n < 3_215_031_751 {
+		use = witnesses[:4]
+	}
+	for _, a := range use {
 		if !strongProbablePrime(n, a, d, s) {
 			return false
 		}
