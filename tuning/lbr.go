@@ -11,8 +11,9 @@ type Branch struct {
 // repeats entries of prev, the same thread's previous window: 1 when no
 // branch was taken in between, 0 when the windows share nothing. Both
 // are in the kernel's order, newest entry first, so when k branches were
-// recorded between the samples cur[k:] equals the start of prev; the
-// overlap is (len(cur)-k)/len(cur) for the smallest such k.
+// recorded between the samples cur[k:] continues as prev does; the
+// overlap is the number of entries they share from there, over len(cur),
+// for the smallest such k.
 //
 // Windows of a loop that repeats the same branch look alike at any
 // distance and read as overlapping: their samples add little new
@@ -23,11 +24,8 @@ func WindowOverlap(prev, cur []Branch) float64 {
 		return 0
 	}
 	for k := range n {
-		m := n - k
-		if m > len(prev) {
-			continue
-		}
-		if equalBranches(cur[k:], prev[:m]) {
+		m := min(n-k, len(prev))
+		if equalBranches(cur[k:k+m], prev[:m]) {
 			return float64(m) / float64(n)
 		}
 	}
