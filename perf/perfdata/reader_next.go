@@ -178,6 +178,7 @@ func (r *Reader) eventUpdate(m *perf.EventUpdate) {
 // qrec is a record held in the round queue; its bytes are in the arena.
 type qrec struct {
 	time       uint64
+	seq        uint64 // order of arrival: ties in time keep it
 	off        int64
 	start, n   int
 	compressed bool
@@ -193,6 +194,7 @@ type roundQueue struct {
 	ready        []qrec // sorted, being delivered
 	pos          int
 	last         uint64 // latest time delivered
+	seq          uint64 // records pushed so far
 	unordered    int64
 }
 
@@ -200,7 +202,8 @@ func (q *roundQueue) push(rec *Record) {
 	if rec.Time < q.last {
 		q.unordered++
 	}
-	q.pending = append(q.pending, qrec{time: rec.Time, off: rec.Offset, start: len(q.arena), n: len(rec.Raw), compressed: rec.Compressed, hasTime: true})
+	q.seq++
+	q.pending = append(q.pending, qrec{time: rec.Time, seq: q.seq, off: rec.Offset, start: len(q.arena), n: len(rec.Raw), compressed: rec.Compressed, hasTime: true})
 	q.arena = append(q.arena, rec.Raw...)
 	if len(q.arena) > queueLimit && len(q.ready) == 0 {
 		q.flushHalf()
@@ -213,11 +216,17 @@ func (q *roundQueue) pushReady(rec *Record) {
 	q.arena = append(q.arena, rec.Raw...)
 }
 
-func byTime(a, b qrec) int { return cmp.Compare(a.time, b.time) }
+// byTime orders by time, then by arrival: a stable sort by time.
+func byTime(a, b qrec) int {
+	if c := cmp.Compare(a.time, b.time); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
 
 func (q *roundQueue) sortPending() {
 	if !slices.IsSortedFunc(q.pending, byTime) {
-		slices.SortStableFunc(q.pending, byTime)
+		slices.SortFunc(q.pending, byTime)
 	}
 }
 
