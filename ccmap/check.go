@@ -64,7 +64,7 @@ func (m *Map) checkGeneral() error {
 	}
 	for i := range m.edges {
 		e := &m.edges[i]
-		k := edgeKey{site: e.site, callee: m.funcs[e.callee].id}
+		k := keyOf(m.sites[e.site].site, m.funcs[e.callee].id)
 		if j, ok := m.edgeIdx[k]; !ok || j != int32(i) {
 			return fmt.Errorf("edge %d: not indexed", i)
 		}
@@ -107,7 +107,7 @@ func (m *Map) checkContexts() error {
 		if e.callee != l.fn || m.sites[e.site].caller != m.ctxl[c.parent].fn {
 			return fmt.Errorf("context %d: edge %d does not join its parent's function to its own", i, c.edge)
 		}
-		if j, ok := m.kids[kidKey{parent: c.parent, edge: c.edge}]; !ok || j != int32(i) {
+		if m.findChild(c.parent, m.siteAddr(int32(i)), m.funcs[l.fn].id) != int32(i) {
 			return fmt.Errorf("context %d: not indexed", i)
 		}
 		r := m.ctxSiteRef(int32(i))
@@ -122,8 +122,8 @@ func (m *Map) checkContexts() error {
 			return fmt.Errorf("context %d: missing from its CallSiteRef %d", i, r)
 		}
 	}
-	if len(m.kids)+m.rootCount() != len(m.ctxs) {
-		return fmt.Errorf("%d contexts, %d indexed children and %d roots", len(m.ctxs), len(m.kids), m.rootCount())
+	if m.kids.n+m.rootCount() != len(m.ctxs) {
+		return fmt.Errorf("%d contexts, %d indexed children and %d roots", len(m.ctxs), m.kids.n, m.rootCount())
 	}
 	for k := range m.pruned {
 		if k != none && (k < 0 || int(k) >= len(m.ctxs)) {

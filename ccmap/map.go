@@ -68,18 +68,16 @@ type ctxLinks struct {
 	calls   uint64
 }
 
-// edgeKey finds a Callee: call site node and callee function.
+// edgeKey finds a Callee: call site (caller and address) and callee,
+// packed in 16 bytes without padding so the map hashes and compares it
+// as plain memory.
 type edgeKey struct {
-	site   int32
-	callee FuncID
+	caller, callee FuncID
+	addr           uint64
 }
 
-// kidKey finds a CalleeRef: the parent context and the general Callee
-// (call site and callee). Two int32s keep the index's slots at 12 bytes;
-// finding the Callee first costs lookups in the small general maps.
-type kidKey struct {
-	parent int32
-	edge   int32
+func keyOf(site CallSite, callee FuncID) edgeKey {
+	return edgeKey{caller: site.Caller, callee: callee, addr: site.Addr}
 }
 
 // A Map is a Call Context Map. The zero value is not ready; use New.
@@ -96,7 +94,7 @@ type Map struct {
 	funcIdx map[FuncID]int32
 	siteIdx map[CallSite]int32
 	edgeIdx map[edgeKey]int32
-	kids    map[kidKey]int32
+	kids    childIndex // CalleeRefs by parent, call site and callee (index.go)
 
 	// pruned holds, per surviving context (none: the forest's top level),
 	// the weight of the children Prune removed.
@@ -113,7 +111,6 @@ func New() *Map {
 		funcIdx: make(map[FuncID]int32),
 		siteIdx: make(map[CallSite]int32),
 		edgeIdx: make(map[edgeKey]int32),
-		kids:    make(map[kidKey]int32),
 		pruned:  make(map[int32]Weights),
 	}
 }
@@ -162,7 +159,7 @@ func (m *Map) site(s CallSite) int32 {
 // edge returns the Callee node for site node s and callee function f,
 // creating it.
 func (m *Map) edge(s, f int32) int32 {
-	k := edgeKey{site: s, callee: m.funcs[f].id}
+	k := keyOf(m.sites[s].site, m.funcs[f].id)
 	if i, ok := m.edgeIdx[k]; ok {
 		return i
 	}
@@ -200,21 +197,8 @@ func (m *Map) child(c int32, addr uint64, callee FuncID) int32 {
 	m.ctxl = append(m.ctxl, ctxLinks{fn: m.edges[e].callee, sites: none, next: m.srefs[sr].callees, nextRef: m.edges[e].refs})
 	m.srefs[sr].callees = i
 	m.edges[e].refs = i
-	m.kids[kidKey{parent: c, edge: e}] = i
+	m.indexChild(i)
 	return i
-}
-
-// findChild returns the CalleeRef for a call from context c at address
-// addr to callee, or none; it creates nothing.
-func (m *Map) findChild(c int32, addr uint64, callee FuncID) int32 {
-	e := m.findEdge(CallSite{Caller: m.funcs[m.ctxl[c].fn].id, Addr: addr}, callee)
-	if e == none {
-		return none
-	}
-	if i, ok := m.kids[kidKey{parent: c, edge: e}]; ok {
-		return i
-	}
-	return none
 }
 
 // siteRef returns the CallSiteRef of site node s in context c, creating

@@ -77,7 +77,7 @@ func (m *Map) Clone() *Map {
 		funcIdx: maps.Clone(m.funcIdx),
 		siteIdx: maps.Clone(m.siteIdx),
 		edgeIdx: maps.Clone(m.edgeIdx),
-		kids:    maps.Clone(m.kids),
+		kids:    m.kids.clone(),
 		pruned:  maps.Clone(m.pruned),
 		tot:     m.tot,
 		seq:     m.seq,
@@ -106,7 +106,7 @@ func Equal(a, b *Map) bool {
 	}
 	for i := range a.edges {
 		e := &a.edges[i]
-		j, ok := b.edgeIdx[edgeKey{site: b.siteIdx[a.sites[e.site].site], callee: a.funcs[e.callee].id}]
+		j, ok := b.edgeIdx[keyOf(a.sites[e.site].site, a.funcs[e.callee].id)]
 		if !ok || b.edges[j].w != e.w {
 			return false
 		}

@@ -48,7 +48,7 @@ func (m *Map) Prune(frac float64) PruneStats {
 	m.ctxs = make([]ctxNode, 0, n)
 	m.ctxl = make([]ctxLinks, 0, n)
 	m.srefs = make([]siteRefNode, 0, len(old.srefs))
-	m.kids = make(map[kidKey]int32, n)
+	m.kids = childIndex{}
 	m.pruned = make(map[int32]Weights)
 	m.cache = nil
 	for i := range m.funcs {

@@ -108,15 +108,10 @@ func (m *Map) Edge(site CallSite, callee FuncID) (Edge, bool) {
 }
 
 func (m *Map) findEdge(site CallSite, callee FuncID) int32 {
-	s, ok := m.siteIdx[site]
-	if !ok {
-		return none
+	if e, ok := m.edgeIdx[keyOf(site, callee)]; ok {
+		return e
 	}
-	e, ok := m.edgeIdx[edgeKey{site: s, callee: callee}]
-	if !ok {
-		return none
-	}
-	return e
+	return none
 }
 
 // Edges returns every edge, hottest by the measure first.
