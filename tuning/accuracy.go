@@ -186,6 +186,13 @@ func (c *Controller) evaluate(r float64, dRep int, w *window) Decision {
 	if d == -c.lastDir && c.sinceChange <= c.p.Hold {
 		return c.keep(RuleHold, fmt.Sprintf("%s, but a reversal waits %d evaluation(s) after a change", why, c.p.Hold))
 	}
+	return c.move(d, k, rule, why, w)
+}
+
+// move changes the period by factor k in direction d as far as the limits
+// allow, unless that is under MinChange.
+func (c *Controller) move(d int, k float64, rule Rule, why string, w *window) Decision {
+	P := float64(c.period)
 	lo, hi, loWhy, hiWhy := c.limits(w)
 	to := c.round(min(max(P*k, lo), hi))
 	ratio := float64(to) / P

@@ -19,8 +19,10 @@ const (
 // selfFit fits hwprof's CPU time as fixed·duration + perSample·samples by
 // least squares over every observation, so a prediction at another period
 // scales only the part that samples cost. Until the observations span a
-// range of rates, all of it is taken to scale with the samples, which
-// overstates the cost of a shorter period and never understates it.
+// range of rates, all of it is taken to scale with the samples: that
+// overstates what a shorter period would cost, so accuracy shrinks
+// cautiously, and overstates what a longer one saves, so a budget step may
+// fall short and take a second.
 type selfFit struct {
 	dd, dn, nn, ds, ns float64 // sums of products: duration, samples, self
 	minRate, maxRate   float64
@@ -80,18 +82,19 @@ func (c *Controller) costParts(w *window) (scaling, fixed float64) {
 
 // costBound is the window's cost with its sample count moved by z
 // standard deviations (Poisson). When the program's CPU time was measured,
-// the part that scales with the samples moves; when it was derived from
-// the samples (a Time event), the rate is exact and the fixed part moves,
-// since fewer samples would mean less CPU time to spread it over.
+// the part that scales with the samples moves. When it was derived from
+// the samples (a Time event), the rate is exact and hwprof's share moves
+// the other way, as fewer samples would mean less CPU time to spread it
+// over (all of it, which is the safe side whatever part is fixed).
 func (c *Controller) costBound(w *window, z float64) float64 {
 	n := float64(w.samples + w.lost)
 	if w.cpu <= 0 || n == 0 {
 		return w.cost(c.p.SampleCost)
 	}
-	scaling, fixed := c.costParts(w)
 	if w.rateExact {
-		return scaling + fixed*n/max(n-z*math.Sqrt(n), 1e-9)
+		return w.rate()*c.p.SampleCost.Seconds() + w.selfShare()*n/max(n-z*math.Sqrt(n), 1e-9)
 	}
+	scaling, fixed := c.costParts(w)
 	return scaling*max(n+z*math.Sqrt(n), 0)/n + fixed
 }
 
@@ -116,8 +119,8 @@ func (c *Controller) maxRate() float64 {
 }
 
 // budget grows the period when the cost or rate of the latest MinWindow
-// of recording is over the budget beyond noise, aiming Headroom inside it. At the maximum period
-// it leaves the decision to the later rules.
+// of recording is over the budget beyond noise, aiming Headroom inside
+// it. At the maximum period it leaves the decision to the later rules.
 func (c *Controller) budget() (Decision, bool) {
 	rw, ok := c.recent.last(c.p.MinWindow)
 	w := &rw
