@@ -123,9 +123,10 @@ func noisy(rng *rand.Rand, mean float64) uint64 {
 // a phase (the steady state), no loss, throttling or budget overrun in
 // the steady state, and no change that returns to within 10% of the
 // period before a reversal (A→B→A).
-func checkRun(t *testing.T, phases []phase, ticks []tick, maxChanges int) []string {
+func checkRun(t *testing.T, m machine, phases []phase, ticks []tick, maxChanges int) ([]string, []phaseStats) {
 	t.Helper()
 	var summary []string
+	var stats []phaseStats
 	for pi, ph := range phases {
 		var pt []tick
 		for _, tk := range ticks {
@@ -133,14 +134,14 @@ func checkRun(t *testing.T, phases []phase, ticks []tick, maxChanges int) []stri
 				pt = append(pt, tk)
 			}
 		}
-		changes := 0
+		changes, lastChange := 0, -1
 		var path []string
 		hist := []uint64{pt[0].period} // the phase's periods, one per change
 		for i, tk := range pt {
 			if !tk.dec.Changed {
 				continue
 			}
-			changes++
+			changes, lastChange = changes+1, i
 			hist = append(hist, tk.dec.Period)
 			path = append(path, fmt.Sprintf("%d (%s)", tk.dec.Period, tk.dec.Rule))
 			if i >= len(pt)/2 {
@@ -171,8 +172,16 @@ func checkRun(t *testing.T, phases []phase, ticks []tick, maxChanges int) []stri
 		}
 		summary = append(summary, fmt.Sprintf("%-12s %d change(s) %-60s final %d: share %s, %.0f samples/s per CPU, cost %s",
 			ph.name, changes, strings.Join(path, " → "), last.period, pct(last.share), last.rateCPU, pct(last.cost)))
+		stats = append(stats, phaseStats{changes: changes, settled: time.Duration(lastChange+1) * m.interval})
 	}
-	return summary
+	return summary, stats
+}
+
+// phaseStats is what a phase of one run took: its changes, and how far
+// into the phase the last of them came.
+type phaseStats struct {
+	changes int
+	settled time.Duration
 }
 
 const phaseLen = 120 * time.Second
@@ -333,22 +342,29 @@ var simSeeds = flag.Int("sim.seeds", 20, "seeded runs per simulated scenario")
 func TestSimulatedPhases(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			var all []phaseStats
 			for seed := range uint64(*simSeeds) {
 				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-					runScenario(t, sc, seed)
+					all = append(all, runScenario(t, sc, seed)...)
 				})
 			}
+			most, sum, slowest := 0, 0, time.Duration(0)
+			for _, s := range all {
+				most, sum, slowest = max(most, s.changes), sum+s.changes, max(slowest, s.settled)
+			}
+			t.Logf("%d runs: changes per phase at most %d, %.2f on average; the last change at most %v into a phase of %v",
+				*simSeeds, most, float64(sum)/float64(len(all)), slowest, phaseLen)
 		})
 	}
 }
 
-func runScenario(t *testing.T, sc scenario, seed uint64) {
+func runScenario(t *testing.T, sc scenario, seed uint64) []phaseStats {
 	c, err := New(DefaultPolicy(), sc.m.kind, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ticks := simulate(c, sc.m, sc.phases, seed)
-	summary := checkRun(t, sc.phases, ticks, sc.maxChanges)
+	summary, stats := checkRun(t, sc.m, sc.phases, ticks, sc.maxChanges)
 	if sc.final != nil {
 		for pi := range sc.phases {
 			if err := sc.final(pi, lastOf(ticks, pi)); err != nil {
@@ -368,6 +384,7 @@ func runScenario(t *testing.T, sc scenario, seed uint64) {
 			}
 		}
 	}
+	return stats
 }
 
 func lastOf(ticks []tick, pi int) tick {
