@@ -45,7 +45,8 @@ type Policy struct {
 	// MinRepeat and MaxRepeat bound the share of samples whose top frame
 	// repeats the previous sample's top frame on the same thread: below
 	// MinRepeat the period shrinks, above MaxRepeat it grows (the CC-Map
-	// paper's 1% and 15%). The target inside is their geometric mean.
+	// paper's 1% and 15%). Steps aim at their geometric mean (3.9%), or
+	// past it when they have only one measurement to go by.
 	MinRepeat, MaxRepeat float64
 	// MinSamples is how many samples an accuracy evaluation needs (the
 	// paper evaluates "every 1000 samples"). 1000 samples put a share of
