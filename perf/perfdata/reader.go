@@ -141,9 +141,9 @@ type Reader struct {
 }
 
 // Open opens a perf.data file: file mode, or pipe mode (a stream written
-// by `perf record -o -` and saved), told apart by the header's size. It
-// reads the header, the attrs and the feature sections; Next reads the
-// records.
+// by `perf record -o -` and saved), told apart by the header's size; a
+// FIFO or character device is read as a pipe-mode stream. It reads the
+// header, the attrs and the feature sections; Next reads the records.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -153,6 +153,16 @@ func Open(path string) (*Reader, error) {
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("perfdata: open: %w", err)
+	}
+	if !st.Mode().IsRegular() && !st.IsDir() {
+		// A FIFO or a character device (/dev/stdin): a pipe-mode stream.
+		r, err := newPipeReader(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("perfdata: open %s: %w", path, err)
+		}
+		r.file = f
+		return r, nil
 	}
 	r, err := newReader(f, st.Size())
 	if err != nil {
@@ -176,15 +186,27 @@ func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
 // NewPipeReader reads a pipe-mode stream (`perf record -o -`): the
 // 16-byte header, then records, attrs and features among them.
 func NewPipeReader(rd io.Reader) (*Reader, error) {
-	var b [pipeHeaderSize]byte
-	if _, err := io.ReadFull(rd, b[:]); err != nil {
-		return nil, fmt.Errorf("perfdata: read pipe header: %w (%w)", err, ErrNotPerfData)
-	}
-	if err := checkMagic(b[:]); err != nil {
+	r, err := newPipeReader(rd)
+	if err != nil {
 		return nil, fmt.Errorf("perfdata: %w", err)
 	}
-	if sz := binary.LittleEndian.Uint64(b[8:]); sz != pipeHeaderSize {
-		return nil, fmt.Errorf("perfdata: header size %d at offset 8: want %d for a pipe (%w)", sz, pipeHeaderSize, ErrNotPerfData)
+	return r, nil
+}
+
+func newPipeReader(rd io.Reader) (*Reader, error) {
+	var b [pipeHeaderSize]byte
+	if _, err := io.ReadFull(rd, b[:]); err != nil {
+		return nil, fmt.Errorf("read pipe header: %w (%w)", err, ErrNotPerfData)
+	}
+	if err := checkMagic(b[:]); err != nil {
+		return nil, err
+	}
+	switch sz := binary.LittleEndian.Uint64(b[8:]); sz {
+	case pipeHeaderSize:
+	case fileHeaderSize, fileHeaderSizeV1:
+		return nil, fmt.Errorf("header size %d at offset 8: a file-mode perf.data cannot be read from a stream; read it from a file", sz)
+	default:
+		return nil, fmt.Errorf("header size %d at offset 8: want %d for a pipe (%w)", sz, pipeHeaderSize, ErrNotPerfData)
 	}
 	r := newEmptyReader()
 	r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: -1}

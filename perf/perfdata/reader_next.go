@@ -196,6 +196,7 @@ type roundQueue struct {
 	last         uint64 // latest time delivered
 	seq          uint64 // records pushed so far
 	unordered    int64
+	limit        int // bytes held before the older half goes out; 0: queueLimit
 }
 
 func (q *roundQueue) push(rec *Record) {
@@ -205,7 +206,11 @@ func (q *roundQueue) push(rec *Record) {
 	q.seq++
 	q.pending = append(q.pending, qrec{time: rec.Time, seq: q.seq, off: rec.Offset, start: len(q.arena), n: len(rec.Raw), compressed: rec.Compressed, hasTime: true})
 	q.arena = append(q.arena, rec.Raw...)
-	if len(q.arena) > queueLimit && len(q.ready) == 0 {
+	limit := q.limit
+	if limit == 0 {
+		limit = queueLimit
+	}
+	if len(q.arena) > limit && len(q.ready) == 0 {
 		q.flushHalf()
 	}
 }

@@ -27,8 +27,6 @@ type brEntry struct {
 	cycles          uint64
 }
 
-var brstackRE = regexp.MustCompile(`0x([0-9a-f]+)\([^)]*\)/0x([0-9a-f]+)\([^)]*\)/([MP-])/([X-])/([A-])/(\d+)/`)
-
 // scriptBranchStacks returns the branch stack of every sample line of a
 // perf script output, in order.
 func scriptBranchStacks(t *testing.T, path string) [][]brEntry {
@@ -46,16 +44,23 @@ func scriptBranchStacks(t *testing.T, path string) [][]brEntry {
 	sc := bufio.NewScanner(z)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		ms := brstackRE.FindAllStringSubmatch(sc.Text(), -1)
-		if ms == nil {
+		line := sc.Text()
+		if !strings.Contains(line, ")/0x") {
 			continue
 		}
 		var st []brEntry
-		for _, m := range ms {
-			from, _ := strconv.ParseUint(m[1], 16, 64)
-			to, _ := strconv.ParseUint(m[2], 16, 64)
-			cyc, _ := strconv.ParseUint(m[6], 10, 64)
-			st = append(st, brEntry{from, to, m[3][0], m[4][0], m[5][0], cyc})
+		for _, field := range strings.Fields(dropParens(line)) {
+			p := strings.Split(field, "/")
+			if len(p) < 7 || !strings.HasPrefix(p[0], "0x") || !strings.HasPrefix(p[1], "0x") || len(p[2]) != 1 {
+				continue
+			}
+			from, err1 := strconv.ParseUint(p[0][2:], 16, 64)
+			to, err2 := strconv.ParseUint(p[1][2:], 16, 64)
+			cyc, err3 := strconv.ParseUint(p[5], 10, 64)
+			if err1 != nil || err2 != nil || err3 != nil || len(p[3]) != 1 || len(p[4]) != 1 {
+				t.Fatalf("%s: bad brstack entry %q", filepath.Base(path), field)
+			}
+			st = append(st, brEntry{from, to, p[2][0], p[3][0], p[4][0], cyc})
 		}
 		out = append(out, st)
 	}
@@ -63,6 +68,24 @@ func scriptBranchStacks(t *testing.T, path string) [][]brEntry {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// dropParens removes the "(dso)" groups perf script prints after each
+// address.
+func dropParens(s string) string {
+	b := make([]byte, 0, len(s))
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }
 
 // asScript prints a decoded branch entry's flags as perf script does.
