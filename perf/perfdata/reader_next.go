@@ -1,6 +1,7 @@
 package perfdata
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -109,7 +110,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 		return false
 	case perf.RecordHeaderAttr, perf.RecordEventUpdate,
 		perf.RecordHeaderFeature, perf.RecordHeaderEventType,
-		perf.RecordHeaderTracing, perf.RecordAuxtrace,
+		perf.RecordHeaderTracing, perf.RecordAuxtrace, perf.RecordHeaderBuildID,
 		perf.RecordCompressed, perf.RecordCompressed2:
 	default:
 		return true
@@ -132,6 +133,9 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 		if m.FeatID == uint64(FeatEventDesc) {
 			r.nameEvents()
 		}
+	case *perf.HeaderBuildID:
+		r.feats.BuildIDs = append(r.feats.BuildIDs, BuildID{PID: m.PID, Misc: m.Misc &^ miscBuildIDSize,
+			ID: bytes.Clone(m.BuildID), Path: m.Filename})
 	case *perf.HeaderEventType:
 		r.feats.EventTypes = append(r.feats.EventTypes, EventTypeName{ID: m.EventID, Name: m.Name})
 	case *perf.HeaderTracingData:

@@ -572,3 +572,23 @@ func TestOpenFIFO(t *testing.T) {
 		t.Errorf("from a FIFO: %v, pipe %v", got, r.Header().Pipe)
 	}
 }
+
+// Pipe-mode HEADER_BUILD_ID records (perf writes them at the end of a
+// stream) join the build-id table.
+func TestPipeBuildIDRecords(t *testing.T) {
+	body := le.AppendUint32(nil, uint32(0xffffffff)) // pid -1
+	id := make([]byte, buildIDField)
+	copy(id, []byte{0xca, 0xfe})
+	id[buildIDSize] = 2
+	body = append(body, id...)
+	body = appendString(body, "/usr/bin/true")
+	s := newStream().add(attrRecord(orderAttr(), 7), timedSample(1, 0),
+		record(perf.RecordHeaderBuildID, perf.MiscUser|miscBuildIDSize, body))
+	r, err := NewPipeReader(bytes.NewReader(s.b))
+	must(t, err)
+	deliveries(t, r)
+	want := []BuildID{{PID: -1, Misc: perf.MiscUser, ID: []byte{0xca, 0xfe}, Path: "/usr/bin/true"}}
+	if !reflect.DeepEqual(r.Features().BuildIDs, want) {
+		t.Errorf("build-ids %+v", r.Features().BuildIDs)
+	}
+}
