@@ -58,6 +58,13 @@
 // found in a small stack cache and counted by walking from its leaf to
 // its root, without a lookup per frame.
 //
+// Memory: a context costs 48 bytes of node (16 read on every fold, 32
+// of links and counts), about 0.9 CallSiteRefs of 20 bytes, and an
+// 8-byte slot in the child index; with slice and table spare room that
+// measures about 106 bytes per context over a million contexts
+// (BenchmarkMemoryPerContext). General nodes are per function, call site
+// and edge, so they do not grow with the number of contexts.
+//
 // Prune removes cold contexts and keeps every total: removed weight is
 // kept per surviving parent and shown as a "[pruned]" node in the CCT
 // view. General nodes are never pruned.

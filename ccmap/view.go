@@ -74,7 +74,7 @@ type CCTNode struct {
 // (stacks ending in each context), Calls for calls, Total for inclusive
 // samples. Subtrees whose weights are all zero are left out.
 func (m *Map) CCT(by Measure) CCT {
-	t := CCT{Measure: by}
+	t := CCT{Measure: by, Nodes: make([]CCTNode, 0, len(m.ctxs)+len(m.pruned))}
 	incl := make([]uint64, len(m.ctxs))
 	for i := len(m.ctxs) - 1; i >= 0; i-- {
 		incl[i] += m.ctxWeights(int32(i)).Get(by) + m.pruned[int32(i)].Get(by)
