@@ -208,6 +208,9 @@ func printStats(w io.Writer, o record.Options, st record.Stats) {
 	if st.RingErrors > 0 {
 		loss += fmt.Sprintf("; %d corrupted ring reads skipped", st.RingErrors)
 	}
+	if st.Undecoded > 0 {
+		loss += fmt.Sprintf("; %d records could not be decoded (kept in the file)", st.Undecoded)
+	}
 	fmt.Fprintln(w, loss)
 	perSample := ""
 	if st.Samples > 0 {

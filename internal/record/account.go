@@ -1,9 +1,7 @@
 package record
 
 import (
-	"bytes"
 	"encoding/binary"
-	"math/bits"
 
 	"github.com/hwprof/hwprof/perf"
 )
@@ -41,51 +39,49 @@ func (r *recorder) write(rec []byte) error {
 	return nil
 }
 
-// account counts a record by type: samples per event, the kernel's loss
-// and throttling reports, sample times, and the objects that were mapped.
-// Records were checked by the ring reader to be at least a header long.
+// account counts a record with the shared decoder (perf.SampleFormat):
+// samples per event and their times cheaply, without decoding the sample;
+// the rare other records decoded whole for the kernel's loss and
+// throttling reports and the objects that were mapped.
 func (r *recorder) account(rec []byte) {
 	r.stats.Records++
 	r.stats.Bytes += uint64(len(rec))
-	switch perf.RecordType(le.Uint32(rec)) {
-	case perf.RecordSample:
+	if perf.RecordType(le.Uint32(rec)) == perf.RecordSample {
 		r.accountSample(rec)
-	case perf.RecordLost: // {header; u64 id; u64 lost; sample_id}
-		if len(rec) >= 24 {
-			r.stats.Lost += le.Uint64(rec[16:])
+		return
+	}
+	d, err := r.format.Decode(rec)
+	if err != nil {
+		r.stats.Undecoded++
+		return
+	}
+	switch d := d.(type) {
+	case *perf.Lost:
+		r.stats.Lost += d.Lost
+	case *perf.LostSamples:
+		r.stats.LostSamples += d.Lost
+	case *perf.Throttle:
+		if d.Type == perf.RecordThrottle {
+			r.stats.Throttle++
+		} else {
+			r.stats.Unthrottle++
 		}
-	case perf.RecordLostSamples: // {header; u64 lost; sample_id}
-		if len(rec) >= 16 {
-			r.stats.LostSamples += le.Uint64(rec[8:])
-		}
-	case perf.RecordThrottle:
-		r.stats.Throttle++
-	case perf.RecordUnthrottle:
-		r.stats.Unthrottle++
-	case perf.RecordMmap: // {header; u32 pid, tid; u64 addr, len, pgoff; char filename[]}
-		r.noteMapping(rec, 40)
-	case perf.RecordMmap2: // ... u32 maj, min; u64 ino, ino_generation (or build id); u32 prot, flags; char filename[]
-		r.noteMapping(rec, 72)
+	case *perf.Mmap:
+		r.noteMapping(d.Misc, d.PID, d.Filename)
+	case *perf.Mmap2:
+		r.noteMapping(d.Misc, d.PID, d.Filename)
 	}
 }
 
 func (r *recorder) accountSample(rec []byte) {
 	r.stats.Samples++
-	ei := 0
-	if len(r.o.Events) > 1 && r.o.Events[0].Attr.SampleType&perf.SampleIdentifier != 0 && len(rec) >= 16 {
-		ei = r.idEvent[le.Uint64(rec[8:])]
+	if ei, err := r.format.EventOf(rec); err == nil && ei >= 0 {
+		r.stats.EventSamples[ei]++
 	}
-	r.stats.EventSamples[ei]++
-	st := r.o.Events[ei].Attr.SampleType
-	if st&perf.SampleTime == 0 {
+	t, ok := r.format.Time(rec)
+	if !ok {
 		return
 	}
-	// IDENTIFIER, IP and TID come before TIME, one u64 each.
-	off := 8 + 8*bits.OnesCount64(uint64(st&(perf.SampleIdentifier|perf.SampleIP|perf.SampleTID)))
-	if len(rec) < off+8 {
-		return
-	}
-	t := le.Uint64(rec[off:])
 	if r.timeFirst == 0 || t < r.timeFirst {
 		r.timeFirst = t
 	}
@@ -96,19 +92,11 @@ func (r *recorder) accountSample(rec []byte) {
 
 // noteMapping remembers the file of an executable mapping, for the
 // build-id feature.
-func (r *recorder) noteMapping(rec []byte, nameOff int) {
-	misc := le.Uint16(rec[4:])
-	if misc&perf.MiscMmapData != 0 || len(rec) <= nameOff {
-		return
+func (r *recorder) noteMapping(misc uint16, pid uint32, name string) {
+	if misc&perf.MiscMmapData != 0 || len(name) == 0 || name[0] != '/' {
+		return // data, [vdso], [stack], anonymous memory
 	}
-	name := rec[nameOff:]
-	if i := bytes.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
-	}
-	if len(name) == 0 || name[0] != '/' {
-		return // [vdso], [stack], anonymous memory
-	}
-	if _, ok := r.buildIDs[string(name)]; !ok {
-		r.buildIDs[string(name)] = int32(le.Uint32(rec[8:]))
+	if _, ok := r.buildIDs[name]; !ok {
+		r.buildIDs[name] = int32(pid)
 	}
 }

@@ -64,6 +64,7 @@ type Stats struct {
 	Unthrottle   uint64   // UNTHROTTLE records
 	Wakeups      uint64   // loop iterations that found data
 	RingErrors   uint64   // corrupted ring reads, skipped
+	Undecoded    uint64   // records the decoder rejected (written all the same)
 	Duration     time.Duration
 	CPU          time.Duration // hwprof's own CPU time (user+system)
 	ExitCode     int           // command mode: the program's status, 128+N if signal N
@@ -88,7 +89,7 @@ func Record(o Options) (Stats, error) {
 		return Stats{}, fmt.Errorf("record: ring size of %d pages is not a power of two", o.DataPages)
 	}
 	raiseFileLimit()
-	r := &recorder{o: o, buildIDs: map[string]int32{}, idEvent: map[uint64]int{}}
+	r := &recorder{o: o, buildIDs: map[string]int32{}}
 	r.stats.EventSamples = make([]uint64, len(o.Events))
 	defer r.closeEvents()
 	var err error
@@ -109,15 +110,15 @@ func Record(o Options) (Stats, error) {
 }
 
 type recorder struct {
-	o       Options
-	poller  *ring.Poller
-	cpus    []int
-	events  []openEvent // every fd opened
-	rings   []*ring.Ring
-	w       *perfdata.Writer
-	stats   Stats
-	idEvent map[uint64]int // event id -> index in o.Events
-	// layout of samples, for the time field (sample_time feature)
+	o      Options
+	poller *ring.Poller
+	cpus   []int
+	events []openEvent // every fd opened
+	rings  []*ring.Ring
+	w      *perfdata.Writer
+	stats  Stats
+	format *perf.SampleFormat // the shared decoder, for the events and their ids
+	// the first and last sample time (sample_time feature)
 	timeFirst, timeLast uint64
 	buildIDs            map[string]int32 // mapped object path -> first pid
 	synth               []byte           // scratch for synthesized records
@@ -264,7 +265,6 @@ func (r *recorder) openOne(ev *perf.Event, ei, tid, cpu int) error {
 	}
 	oe := openEvent{fd: fd, event: ei, cpu: cpu, tid: tid, id: id}
 	r.events = append(r.events, oe)
-	r.idEvent[id] = ei
 	r.stats.Opened++
 	// The first task's event on this CPU owns the ring; later tasks'
 	// events write into it.
@@ -304,6 +304,12 @@ func (r *recorder) create() error {
 	}
 	for _, e := range r.events {
 		attrs[e.event].IDs = append(attrs[e.event].IDs, e.id)
+	}
+	r.format, _ = perf.NewSampleFormat()
+	for _, a := range attrs {
+		if _, err := r.format.Add(a.Attr, a.IDs); err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
 	}
 	w, err := perfdata.Create(r.o.Output, attrs)
 	if err != nil {
