@@ -4,5 +4,6 @@ go 1.26.0
 
 require (
 	github.com/klauspost/compress v1.20.3
+	golang.org/x/arch v0.32.0
 	golang.org/x/sys v0.49.0 // indirect
 )

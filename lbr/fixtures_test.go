@@ -1,0 +1,300 @@
+package lbr_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/lbr"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+)
+
+// The fixtures are real LBR recordings of google/autofdo's test data (see
+// ../shared/fixtures/README.md), both made with -j any: every taken branch,
+// no saved branch type. The program's binary is beside each.
+const fixtures = "../../shared/fixtures"
+
+type fixtureCase struct {
+	name      string
+	recording string // under fixtures/autofdo
+	binary    string // the local copy of the profiled program
+	recorded  string // the base name of the program in the recording's MMAP records
+	depth     int
+}
+
+var fixtureCases = []fixtureCase{
+	{"propeller cycles:u 32-deep", "propeller_sample_1.perfdata1", "propeller_sample_1.bin", "propeller_sample_1.bin.gen", 32},
+	{"test.lbr br_inst_exec:taken 16-deep", "test.lbr", "test.binary", "test.binary", 16},
+}
+
+// edgeCount is what both sides count per edge.
+type edgeCount struct {
+	appearances, mispredicted, cycles uint64
+}
+
+// TestFixturesMatchPerfScript checks, on real hardware recordings, that the
+// call edges this package builds (reading the file with perfdata, the
+// instructions with FileCode and x86asm) are exactly those of perf's own
+// `perf script -F brstack` output, each entry classified by the mnemonic
+// objdump prints at its from address: same edges, same appearance,
+// mispredict and cycle counts.
+func TestFixturesMatchPerfScript(t *testing.T) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Skip("objdump not found: the independent classifier is missing")
+	}
+	for _, tc := range fixtureCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := filepath.Join(fixtures, "autofdo", tc.recording)
+			bin := filepath.Join(fixtures, "autofdo", tc.binary)
+			script := filepath.Join(fixtures, "expected", "autofdo", tc.recording+".script.txt.gz")
+			for _, p := range []string{rec, bin, script} {
+				if _, err := os.Stat(p); err != nil {
+					t.Skipf("fixture absent: %v", err)
+				}
+			}
+			got, dec := hwprofEdges(t, rec, bin, tc.recorded, tc.depth)
+			want, perfUser := perfScriptEdges(t, script, objdumpCalls(t, objdump, bin), tc.recorded)
+			if len(want) == 0 {
+				t.Fatal("perf script side found no call edges")
+			}
+			for e, w := range want {
+				if g, ok := got[e]; !ok || g != w {
+					t.Errorf("edge %#x -> %#x (pid %d): hwprof %+v (present %v), perf script+objdump %+v", e.Site, e.Callee, e.PID, g, ok, w)
+				}
+			}
+			for e, g := range got {
+				if _, ok := want[e]; !ok {
+					t.Errorf("edge %#x -> %#x (pid %d): hwprof %+v, absent from perf script+objdump", e.Site, e.Callee, e.PID, g)
+				}
+			}
+			var apps uint64
+			for _, w := range want {
+				apps += w.appearances
+			}
+			t.Logf("%d call edges, %d call entries; entries by kind: call %d, indirect-call %d, other %d, kernel %d, unknown (object absent) %d; %d instructions decoded; perf script user entries %d",
+				len(want), apps, dec.Count(lbr.KindCall), dec.Count(lbr.KindIndCall), dec.Count(lbr.KindOther),
+				dec.Count(lbr.KindKernel), dec.Count(lbr.KindUnknown), dec.Decoded(), perfUser)
+		})
+	}
+}
+
+// hwprofEdges reads the recording and builds the call edges with this
+// package, mapping only the profiled program (its libraries are absent).
+func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Edge]edgeCount, *lbr.Decoder) {
+	t.Helper()
+	r, err := perfdata.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	code := lbr.NewFileCode()
+	dec := lbr.NewDecoder(code)
+	prof := lbr.NewProfile(lbr.Estimator{Depth: depth})
+	mapObject := func(pid uint32, addr, length, pgoff uint64, name string) {
+		if filepath.Base(name) == recorded {
+			code.Map(pid, lbr.Mapping{Start: lbr.Addr(addr), End: lbr.Addr(addr + length), PgOff: pgoff, Path: bin})
+		}
+	}
+	var s perf.Sample
+	var calls []lbr.Call
+	for r.Next() {
+		switch r.Record().Type() {
+		case perf.RecordSample:
+			if err := r.DecodeSample(&s); err != nil {
+				t.Fatal(err)
+			}
+			calls = dec.Decode(calls[:0], s.PID, s.Branches)
+			prof.Add(s.PID, s.Period, calls)
+		case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm:
+			d, err := r.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch m := d.(type) {
+			case *perf.Mmap:
+				mapObject(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
+			case *perf.Mmap2:
+				mapObject(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
+			case *perf.Comm:
+				if m.Exec() {
+					code.Forget(m.PID)
+					dec.Forget(m.PID)
+				}
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := code.Err(bin); err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[lbr.Edge]edgeCount)
+	for _, e := range prof.Edges() {
+		got[e.Edge] = edgeCount{e.Appearances, e.Mispredicted, e.Cycles}
+	}
+	return got, dec
+}
+
+var objdumpLine = regexp.MustCompile(`^\s*([0-9a-f]+):\s+(.*)$`)
+
+// objdumpCalls returns the link-time addresses of the instructions objdump
+// disassembles as calls, and the program headers for offset arithmetic.
+func objdumpCalls(t *testing.T, objdump, bin string) objdumpView {
+	t.Helper()
+	out, err := exec.Command(objdump, "-d", "--no-show-raw-insn", "-w", bin).Output()
+	if err != nil {
+		t.Fatalf("objdump -d %s: %v", bin, err)
+	}
+	v := objdumpView{calls: make(map[uint64]bool)}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		m := objdumpLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[2])
+		// prefixes objdump prints before the mnemonic (bnd, notrack, data16, rex...)
+		for len(f) > 1 && (f[0] == "bnd" || f[0] == "notrack" || strings.HasPrefix(f[0], "rex") || f[0] == "data16" || f[0] == "cs" || f[0] == "ds") {
+			f = f[1:]
+		}
+		if len(f) > 0 && strings.HasPrefix(f[0], "call") || len(f) > 0 && strings.HasPrefix(f[0], "lcall") {
+			a, _ := strconv.ParseUint(m[1], 16, 64)
+			v.calls[a] = true
+		}
+	}
+	// program headers: "LOAD off 0x... vaddr 0x... paddr 0x... align ..." then "filesz ... memsz ... flags r-x"
+	out, err = exec.Command(objdump, "-p", bin).Output()
+	if err != nil {
+		t.Fatalf("objdump -p %s: %v", bin, err)
+	}
+	lines := strings.Split(string(out), "\n")
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[0] != "LOAD" || i+1 >= len(lines) {
+			continue
+		}
+		g := strings.Fields(lines[i+1])
+		if len(g) < 6 || !strings.Contains(g[5], "x") {
+			continue
+		}
+		off, _ := strconv.ParseUint(f[2], 0, 64)
+		vaddr, _ := strconv.ParseUint(f[4], 0, 64)
+		filesz, _ := strconv.ParseUint(g[1], 0, 64)
+		v.loads = append(v.loads, load{off, vaddr, filesz})
+	}
+	if len(v.calls) == 0 || len(v.loads) == 0 {
+		t.Fatalf("objdump of %s: %d calls, %d executable LOAD headers", bin, len(v.calls), len(v.loads))
+	}
+	return v
+}
+
+type load struct{ off, vaddr, filesz uint64 }
+
+type objdumpView struct {
+	calls map[uint64]bool
+	loads []load
+}
+
+// vaddr converts a file offset to the link-time address objdump prints.
+func (v objdumpView) vaddr(off uint64) (uint64, bool) {
+	for _, l := range v.loads {
+		if off >= l.off && off < l.off+l.filesz {
+			return off - l.off + l.vaddr, true
+		}
+	}
+	return 0, false
+}
+
+var (
+	// "25532 174024.727284: PERF_RECORD_MMAP 25532/25532: [0x400000(0xa000) @ 0]: x /path"
+	// "5595 914937.300960: PERF_RECORD_MMAP2 5595/5595: [0x5629ec742000(0x1000) @ 0 00:6a 2006825049 1625258238]: r-xp /path"
+	scriptMmap = regexp.MustCompile(`PERF_RECORD_MMAP2? (\d+)/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|\d+)[^\]]*\]: \S+ (.*)$`)
+	// one brstack entry: 0xFROM(dso)/0xTO(dso)/M|P|-/X|-/A|-/CYCLES/
+	scriptEntry = regexp.MustCompile(`0x([0-9a-f]+)(?:\([^)]*\))?/0x([0-9a-f]+)(?:\([^)]*\))?/([MP-])/([X-])/([A-])/(\d+)`)
+)
+
+type scriptMapping struct{ start, end, pgoff uint64 }
+
+// perfScriptEdges reads perf's `perf script -F brstack` text and classifies
+// each entry whose from address is in the profiled program by objdump's
+// mnemonic there.
+func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) (map[lbr.Edge]edgeCount, int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps := make(map[uint64]scriptMapping) // by pid
+	edges := make(map[lbr.Edge]edgeCount)
+	user := 0
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "PERF_RECORD_") {
+			if m := scriptMmap.FindStringSubmatch(line); m != nil {
+				pid, _ := strconv.ParseUint(m[1], 10, 32)
+				if filepath.Base(m[5]) != recorded {
+					continue
+				}
+				start, _ := strconv.ParseUint(m[2], 16, 64)
+				n, _ := strconv.ParseUint(m[3], 16, 64)
+				pgoff, _ := strconv.ParseUint(m[4], 0, 64)
+				maps[pid] = scriptMapping{start, start + n, pgoff}
+			}
+			continue
+		}
+		fs := strings.Fields(line)
+		if len(fs) < 2 {
+			continue
+		}
+		pid, err := strconv.ParseUint(fs[0], 10, 32)
+		if err != nil {
+			continue
+		}
+		mp, ok := maps[pid]
+		for _, m := range scriptEntry.FindAllStringSubmatch(line, -1) {
+			from, _ := strconv.ParseUint(m[1], 16, 64)
+			to, _ := strconv.ParseUint(m[2], 16, 64)
+			if from >= 0xffff800000000000 || to >= 0xffff800000000000 {
+				continue
+			}
+			user++
+			if !ok || from < mp.start || from >= mp.end {
+				continue
+			}
+			va, ok := v.vaddr(from - mp.start + mp.pgoff)
+			if !ok || !v.calls[va] {
+				continue
+			}
+			e := lbr.Edge{PID: uint32(pid), Site: lbr.Addr(from), Callee: lbr.Addr(to)}
+			c := edges[e]
+			c.appearances++
+			if m[3] == "M" {
+				c.mispredicted++
+			}
+			cy, _ := strconv.ParseUint(m[6], 10, 64)
+			c.cycles += cy
+			edges[e] = c
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+		t.Fatal(fmt.Errorf("read %s: %w", path, err))
+	}
+	return edges, user
+}
