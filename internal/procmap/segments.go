@@ -1,0 +1,109 @@
+package procmap
+
+import (
+	"debug/elf"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Segment is one PT_LOAD program header of an ELF object.
+type Segment struct {
+	Offset, Vaddr uint64 // p_offset, p_vaddr
+	Filesz, Memsz uint64 // p_filesz, p_memsz
+	Align         uint64 // p_align
+	Flags         elf.ProgFlag
+}
+
+// Segments caches the PT_LOAD segments of objects by path: each file is
+// opened once, whatever the number of mappings and lookups. Set injects the
+// segments of an object that is not on this machine (or of a test). It is
+// safe for concurrent use.
+type Segments struct {
+	root string
+	mu   sync.Mutex
+	m    map[string]segEntry
+}
+
+type segEntry struct {
+	segs []Segment
+	err  error
+}
+
+// NewSegments returns an empty cache. A non-empty root is prefixed to every
+// path before it is opened, like perf's --symfs.
+func NewSegments(root string) *Segments {
+	return &Segments{root: root, m: make(map[string]segEntry)}
+}
+
+// Set records the segments of path, replacing what was read or set before.
+func (s *Segments) Set(path string, segs []Segment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[path] = segEntry{segs: segs}
+}
+
+// Get returns the segments of path, reading them the first time. An error is
+// remembered too: a missing file is not opened again.
+func (s *Segments) Get(path string) ([]Segment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[path]; ok {
+		return e.segs, e.err
+	}
+	if strings.HasPrefix(path, "[") {
+		err := fmt.Errorf("procmap: read segments: %s is not a file", path)
+		s.m[path] = segEntry{err: err}
+		return nil, err
+	}
+	p := path
+	if s.root != "" {
+		p = filepath.Join(s.root, path)
+	}
+	segs, err := ReadSegments(p)
+	s.m[path] = segEntry{segs: segs, err: err}
+	return segs, err
+}
+
+// ReadSegments reads the PT_LOAD program headers of the ELF file at path.
+func ReadSegments(path string) ([]Segment, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("procmap: read segments: %w", err)
+	}
+	defer f.Close()
+	var segs []Segment
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		segs = append(segs, Segment{Offset: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align, Flags: p.Flags})
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("procmap: read segments: %s: no PT_LOAD segment", path)
+	}
+	return segs, nil
+}
+
+const pageSize = 4096
+
+// ObjAddrOf turns a file offset into an address in the object's ELF virtual
+// address space through the PT_LOAD segment that holds the offset:
+// p_vaddr + (off - p_offset). An offset in the page-aligned head of a
+// segment (before p_offset, in the same page) belongs to it too.
+func ObjAddrOf(segs []Segment, off uint64) (ObjAddr, bool) {
+	for _, s := range segs {
+		if s.Offset <= off && off-s.Offset < s.Filesz {
+			return ObjAddr(s.Vaddr + (off - s.Offset)), true
+		}
+	}
+	for _, s := range segs {
+		head := s.Offset &^ (pageSize - 1)
+		end := s.Offset + max(s.Filesz, s.Memsz)
+		if head <= off && off < (end+pageSize-1)&^(pageSize-1) {
+			return ObjAddr(s.Vaddr + off - s.Offset), true
+		}
+	}
+	return 0, false
+}
