@@ -109,6 +109,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"record", "-m", "3", "--", "true"}, "power of two"},
 		{[]string{"record", "--no-such-flag"}, "not defined"},
 		{[]string{"record", "-e", "no-such-event", "--", "true"}, "no-such-event"},
+		{[]string{"record", "--adaptive", "-c", "1000", "--", "true"}, "leave out -c and -F"},
+		{[]string{"record", "--adaptive", "--no-adaptive", "--", "true"}, "contradict"},
+		{[]string{"record", "--adaptive=20%,10%", "--", "true"}, "adaptive"},
 	} {
 		r := hwprof(t, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

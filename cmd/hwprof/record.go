@@ -15,6 +15,7 @@ import (
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/tuning"
 )
 
 // recordFlags are the options of `hwprof record`: perf's event options
@@ -27,7 +28,32 @@ type recordFlags struct {
 	mmap      string
 	printAttr bool
 	quiet     bool
+	adaptive  adaptiveFlag
 }
+
+// adaptiveFlag is --adaptive[=min,max,budget] and --no-adaptive.
+type adaptiveFlag struct {
+	set    bool   // given on the command line
+	off    bool   // --no-adaptive
+	policy string // the value of --adaptive=..., "" for the defaults
+}
+
+func (a *adaptiveFlag) String() string { return a.policy }
+
+func (a *adaptiveFlag) Set(v string) error {
+	a.set = true
+	if v == "true" {
+		v = ""
+	}
+	a.policy = v
+	if v != "" {
+		_, err := tuning.ParsePolicy(v)
+		return err
+	}
+	return nil
+}
+
+func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 
 func (f *recordFlags) register(fs *flag.FlagSet) {
 	f.cfg.RegisterFlags(fs)
@@ -45,6 +71,9 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	for _, n := range []string{"q", "quiet"} {
 		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
 	}
+	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (experimental: see the README); "+
+		"=`MIN,MAX,BUDGET` sets the repetition band and the overhead budget, e.g. 1%,15%,1%")
+	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep perf's default frequency (4000 Hz) instead of tuning the period (the default for now)")
 }
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
@@ -107,6 +136,25 @@ func (f *recordFlags) options(argv []string) (record.Options, error) {
 		return o, err
 	}
 	o.Events = events
+	if f.adaptive.set && f.adaptive.off {
+		return o, errors.New("--adaptive and --no-adaptive contradict each other")
+	}
+	if f.adaptive.set && (f.cfg.Period != 0 || f.cfg.Freq != 0) {
+		return o, errors.New("--adaptive tunes the period itself: leave out -c and -F")
+	}
+	// Not the default yet: after PERF_EVENT_IOC_PERIOD the kernel keeps
+	// writing the old period into the samples of software clock events
+	// (see internal/record/adaptive.go), which would bias their weights.
+	if f.adaptive.set && !f.adaptive.off {
+		p, err := tuning.ParsePolicy(f.adaptive.policy)
+		if err != nil {
+			return o, err
+		}
+		if o.Tuned, err = record.PrepareAdaptive(o.Events, p); err != nil {
+			return o, err
+		}
+		o.Adaptive = &p
+	}
 	return o, nil
 }
 
@@ -217,4 +265,24 @@ func printStats(w io.Writer, o record.Options, st record.Stats) {
 		perSample = fmt.Sprintf(", %.1f ms per 100k samples", st.CPU.Seconds()*1e3*1e5/float64(st.Samples))
 	}
 	fmt.Fprintf(w, "hwprof: own CPU time %.1f ms%s\n", st.CPU.Seconds()*1e3, perSample)
+	if o.Adaptive != nil {
+		printPeriods(w, o, st)
+	}
+}
+
+// printPeriods shows the adaptive period's history: where each tuned event
+// started and every change, with the time and the reason.
+func printPeriods(w io.Writer, o record.Options, st record.Stats) {
+	for i, ev := range o.Events {
+		if o.Tuned != nil && !o.Tuned[i] {
+			continue
+		}
+		fmt.Fprintf(w, "hwprof: %s: adaptive period, started at %d\n", ev.Name, ev.Attr.SamplePeriod)
+	}
+	for _, c := range st.Periods {
+		fmt.Fprintf(w, "hwprof:   %7.3fs %s period %d: %s\n", c.Time.Seconds(), o.Events[c.Event].Name, c.Period, c.Reason)
+	}
+	if st.AdaptiveErr != nil {
+		fmt.Fprintf(w, "hwprof: warning: the kernel refused a period change: %v\n", st.AdaptiveErr)
+	}
 }

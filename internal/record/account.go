@@ -58,11 +58,20 @@ func (r *recorder) account(rec []byte) {
 	switch d := d.(type) {
 	case *perf.Lost:
 		r.stats.Lost += d.Lost
+		if t := r.tunerOf(d.ID); t != nil {
+			t.lost += d.Lost
+		}
 	case *perf.LostSamples:
 		r.stats.LostSamples += d.Lost
+		if t := r.tunerOf(d.Trailer.ID); t != nil {
+			t.lost += d.Lost
+		}
 	case *perf.Throttle:
 		if d.Type == perf.RecordThrottle {
 			r.stats.Throttle++
+			if t := r.tunerOf(d.ID); t != nil {
+				t.throttled++
+			}
 		} else {
 			r.stats.Unthrottle++
 		}
@@ -75,8 +84,12 @@ func (r *recorder) account(rec []byte) {
 
 func (r *recorder) accountSample(rec []byte) {
 	r.stats.Samples++
-	if ei, err := r.format.EventOf(rec); err == nil && ei >= 0 {
+	ei, err := r.format.EventOf(rec)
+	if err == nil && ei >= 0 {
 		r.stats.EventSamples[ei]++
+		if r.adaptive != nil {
+			r.adaptive.countSample(r.format, ei, rec)
+		}
 	}
 	t, ok := r.format.Time(rec)
 	if !ok {
@@ -99,4 +112,20 @@ func (r *recorder) noteMapping(misc uint16, pid uint32, name string) {
 	if _, ok := r.buildIDs[name]; !ok {
 		r.buildIDs[name] = int32(pid)
 	}
+}
+
+// tunerOf is the tuner of the event that owns a sample id; with one event,
+// that event's (ids of loss records may be 0 when no ID was sampled).
+func (r *recorder) tunerOf(id uint64) *tuner {
+	if r.adaptive == nil {
+		return nil
+	}
+	ei, ok := 0, len(r.adaptive.tuners) == 1
+	if !ok {
+		ei, ok = r.format.EventOfID(id)
+	}
+	if !ok || r.adaptive.tuners[ei].ctl == nil {
+		return nil
+	}
+	return &r.adaptive.tuners[ei]
 }

@@ -68,6 +68,9 @@ func (r *recorder) runAttach() error {
 		}
 	}
 	start := time.Now()
+	if err := r.startAdaptive(); err != nil {
+		return r.finish(err)
+	}
 	if r.o.Started != nil {
 		r.o.Started(r.o.PIDs)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/ring"
 	"github.com/hwprof/hwprof/perf/synth"
+	"github.com/hwprof/hwprof/tuning"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,6 +50,10 @@ type Options struct {
 	// Started, if set, is called once the events are open and the program
 	// runs (or the processes are attached).
 	Started func(targets []int)
+	// Adaptive, if set, tunes every event's period while recording (the
+	// events must have been made ready with PrepareAdaptive).
+	Adaptive *tuning.Policy
+	Tuned    []bool // which events Adaptive tunes (nil: all), from PrepareAdaptive
 }
 
 // Stats is what a recording counted. Loss is never silent: Lost and
@@ -69,7 +74,9 @@ type Stats struct {
 	CPU          time.Duration // hwprof's own CPU time (user+system)
 	ExitCode     int           // command mode: the program's status, 128+N if signal N
 	Interrupted  bool
-	Opened       int // event file descriptors opened
+	Opened       int            // event file descriptors opened
+	Periods      []PeriodChange // adaptive period changes, in time order
+	AdaptiveErr  error          // the first period change the kernel refused
 }
 
 // Record runs one recording. In command mode the error is an
@@ -123,6 +130,7 @@ type recorder struct {
 	buildIDs            map[string]int32 // mapped object path -> first pid
 	synth               []byte           // scratch for synthesized records
 	writeErr            error            // the first failed write: the recording stops
+	adaptive            *adaptive        // nil unless Options.Adaptive
 }
 
 type openEvent struct {
@@ -164,6 +172,11 @@ func (r *recorder) runCommand() error {
 		if errors.As(err, &ee) {
 			r.stats.ExitCode = ee.Code
 		}
+		return r.finish(err)
+	}
+	if err := r.startAdaptive(); err != nil {
+		child.Signal(syscall.SIGKILL)
+		child.Wait()
 		return r.finish(err)
 	}
 	if r.o.Started != nil {
@@ -212,6 +225,7 @@ func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 			r.poller.Remove(fd)
 		}
 		r.drain()
+		r.observe(time.Now())
 		if done(ready) || r.writeErr != nil {
 			break
 		}
@@ -343,6 +357,9 @@ func (r *recorder) writeKernelMmap() error {
 func (r *recorder) finish(err error) error {
 	if r.writeErr != nil {
 		err = errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, r.writeErr))
+	}
+	if r.adaptive != nil {
+		r.stats.Periods, r.stats.AdaptiveErr = r.adaptive.changes, r.adaptive.applyErr
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast

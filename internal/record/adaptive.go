@@ -1,0 +1,194 @@
+package record
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/tuning"
+	"golang.org/x/sys/unix"
+)
+
+// PeriodChange is one decision of the adaptive controller that changed an
+// event's sampling period.
+type PeriodChange struct {
+	Time   time.Duration // since the recording started
+	Event  int           // index in Options.Events
+	Period uint64
+	Reason string
+}
+
+// KindOf is the tuning kind of an event: time-based for the software
+// clocks (periods in nanoseconds), count-based otherwise.
+func KindOf(a *perf.Attr) tuning.Kind {
+	if a.Type == perf.TypeSoftware && (a.Config == perf.SWCPUClock || a.Config == perf.SWTaskClock) {
+		return tuning.Time
+	}
+	return tuning.Count
+}
+
+// PrepareAdaptive turns the attrs that sample at perf's default frequency
+// (no period or frequency given for them) into ones the controller can
+// tune: a fixed starting period (the policy's, for the event's kind)
+// instead of a frequency, and PERF_SAMPLE_PERIOD in every sample, so the
+// period history is in the recording and weights stay unbiased (as
+// `perf record -c P --sample-period` would build them). It returns which
+// events are to be tuned.
+func PrepareAdaptive(events []perf.Event, p tuning.Policy) ([]bool, error) {
+	tuned := make([]bool, len(events))
+	for i := range events {
+		a := &events[i].Attr
+		if !a.Freq() || a.SamplePeriod != perf.DefaultFreq {
+			continue // the user chose this event's period or frequency
+		}
+		c, err := tuning.New(p, KindOf(a), 0)
+		if err != nil {
+			return nil, fmt.Errorf("adaptive period: %w", err)
+		}
+		a.Flags &^= perf.FlagFreq
+		a.SamplePeriod = c.Period()
+		a.SampleType |= perf.SamplePeriod
+		tuned[i] = true
+	}
+	return tuned, nil
+}
+
+// tuner applies a controller's decisions to every fd of one event.
+type tuner struct {
+	ctl     *tuning.Controller
+	repeats *tuning.RepeatCounter
+	fds     []int
+	// this interval's counts
+	samples, lost, throttled uint64
+}
+
+// adaptive is the live side of the tuning package: it counts what the
+// controller needs from the records as they are drained and, about ten
+// times a second, asks each event's controller for a period and applies
+// it with PERF_EVENT_IOC_PERIOD.
+//
+// Two kernel facts limit what a change does (found on Linux 6.18):
+//
+//   - PERF_EVENT_IOC_PERIOD changes the event a fd names, not the events it
+//     already inherited into existing threads (_perf_ioctl calls
+//     _perf_event_period on the event alone); threads created later
+//     inherit the new period. So it tunes the task hwprof opened and later
+//     threads, not threads that existed at the change.
+//   - For the software clock events (cpu-clock, task-clock: hrtimer based)
+//     the sampling interval changes, but the PERIOD field of the samples
+//     keeps the period the event was created with (hw.last_period is set
+//     only when the hrtimer is initialised). Hardware count events set it
+//     at every overflow and report the new period. Until hwprof corrects
+//     the field for clock events as it drains them (samples past the ring
+//     position read right after the ioctl, of the tids it opened), weights
+//     from the PERIOD field of a tuned clock event are wrong after a
+//     change; that is why --adaptive is not the default.
+type adaptive struct {
+	tuners   []tuner
+	sample   perf.Sample
+	last     time.Time
+	lastCPU  time.Duration
+	start    time.Time
+	cpus     int
+	changes  []PeriodChange
+	applyErr error
+}
+
+const adaptiveInterval = 100 * time.Millisecond
+
+func (r *recorder) startAdaptive() error {
+	if r.o.Adaptive == nil {
+		return nil
+	}
+	ad := &adaptive{tuners: make([]tuner, len(r.o.Events)), cpus: len(r.cpus)}
+	for i := range r.o.Events {
+		if r.o.Tuned != nil && !r.o.Tuned[i] {
+			continue
+		}
+		a := &r.o.Events[i].Attr
+		c, err := tuning.New(*r.o.Adaptive, KindOf(a), a.SamplePeriod)
+		if err != nil {
+			return fmt.Errorf("record: adaptive period: %w", err)
+		}
+		ad.tuners[i] = tuner{ctl: c, repeats: tuning.NewRepeatCounter(256)}
+	}
+	for _, e := range r.events {
+		ad.tuners[e.event].fds = append(ad.tuners[e.event].fds, e.fd)
+	}
+	ad.start, ad.last = time.Now(), time.Now()
+	ad.lastCPU = selfCPU()
+	r.adaptive = ad
+	return nil
+}
+
+// countSample feeds the repetition counter: the top frame of a sample is
+// the return address of its innermost user frame (the call site of the
+// running function, standing for its activation), or the IP when the
+// sample has no callchain.
+func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
+	t := &ad.tuners[ei]
+	if t.ctl == nil {
+		return
+	}
+	t.samples++
+	if f.DecodeSample(rec, &ad.sample) != nil {
+		return
+	}
+	top := ad.sample.IP
+	if ad.sample.Has(perf.SampleCallchain) {
+		user := perf.SplitCallchain(ad.sample.Callchain).User
+		if len(user) >= 2 {
+			top = user[1]
+		} else if len(user) == 1 {
+			top = user[0]
+		}
+	}
+	t.repeats.Add(ad.sample.TID, top)
+}
+
+// observe runs the controllers once an interval has passed.
+func (r *recorder) observe(now time.Time) {
+	ad := r.adaptive
+	if ad == nil || now.Sub(ad.last) < adaptiveInterval {
+		return
+	}
+	cpu := selfCPU()
+	n := 0
+	for i := range ad.tuners {
+		if ad.tuners[i].ctl != nil {
+			n++
+		}
+	}
+	self := (cpu - ad.lastCPU) / time.Duration(max(n, 1))
+	dur := now.Sub(ad.last)
+	ad.last, ad.lastCPU = now, cpu
+	for i := range ad.tuners {
+		t := &ad.tuners[i]
+		if t.ctl == nil {
+			continue
+		}
+		_, repeats := t.repeats.Take()
+		d := t.ctl.Observe(tuning.Observation{
+			Duration: dur, CPUs: ad.cpus, Samples: t.samples, Lost: t.lost,
+			Throttled: t.throttled, SelfCPU: self, Repeats: repeats,
+		})
+		t.samples, t.lost, t.throttled = 0, 0, 0
+		if !d.Changed {
+			continue
+		}
+		for _, fd := range t.fds {
+			if err := perf.SetPeriod(fd, d.Period); err != nil && ad.applyErr == nil {
+				ad.applyErr = err
+			}
+		}
+		ad.changes = append(ad.changes, PeriodChange{Time: now.Sub(ad.start), Event: i, Period: d.Period, Reason: d.Reason})
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
