@@ -178,7 +178,8 @@ func savedKind(t perf.BranchType) (Kind, bool) {
 // other instruction KindOther, and bytes that do not decode KindUnknown.
 func DecodeKind(code []byte) Kind {
 	inst, err := x86asm.Decode(code, 64)
-	if err != nil {
+	if err != nil || inst.Op == 0 || inst.Len == 0 || inst.Len > len(code) {
+		// x86asm reports some truncated encodings as Op 0 without an error
 		return KindUnknown
 	}
 	switch inst.Op {
