@@ -1,0 +1,392 @@
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// need skips the test when a tool is absent.
+func need(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found: %v", tool, err)
+		}
+	}
+}
+
+func run(t testing.TB, dir string, env []string, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// buildNative compiles testdata/src with compiler and flags into dir.
+func buildNative(t testing.TB, dir, compiler, src string, flags ...string) string {
+	t.Helper()
+	need(t, compiler)
+	abs, err := filepath.Abs(filepath.Join("testdata", src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	args := append(append([]string{}, flags...), "-o", bin, abs)
+	run(t, dir, nil, compiler, args...)
+	return bin
+}
+
+// buildGo builds testdata/prog.go.txt as a module in dir.
+func buildGo(t testing.TB, dir string, flags ...string) string {
+	t.Helper()
+	need(t, "go")
+	src, err := os.ReadFile(filepath.Join("testdata", "prog.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	args := append(append([]string{"build"}, flags...), "-o", bin, ".")
+	run(t, dir, []string{"GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local"}, "go", args...)
+	return bin
+}
+
+// testAddrs picks addresses of bin to check: the start and middle of every
+// sized function symbol accepted by keep, and every line-table row
+// address inside those functions (at most maxRows, evenly spread).
+func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []Addr {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rng struct{ lo, hi uint64 }
+	var fns []rng
+	set := map[Addr]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || s.Value == 0 || !keep(s.Name) {
+			continue
+		}
+		fns = append(fns, rng{s.Value, s.Value + s.Size})
+		set[Addr(s.Value)] = true
+		set[Addr(s.Value+s.Size/2)] = true
+	}
+	var rows []Addr
+	if d, err := f.DWARF(); err == nil {
+		r := d.Reader()
+		for {
+			cu, err := r.Next()
+			if err != nil || cu == nil {
+				break
+			}
+			r.SkipChildren()
+			lr, err := d.LineReader(cu)
+			if err != nil || lr == nil {
+				continue
+			}
+			var le dwarf.LineEntry
+			for lr.Next(&le) == nil {
+				for _, fn := range fns {
+					if le.Address >= fn.lo && le.Address < fn.hi {
+						rows = append(rows, Addr(le.Address))
+						break
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(rows)
+	rows = slices.Compact(rows)
+	step := 1
+	if maxRows > 0 && len(rows) > maxRows {
+		step = len(rows) / maxRows
+	}
+	for i := 0; i < len(rows); i += step {
+		set[rows[i]] = true
+	}
+	out := make([]Addr, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// oracleFrame is one frame as an independent tool prints it.
+type oracleFrame struct{ fn, pos string }
+
+var discriminator = regexp.MustCompile(` \(discriminator \d+\)$`)
+
+// addr2line runs addr2line -i -f -C -a -e bin on addrs.
+func addr2line(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
+	t.Helper()
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", uint64(a))
+	}
+	cmd := exec.Command("addr2line", "-i", "-f", "-C", "-a", "-e", bin)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("addr2line: %v", err)
+	}
+	var res [][]oracleFrame
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	for i := 0; i < len(lines); {
+		if !strings.HasPrefix(lines[i], "0x") {
+			t.Fatalf("addr2line output line %d: %q, want an address", i, lines[i])
+		}
+		i++
+		var fr []oracleFrame
+		for i+1 < len(lines) && !strings.HasPrefix(lines[i], "0x") {
+			fr = append(fr, oracleFrame{lines[i], discriminator.ReplaceAllString(lines[i+1], "")})
+			i += 2
+		}
+		res = append(res, fr)
+	}
+	if len(res) != len(addrs) {
+		t.Fatalf("addr2line answered %d addresses, asked %d", len(res), len(addrs))
+	}
+	return res
+}
+
+// llvmSymbolizer runs llvm-symbolizer -i -f -C on addrs, giving frames
+// in addr2line's form (no column; "??:?" for an unknown position).
+func llvmSymbolizer(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
+	t.Helper()
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", uint64(a))
+	}
+	cmd := exec.Command("llvm-symbolizer", "--obj="+bin, "-i", "-f", "-C")
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("llvm-symbolizer: %v", err)
+	}
+	blocks := strings.Split(strings.TrimRight(string(out), "\n"), "\n\n")
+	if len(blocks) != len(addrs) {
+		t.Fatalf("llvm-symbolizer answered %d addresses, asked %d", len(blocks), len(addrs))
+	}
+	res := make([][]oracleFrame, len(addrs))
+	for i, b := range blocks {
+		lines := strings.Split(b, "\n")
+		for j := 0; j+1 < len(lines); j += 2 {
+			pos := lines[j+1]
+			if k := strings.LastIndexByte(pos, ':'); k >= 0 {
+				pos = pos[:k] // column
+			}
+			if strings.HasPrefix(pos, "??:") {
+				pos = "??:?"
+			}
+			res[i] = append(res[i], oracleFrame{lines[j], pos})
+		}
+	}
+	return res
+}
+
+// goAddr2line runs go tool addr2line (which reads the pclntab) on addrs.
+func goAddr2line(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
+	t.Helper()
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", uint64(a))
+	}
+	cmd := exec.Command("go", "tool", "addr2line", bin)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go tool addr2line: %v", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 2*len(addrs) {
+		t.Fatalf("go tool addr2line: %d lines for %d addresses", len(lines), len(addrs))
+	}
+	res := make([][]oracleFrame, len(addrs))
+	for i := range addrs {
+		res[i] = []oracleFrame{{lines[2*i], lines[2*i+1]}}
+	}
+	return res
+}
+
+// ours formats a Location as addr2line -i -f -C does.
+func ours(loc Location) []oracleFrame {
+	if len(loc.Frames) == 0 {
+		return []oracleFrame{{"??", "??:?"}}
+	}
+	out := make([]oracleFrame, len(loc.Frames))
+	for i, f := range loc.Frames {
+		pos := "??:?"
+		if f.File != "" {
+			pos = f.File + ":" + strconv.Itoa(f.Line)
+			if f.Line == 0 {
+				pos = f.File + ":?"
+			}
+		}
+		out[i] = oracleFrame{f.Func.Full, pos}
+	}
+	return out
+}
+
+func isTestProgFunc(name string) bool {
+	switch name {
+	case "main", "hot", "depth", "mix", "mix2":
+		return true
+	}
+	return strings.Contains(name, "shapes") || strings.Contains(name, "sum") || strings.HasPrefix(name, "main.")
+}
+
+func all(string) bool { return true }
+
+func TestAgainstAddr2line(t *testing.T) {
+	need(t, "addr2line")
+	tests := []struct {
+		name string
+		// oracle is "addr2line" or "llvm-symbolizer" (binutils 2.40
+		// cannot read the DWARF 5 of Go 1.25+).
+		oracle  string
+		build   func(t *testing.T, dir string) string
+		keep    func(string) bool
+		maxRows int
+		// wantInline: some address must have an inlined frame.
+		wantInline bool
+	}{
+		{name: "c-O0-frame-pointers", keep: all, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "gcc", "prog.c", "-O0", "-g", "-fno-omit-frame-pointer")
+		}},
+		{name: "c-O2-inlining", keep: all, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g")
+		}},
+		{name: "c-O2-omit-frame-pointer", keep: all, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-fomit-frame-pointer")
+		}},
+		{name: "c-O2-pie-dwarf4", keep: all, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-gdwarf-4", "-fPIE", "-pie")
+		}},
+		{name: "cxx-namespaces-templates-virtual", keep: isTestProgFunc, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "g++", "prog.cc", "-O2", "-g")
+		}},
+		{name: "cxx-O0", keep: all, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "g++", "prog.cc", "-O0", "-g")
+		}},
+		{name: "go-dwarf", oracle: "llvm-symbolizer", keep: isTestProgFunc, maxRows: 2000, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildGo(t, dir)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := tt.build(t, t.TempDir())
+			o, err := Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.HasDWARF() {
+				t.Fatalf("no DWARF read (%v)", o.DWARFErr())
+			}
+			addrs := testAddrs(t, bin, tt.keep, tt.maxRows)
+			got := o.Symbolize(addrs)
+			var want, second [][]oracleFrame
+			if tt.oracle == "llvm-symbolizer" {
+				need(t, "llvm-symbolizer")
+				want = llvmSymbolizer(t, bin, addrs)
+			} else {
+				want = addr2line(t, bin, addrs)
+				if _, err := exec.LookPath("llvm-symbolizer"); err == nil {
+					second = llvmSymbolizer(t, bin, addrs)
+				}
+			}
+			compare(t, addrs, got, want, second, tt.wantInline)
+		})
+	}
+}
+
+// compare checks got against the oracle want. Where second (another
+// independent tool) is given and disagrees with want, matching second is
+// accepted and counted: addr2line 2.40 names the CU's main file instead of
+// the header for some DWARF 5 rows, where llvm-symbolizer and gdb agree.
+func compare(t *testing.T, addrs []Addr, got []Location, want, second [][]oracleFrame, wantInline bool) {
+	t.Helper()
+	bad, inlined, disputed := 0, 0, 0
+	for i, a := range addrs {
+		g := ours(got[i])
+		if len(g) > 1 {
+			inlined++
+		}
+		if second != nil && !slices.Equal(want[i], second[i]) && slices.Equal(g, second[i]) {
+			disputed++
+			continue
+		}
+		if !slices.Equal(g, want[i]) {
+			bad++
+			if bad <= 10 {
+				t.Errorf("%#x: got %v, oracle %v", uint64(a), g, want[i])
+			}
+		}
+	}
+	t.Logf("%d addresses, %d with inlined frames, %d differ, %d match the second oracle where the two disagree", len(addrs), inlined, bad, disputed)
+	if wantInline && inlined == 0 {
+		t.Errorf("no address has inlined frames")
+	}
+}
+
+func TestGoPclntabAgainstGoAddr2line(t *testing.T) {
+	need(t, "go")
+	dir := t.TempDir()
+	bin := buildGo(t, dir, "-ldflags=-w")
+	o, err := Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HasDWARF() || o.gosym == nil {
+		t.Fatalf("want pclntab only: DWARF %v, pclntab %v", o.HasDWARF(), o.gosym != nil)
+	}
+	addrs := testAddrs(t, bin, func(s string) bool { return strings.HasPrefix(s, "main.") || strings.HasPrefix(s, "fmt.") }, 0)
+	want := goAddr2line(t, bin, addrs)
+	got := o.Symbolize(addrs)
+	bad := 0
+	for i, a := range addrs {
+		g := ours(got[i])[:1]
+		if !slices.Equal(g, want[i]) {
+			bad++
+			if bad <= 10 {
+				t.Errorf("%#x: got %v, go tool addr2line %v", uint64(a), g, want[i])
+			}
+		}
+	}
+	t.Logf("%d addresses, %d differ", len(addrs), bad)
+}
+
+var _ = errors.Is
+var _ = io.EOF

@@ -1,0 +1,208 @@
+package symbolize
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hwprof/hwprof/perf/perfdata"
+)
+
+// DefaultDebugRoot is where distributions install separate debug files.
+const DefaultDebugRoot = "/usr/lib/debug"
+
+// Options says where files are looked for.
+type Options struct {
+	// SymFS prefixes every path looked at, like perf's --symfs: the
+	// object /usr/lib/libc.so.6 is read from SymFS/usr/lib/libc.so.6, and
+	// debug roots and .gnu_debuglink directories likewise.
+	SymFS string
+	// DebugDirs are directories of binaries and debug files named by
+	// build-id: <hex>, <hex>.debug, .build-id/xx/rest[.debug] and
+	// xx/rest[.debug], where xx is the first byte of the build-id in hex.
+	DebugDirs []string
+	// DebugRoots are looked in for <root>/.build-id/xx/rest.debug and
+	// <root>/<dir of the object>/<debuglink>. Nil means
+	// []string{DefaultDebugRoot}.
+	DebugRoots []string
+	// Kallsyms is the kallsyms file read for KernelPath. Empty means
+	// /proc/kallsyms (under SymFS when set).
+	Kallsyms string
+}
+
+// BuildIDMismatchError says that the file at Path has another build-id than
+// the one the recording names, and that no file with Want was found.
+type BuildIDMismatchError struct {
+	Path      string
+	Want, Got string // hex; Got is empty when the file has no build-id
+}
+
+func (e *BuildIDMismatchError) Error() string {
+	got := e.Got
+	if got == "" {
+		got = "none"
+	}
+	return fmt.Sprintf("open object: %s: build-id mismatch: recording has %s, file has %s", e.Path, e.Want, got)
+}
+
+func (o Options) symfs(p string) string {
+	if o.SymFS == "" {
+		return p
+	}
+	return filepath.Join(o.SymFS, p)
+}
+
+func (o Options) roots() []string {
+	if o.DebugRoots == nil {
+		return []string{DefaultDebugRoot}
+	}
+	return o.DebugRoots
+}
+
+// BuildIDHex returns the hex build-id of the ELF file at path, or "" when
+// it has none.
+func BuildIDHex(path string) (string, error) {
+	id, err := perfdata.ReadBuildID(path)
+	if errors.Is(err, perfdata.ErrNoBuildID) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(id), nil
+}
+
+// buildIDNames returns the names a file with build-id id may have under a
+// --debug-dir directory.
+func buildIDNames(dir, id string) []string {
+	if len(id) < 3 {
+		return nil
+	}
+	xx, rest := id[:2], id[2:]
+	return []string{
+		filepath.Join(dir, id),
+		filepath.Join(dir, id+".debug"),
+		filepath.Join(dir, ".build-id", xx, rest),
+		filepath.Join(dir, ".build-id", xx, rest+".debug"),
+		filepath.Join(dir, xx, rest),
+		filepath.Join(dir, xx, rest+".debug"),
+	}
+}
+
+func exists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// findBinary returns the file to read for key and its build-id.
+func (o Options) findBinary(key ObjectKey) (string, string, error) {
+	p := o.symfs(key.Path)
+	var got string
+	found := exists(p)
+	if found {
+		id, err := BuildIDHex(p)
+		if err != nil && key.BuildID == "" {
+			return "", "", fmt.Errorf("open object: %w", err)
+		}
+		if err == nil && (key.BuildID == "" || id == key.BuildID) {
+			return p, id, nil
+		}
+		got = id // "" when the file is not readable ELF
+	}
+	if key.BuildID != "" {
+		for _, dir := range o.DebugDirs {
+			for _, c := range buildIDNames(dir, key.BuildID) {
+				if !exists(c) {
+					continue
+				}
+				if id, err := BuildIDHex(c); err == nil && id == key.BuildID {
+					return c, id, nil
+				}
+			}
+		}
+	}
+	if found {
+		return "", "", &BuildIDMismatchError{Path: p, Want: key.BuildID, Got: got}
+	}
+	return "", "", fmt.Errorf("open object: %s: %w", p, fs.ErrNotExist)
+}
+
+// findDebug returns a separate debug file for the object at path (opened
+// as f, recorded under origPath, with build-id id), or "".
+func (o Options) findDebug(path, origPath, id string, f *elf.File) string {
+	var cands []string
+	if id != "" {
+		for _, root := range o.roots() {
+			cands = append(cands, filepath.Join(o.symfs(root), ".build-id", id[:2], id[2:]+".debug"))
+		}
+		for _, dir := range o.DebugDirs {
+			cands = append(cands, buildIDNames(dir, id)...)
+		}
+	}
+	for _, c := range cands {
+		if c != path && exists(c) && debugMatches(c, id, 0, false) {
+			return c
+		}
+	}
+	name, crc, ok := debugLink(f)
+	if !ok {
+		return ""
+	}
+	dir := filepath.Dir(path)
+	cands = []string{filepath.Join(dir, name), filepath.Join(dir, ".debug", name)}
+	for _, root := range o.roots() {
+		cands = append(cands, filepath.Join(o.symfs(root), filepath.Dir(origPath), name))
+	}
+	for _, c := range cands {
+		if c != path && exists(c) && debugMatches(c, id, crc, true) {
+			return c
+		}
+	}
+	return ""
+}
+
+// debugMatches checks that the debug file c belongs to the object: same
+// build-id when the object has one, else (for a debuglink) the CRC-32.
+func debugMatches(c, id string, crc uint32, haveCRC bool) bool {
+	if id != "" {
+		cid, err := BuildIDHex(c)
+		return err == nil && cid == id
+	}
+	if !haveCRC {
+		return false
+	}
+	data, err := os.ReadFile(c)
+	return err == nil && crc32.ChecksumIEEE(data) == crc
+}
+
+// debugLink parses .gnu_debuglink: a NUL-terminated file name, padding to
+// 4 bytes, and a CRC-32 of the debug file.
+func debugLink(f *elf.File) (string, uint32, bool) {
+	s := f.Section(".gnu_debuglink")
+	if s == nil {
+		return "", 0, false
+	}
+	d, err := s.Data()
+	if err != nil {
+		return "", 0, false
+	}
+	n := bytes.IndexByte(d, 0)
+	if n <= 0 {
+		return "", 0, false
+	}
+	off := (n + 4) &^ 3
+	if off+4 > len(d) {
+		return "", 0, false
+	}
+	name := string(d[:n])
+	if filepath.Base(name) != name {
+		return "", 0, false
+	}
+	return name, f.ByteOrder.Uint32(d[off:]), true
+}

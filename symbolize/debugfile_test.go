@@ -1,0 +1,234 @@
+package symbolize
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// stripped builds the C test program with -O2 -g in dir, keeps an
+// unstripped copy (prog.full), writes prog.debug with only the debug
+// information and strips prog; it returns the paths and the build-id.
+func stripped(t *testing.T, dir string, debuglink bool) (bin, full, dbg, id string) {
+	t.Helper()
+	need(t, "gcc", "objcopy")
+	bin = buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id")
+	full = bin + ".full"
+	dbg = bin + ".debug"
+	run(t, dir, nil, "cp", bin, full)
+	run(t, dir, nil, "objcopy", "--only-keep-debug", bin, dbg)
+	run(t, dir, nil, "objcopy", "--strip-debug", bin)
+	if debuglink {
+		run(t, dir, nil, "objcopy", "--add-gnu-debuglink="+dbg, bin)
+	}
+	id, err := BuildIDHex(bin)
+	if err != nil || id == "" {
+		t.Fatalf("build-id of %s: %q, %v", bin, id, err)
+	}
+	return bin, full, dbg, id
+}
+
+// sameAsFull checks that o resolves every test address of full as an
+// object opened on full itself does.
+func sameAsFull(t *testing.T, o *Object, full string) {
+	t.Helper()
+	if !o.HasDWARF() {
+		t.Fatalf("no DWARF found (debug file %q)", o.DebugPath())
+	}
+	ref, err := Open(ObjectKey{Path: full}, Options{DebugRoots: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := testAddrs(t, full, all, 0)
+	got, want := o.Symbolize(addrs), ref.Symbolize(addrs)
+	inlined := 0
+	for i, a := range addrs {
+		g, w := ours(got[i]), ours(want[i])
+		if len(w) > 1 {
+			inlined++
+		}
+		if !slices.Equal(g, w) {
+			t.Errorf("%#x: got %v, unstripped %v", uint64(a), g, w)
+		}
+	}
+	if inlined == 0 {
+		t.Error("no inlined frames checked")
+	}
+}
+
+func mkdirMove(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSeparateDebugFile(t *testing.T) {
+	tests := []struct {
+		name      string
+		debuglink bool
+		// place moves the debug file and returns the options to find it.
+		place func(t *testing.T, dir, dbg, id string) Options
+	}{
+		{"debuglink-same-dir", true, func(t *testing.T, dir, dbg, id string) Options {
+			return Options{DebugRoots: []string{}}
+		}},
+		{"debuglink-dot-debug-dir", true, func(t *testing.T, dir, dbg, id string) Options {
+			mkdirMove(t, dbg, filepath.Join(dir, ".debug", "prog.debug"))
+			return Options{DebugRoots: []string{}}
+		}},
+		{"debuglink-under-debug-root", true, func(t *testing.T, dir, dbg, id string) Options {
+			root := t.TempDir()
+			mkdirMove(t, dbg, filepath.Join(root, dir, "prog.debug"))
+			return Options{DebugRoots: []string{root}}
+		}},
+		{"build-id-under-debug-root", false, func(t *testing.T, dir, dbg, id string) Options {
+			root := t.TempDir()
+			mkdirMove(t, dbg, filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"))
+			return Options{DebugRoots: []string{root}}
+		}},
+		{"debug-dir-flat", false, func(t *testing.T, dir, dbg, id string) Options {
+			dd := t.TempDir()
+			mkdirMove(t, dbg, filepath.Join(dd, id+".debug"))
+			return Options{DebugRoots: []string{}, DebugDirs: []string{dd}}
+		}},
+		{"debug-dir-build-id-layout", false, func(t *testing.T, dir, dbg, id string) Options {
+			dd := t.TempDir()
+			mkdirMove(t, dbg, filepath.Join(dd, ".build-id", id[:2], id[2:]+".debug"))
+			return Options{DebugRoots: []string{}, DebugDirs: []string{dd}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin, full, dbg, id := stripped(t, dir, tt.debuglink)
+			opts := tt.place(t, dir, dbg, id)
+			o, err := Open(ObjectKey{Path: bin, BuildID: id}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.DebugPath() == "" {
+				t.Fatal("no separate debug file used")
+			}
+			sameAsFull(t, o, full)
+		})
+	}
+}
+
+func TestStrippedWithoutDebugFile(t *testing.T) {
+	dir := t.TempDir()
+	bin, _, dbg, _ := stripped(t, dir, true)
+	if err := os.Remove(dbg); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HasDWARF() {
+		t.Fatal("DWARF found without a debug file")
+	}
+	// Symbols still resolve, without file and line.
+	f := o.Symbolize(testAddrs(t, bin, func(s string) bool { return s == "hot" }, 0))
+	for _, l := range f {
+		if l.Symbol == nil || l.Symbol.Name.Raw != "hot" || len(l.Frames) != 1 || l.Frames[0].File != "" {
+			t.Errorf("%#x: %+v", uint64(l.Addr), l)
+		}
+	}
+}
+
+func TestDebuglinkCRCMismatch(t *testing.T) {
+	dir := t.TempDir()
+	need(t, "gcc", "objcopy")
+	// Without a build-id the debuglink CRC decides.
+	bin := buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id=none")
+	dbg := bin + ".debug"
+	run(t, dir, nil, "objcopy", "--only-keep-debug", bin, dbg)
+	run(t, dir, nil, "objcopy", "--strip-debug", "--add-gnu-debuglink="+dbg, bin)
+	o, err := Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
+	if err != nil || o.DebugPath() != dbg {
+		t.Fatalf("matching CRC: debug file %q, %v", o.DebugPath(), err)
+	}
+	if err := os.WriteFile(dbg, []byte("not the debug file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err = Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
+	if err != nil || o.DebugPath() != "" {
+		t.Fatalf("wrong CRC: debug file %q used, %v", o.DebugPath(), err)
+	}
+}
+
+func TestBuildIDMismatch(t *testing.T) {
+	dir := t.TempDir()
+	bin, full, _, id := stripped(t, dir, false)
+	other := "0123456789abcdef0123456789abcdef01234567"
+
+	// The recording names another build-id: an error, not the wrong file.
+	_, err := Open(ObjectKey{Path: bin, BuildID: other}, Options{DebugRoots: []string{}})
+	var mm *BuildIDMismatchError
+	if !errors.As(err, &mm) || mm.Want != other || mm.Got != id || mm.Path != bin {
+		t.Fatalf("err %v, want a BuildIDMismatchError", err)
+	}
+	if got := err.Error(); got[:12] != "open object:" {
+		t.Errorf("error %q lacks the operation prefix", got)
+	}
+
+	// Through the Symbolizer the error is per object.
+	s := New(Options{DebugRoots: []string{}})
+	res := s.SymbolizeAll(map[ObjectKey][]Addr{{Path: bin, BuildID: other}: {0x1000}, {Path: bin, BuildID: id}: {0x1000}})
+	if r := res[ObjectKey{Path: bin, BuildID: other}]; !errors.As(r.Err, &mm) {
+		t.Errorf("SymbolizeAll: err %v, want a BuildIDMismatchError", r.Err)
+	}
+	if r := res[ObjectKey{Path: bin, BuildID: id}]; r.Err != nil || len(r.Locations) != 1 {
+		t.Errorf("SymbolizeAll with the right build-id: %+v", r)
+	}
+
+	// A --debug-dir holding the binary with the recorded build-id is used
+	// instead: the file on disk changed since the recording.
+	dd := t.TempDir()
+	run(t, dir, nil, "cp", full, filepath.Join(dd, id))
+	if err := os.WriteFile(bin, []byte("\x7fELF rebuilt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open(ObjectKey{Path: bin, BuildID: id}, Options{DebugRoots: []string{}, DebugDirs: []string{dd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Path() != filepath.Join(dd, id) {
+		t.Errorf("read %s, want the --debug-dir copy", o.Path())
+	}
+	sameAsFull(t, o, full)
+
+	// Missing everywhere: not found.
+	_, err = Open(ObjectKey{Path: filepath.Join(dir, "gone"), BuildID: other}, Options{DebugDirs: []string{dd}})
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing object: %v", err)
+	}
+}
+
+func TestSymFS(t *testing.T) {
+	need(t, "gcc")
+	symfs := t.TempDir()
+	bin := buildNative(t, filepath.Join(symfs), "gcc", "prog.c", "-O2", "-g")
+	mkdirMove(t, bin, filepath.Join(symfs, "usr", "bin", "prog"))
+	s := New(Options{SymFS: symfs, DebugRoots: []string{}})
+	r, err := s.Resolver(ObjectKey{Path: "/usr/bin/prog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.(*Object)
+	if o.Path() != filepath.Join(symfs, "usr", "bin", "prog") {
+		t.Errorf("read %s", o.Path())
+	}
+	sameAsFull(t, o, o.Path())
+	// Cached: the same Object again.
+	if r2, _ := s.Resolver(ObjectKey{Path: "/usr/bin/prog"}); r2 != r {
+		t.Error("not cached")
+	}
+}

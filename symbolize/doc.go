@@ -1,0 +1,85 @@
+// Package symbolize turns object-relative addresses into functions, source
+// files and lines, with inlined frames, once per object and once per unique
+// address.
+//
+// # Addresses
+//
+// Every lookup takes an [Addr]: an address in the object's own virtual
+// address space, the address addr2line takes for the same file (for a PIE or
+// a shared library that is the runtime address minus the mapping's load bias;
+// for a non-PIE executable it equals the runtime address). This package does
+// no runtime-to-object arithmetic: the caller (internal/procmap) converts a
+// sampled runtime address with the mapping it falls in. Kernel symbols
+// ([Kallsyms]) and JIT symbols ([PerfMap]) are the exception: their addresses
+// are runtime addresses, as written in /proc/kallsyms and /tmp/perf-PID.map.
+//
+// A return address (every frame of a callchain or unwound stack but the
+// first) is a [RetAddr]; [RetAddr.Lookup] gives ra-1, an address inside the
+// call instruction, and [Object.SymbolizeReturns] looks a batch up that way,
+// so the line reported is the call's line, not the next statement's.
+//
+// # Sources
+//
+// An [Object] is one ELF file, opened once ([Open], or through the
+// [Symbolizer] cache keyed by path and build-id). It resolves addresses from:
+//
+//   - DWARF (.debug_info, .debug_line, through debug/dwarf): a range table of
+//     subprograms with their DW_TAG_inlined_subroutine ranges and one sorted
+//     line table, both built once per object on first use. The frame list of
+//     an address is innermost first: the innermost frame has the line-table
+//     line of the address; each outer frame has the DW_AT_call_file/call_line
+//     of the inlined call it contains, as addr2line -i prints them. Function
+//     names come from DW_AT_linkage_name when present (else DW_AT_name),
+//     following DW_AT_abstract_origin and DW_AT_specification, as addr2line.
+//   - ELF .symtab and .dynsym: STT_FUNC and STT_GNU_IFUNC symbols with a
+//     non-zero address in a defined section. A sized symbol covers
+//     [value, value+size). A symbol of size zero covers the addresses up to the
+//     next symbol's start within the same section. An address past the end of
+//     the sized symbol before it and before the next symbol has no symbol. For
+//     two symbols at one address, a global one is preferred to a weak one, a
+//     weak one to a local one, a sized one to an unsized one.
+//     Every [Location] carries its containing symbol (for function+offset
+//     output); when there is no DWARF for an address, the symbol alone makes
+//     its single frame, without file and line.
+//   - Go pclntab (.gopclntab through debug/gosym), used when a Go binary has
+//     no DWARF (go build -ldflags=-w): one frame per address naming the
+//     physical function with the file:line of the innermost inlined position
+//     (pclntab's inline tree is not read, so inlined Go frames are not split).
+//   - Separate debug files, when the file itself has no DWARF: by build-id
+//     under each debug root (default /usr/lib/debug/.build-id/xx/rest.debug)
+//     and under every [Options.DebugDirs] directory, then by .gnu_debuglink
+//     (the file's directory, its .debug/ subdirectory, and /usr/lib/debug/
+//     followed by the file's directory), checking the debug file's build-id
+//     (or, without one, the debuglink CRC-32).
+//
+// [Options.SymFS] prefixes every path looked at, like perf's --symfs.
+// [Options.DebugDirs] are directories of binaries and debug files named by
+// build-id (flat: <hex>, <hex>.debug; or the .build-id/xx/rest[.debug]
+// layout), for recordings made on another machine.
+//
+// A recording states the build-id of each object it saw. When the file on
+// disk has another build-id and no file with the expected one is found,
+// opening fails with a *[BuildIDMismatchError]: the wrong file is never used
+// silently.
+//
+// # Names
+//
+// Each frame's function [Name] has the raw (mangled) name, the demangled
+// full name (C++ and Rust through github.com/ianlancetaylor/demangle, with
+// parameters, as addr2line -C prints it) and a short name without
+// parameters for reports. Go and C names are the same in all three forms.
+//
+// # Concurrency
+//
+// An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
+// tables are built once, on first use. [Symbolizer.SymbolizeAll] is the one
+// function of this package that starts goroutines: it symbolizes different
+// objects in parallel, at most GOMAXPROCS at a time, and returns when all
+// are done. Nothing else here starts goroutines, logs, or panics on input.
+//
+// # What it does not do
+//
+// It does not unwind stacks, does not map runtime addresses to objects, does
+// not read perf.data files, and does not fetch debug files from the network
+// (debuginfod).
+package symbolize

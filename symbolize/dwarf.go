@@ -1,0 +1,436 @@
+package symbolize
+
+import (
+	"cmp"
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older GCCs emit
+// instead of DW_AT_linkage_name.
+const attrMIPSLinkageName dwarf.Attr = 0x2007
+
+// inlRange is the address range of one DW_TAG_inlined_subroutine.
+type inlRange struct {
+	lo, hi   uint64
+	name     int32 // index into dwarfIndex.names
+	depth    int32 // 1 for a call inlined directly into the subprogram
+	callFile int32 // index into dwarfIndex.files, -1 if unknown
+	callLine int32
+	callCol  int32
+}
+
+// funcGroup is one subprogram with the inlined calls in it.
+type funcGroup struct {
+	name    int32
+	lo      uint64 // start of the first range
+	linkage bool   // name is a linkage name
+	inl     []inlRange
+}
+
+// funcRange is one address range of a subprogram.
+type funcRange struct {
+	lo, hi uint64
+	group  *funcGroup
+}
+
+// lineRow is one row of a line table.
+type lineRow struct {
+	addr   uint64
+	file   int32
+	line   int32
+	col    int32
+	endSeq bool
+	order  int32 // position within its sequence group, for stable sorting
+}
+
+// dwarfIndex is the range and line tables of one object, built once.
+type dwarfIndex struct {
+	funcs []funcRange
+	lines []lineRow
+	files []string
+	names []string // raw function names
+
+	// while building
+	d       *dwarf.Data
+	nameIdx map[dwarf.Offset]nameRef
+	nameStr map[string]int32
+	fileIdx map[string]int32
+	cuFiles []int32
+}
+
+func buildDWARF(d *dwarf.Data) (*dwarfIndex, error) {
+	x := &dwarfIndex{d: d, nameIdx: map[dwarf.Offset]nameRef{}, nameStr: map[string]int32{}, fileIdx: map[string]int32{}}
+	r := d.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read DWARF: %w", err)
+		}
+		if cu == nil {
+			break
+		}
+		if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+			r.SkipChildren()
+			continue
+		}
+		if err := x.lineTable(cu); err != nil {
+			return nil, err
+		}
+		if cu.Children {
+			if err := x.walk(r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	x.finish()
+	return x, nil
+}
+
+func (x *dwarfIndex) file(name string) int32 {
+	if i, ok := x.fileIdx[name]; ok {
+		return i
+	}
+	i := int32(len(x.files))
+	x.files = append(x.files, name)
+	x.fileIdx[name] = i
+	return i
+}
+
+// lineTable reads the line table of cu into x.lines and sets x.cuFiles.
+func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
+	x.cuFiles = x.cuFiles[:0]
+	lr, err := x.d.LineReader(cu)
+	if err != nil {
+		return fmt.Errorf("read DWARF line table: %w", err)
+	}
+	if lr == nil {
+		return nil
+	}
+	for _, f := range lr.Files() {
+		if f == nil {
+			x.cuFiles = append(x.cuFiles, -1)
+			continue
+		}
+		x.cuFiles = append(x.cuFiles, x.file(f.Name))
+	}
+	var le dwarf.LineEntry
+	order := int32(0)
+	for {
+		if err := lr.Next(&le); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read DWARF line table: %w", err)
+		}
+		row := lineRow{addr: le.Address, line: int32(le.Line), col: int32(le.Column), endSeq: le.EndSequence, file: -1, order: order}
+		order++
+		if le.File != nil {
+			row.file = x.file(le.File.Name)
+		}
+		x.lines = append(x.lines, row)
+	}
+}
+
+// scope is the function context of an open DIE while walking a CU.
+type scope struct {
+	group *funcGroup
+	depth int32
+}
+
+// walk reads the children of a CU, recording subprogram and inlined
+// subroutine ranges.
+func (x *dwarfIndex) walk(r *dwarf.Reader) error {
+	stack := []scope{{}}
+	for len(stack) > 0 {
+		e, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("read DWARF: %w", err)
+		}
+		if e == nil {
+			return nil
+		}
+		if e.Tag == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		cur := stack[len(stack)-1]
+		next := cur
+		switch e.Tag {
+		case dwarf.TagSubprogram:
+			next = scope{}
+			ranges := x.ranges(e)
+			if len(ranges) > 0 {
+				name, linkage := x.funcName(e)
+				g := &funcGroup{name: name, lo: ranges[0][0], linkage: linkage}
+				for _, rg := range ranges {
+					x.funcs = append(x.funcs, funcRange{lo: rg[0], hi: rg[1], group: g})
+				}
+				next = scope{group: g}
+			}
+		case dwarf.TagInlinedSubroutine:
+			if cur.group == nil {
+				break
+			}
+			ranges := x.ranges(e)
+			if len(ranges) == 0 {
+				break
+			}
+			name, _ := x.funcName(e)
+			in := inlRange{name: name, depth: cur.depth + 1, callFile: -1}
+			if f, ok := e.Val(dwarf.AttrCallFile).(int64); ok && f >= 0 && int(f) < len(x.cuFiles) {
+				in.callFile = x.cuFiles[f]
+			}
+			if l, ok := e.Val(dwarf.AttrCallLine).(int64); ok {
+				in.callLine = int32(l)
+			}
+			if c, ok := e.Val(dwarf.AttrCallColumn).(int64); ok {
+				in.callCol = int32(c)
+			}
+			for _, rg := range ranges {
+				in.lo, in.hi = rg[0], rg[1]
+				cur.group.inl = append(cur.group.inl, in)
+			}
+			next = scope{group: cur.group, depth: in.depth}
+		}
+		if e.Children {
+			stack = append(stack, next)
+		}
+	}
+	return nil
+}
+
+// ranges returns e's address ranges, without empty and discarded ones
+// (address 0 or the -1/-2 tombstones of linkers).
+func (x *dwarfIndex) ranges(e *dwarf.Entry) [][2]uint64 {
+	if e.Val(dwarf.AttrLowpc) == nil && e.Val(dwarf.AttrRanges) == nil {
+		return nil
+	}
+	rs, err := x.d.Ranges(e)
+	if err != nil {
+		return nil
+	}
+	out := rs[:0]
+	for _, r := range rs {
+		if r[0] == 0 || r[0] >= ^uint64(1) || r[1] <= r[0] {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// funcName returns the interned raw name of a subprogram or inlined
+// subroutine: the first DW_AT_linkage_name along DW_AT_abstract_origin and
+// DW_AT_specification, else the first DW_AT_name; and whether it is a
+// linkage name.
+func (x *dwarfIndex) funcName(e *dwarf.Entry) (int32, bool) {
+	if n, ok := x.nameIdx[e.Offset]; ok {
+		return n.idx, n.linkage
+	}
+	linkage, plain := x.nameChain(e)
+	name := linkage
+	if name == "" {
+		name = plain
+	}
+	if name == "" {
+		name = "??"
+	}
+	i := x.intern(name)
+	x.nameIdx[e.Offset] = nameRef{i, linkage != ""}
+	return i, linkage != ""
+}
+
+type nameRef struct {
+	idx     int32
+	linkage bool
+}
+
+func (x *dwarfIndex) intern(name string) int32 {
+	i, ok := x.nameStr[name]
+	if !ok {
+		i = int32(len(x.names))
+		x.names = append(x.names, name)
+		x.nameStr[name] = i
+	}
+	return i
+}
+
+// useSymbolNames names each subprogram without a linkage name after the
+// ELF symbol that starts exactly where it starts, as addr2line does (GCC
+// gives functions in an anonymous namespace no DW_AT_linkage_name).
+func (x *dwarfIndex) useSymbolNames(t *symTable) {
+	nameStr := map[string]int32{}
+	for i, n := range x.names {
+		nameStr[n] = int32(i)
+	}
+	for _, f := range x.funcs {
+		g := f.group
+		if g.linkage {
+			continue
+		}
+		g.linkage = true // done, whatever the outcome
+		j := t.lookup(g.lo)
+		if j < 0 || t.syms[j].start != g.lo || t.syms[j].name == x.names[g.name] {
+			continue
+		}
+		name := t.syms[j].name
+		k, ok := nameStr[name]
+		if !ok {
+			k = int32(len(x.names))
+			x.names = append(x.names, name)
+			nameStr[name] = k
+		}
+		g.name = k
+	}
+}
+
+func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string) {
+	var r *dwarf.Reader
+	for hop := 0; e != nil && hop < 8; hop++ {
+		if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok && s != "" {
+			return s, plain
+		}
+		if s, ok := e.Val(attrMIPSLinkageName).(string); ok && s != "" {
+			return s, plain
+		}
+		if s, ok := e.Val(dwarf.AttrName).(string); ok && plain == "" {
+			plain = s
+		}
+		ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if !ok {
+			break
+		}
+		if r == nil {
+			r = x.d.Reader()
+		}
+		r.Seek(ref)
+		next, err := r.Next()
+		if err != nil {
+			break
+		}
+		e = next
+	}
+	return "", plain
+}
+
+func (x *dwarfIndex) finish() {
+	slices.SortFunc(x.funcs, func(a, b funcRange) int {
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.hi, a.hi) // the enclosing range first
+	})
+	slices.SortStableFunc(x.lines, func(a, b lineRow) int {
+		if c := cmp.Compare(a.addr, b.addr); c != 0 {
+			return c
+		}
+		// At one address the end of a sequence comes before rows that
+		// start another, so the last row at an address is a live one.
+		if a.endSeq != b.endSeq {
+			if a.endSeq {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	x.d, x.nameIdx, x.nameStr, x.fileIdx, x.cuFiles = nil, nil, nil, nil, nil
+}
+
+// line returns the line-table row for a: the last row at the greatest
+// address not above a, unless it ends a sequence.
+func (x *dwarfIndex) line(a uint64) (lineRow, bool) {
+	i, found := slices.BinarySearchFunc(x.lines, a, func(r lineRow, a uint64) int { return cmp.Compare(r.addr, a) })
+	if found {
+		for i+1 < len(x.lines) && x.lines[i+1].addr == a {
+			i++
+		}
+	} else {
+		i--
+	}
+	if i < 0 || x.lines[i].endSeq {
+		return lineRow{}, false
+	}
+	return x.lines[i], true
+}
+
+// function returns the innermost subprogram range containing a.
+func (x *dwarfIndex) function(a uint64) *funcGroup {
+	i, found := slices.BinarySearchFunc(x.funcs, a, func(f funcRange, a uint64) int { return cmp.Compare(f.lo, a) })
+	if found {
+		for i+1 < len(x.funcs) && x.funcs[i+1].lo == a {
+			i++
+		}
+	} else {
+		i--
+	}
+	for j := i; j >= 0 && j > i-8; j-- {
+		if a >= x.funcs[j].lo && a < x.funcs[j].hi {
+			return x.funcs[j].group
+		}
+	}
+	return nil
+}
+
+// frames returns the source frames of a, innermost first, or nil when no
+// subprogram contains a. nm interns names.
+func (x *dwarfIndex) frames(a uint64, nm names) []Frame {
+	g := x.function(a)
+	if g == nil {
+		return nil
+	}
+	var chain []*inlRange // chain[d-1] is the inlined call at depth d
+	for i := range g.inl {
+		in := &g.inl[i]
+		if a < in.lo || a >= in.hi {
+			continue
+		}
+		d := int(in.depth)
+		for len(chain) < d {
+			chain = append(chain, nil)
+		}
+		chain[d-1] = in
+	}
+	// Keep the unbroken prefix of depths 1, 2, ...
+	for i, in := range chain {
+		if in == nil {
+			chain = chain[:i]
+			break
+		}
+	}
+	frames := make([]Frame, 0, len(chain)+1)
+	inner := Frame{Func: nm.get(x.names[g.name])}
+	if len(chain) > 0 {
+		inner.Func = nm.get(x.names[chain[len(chain)-1].name])
+	}
+	if row, ok := x.line(a); ok {
+		inner.File, inner.Line, inner.Column = x.fileName(row.file), int(row.line), int(row.col)
+	}
+	inner.Inlined = len(chain) > 0
+	frames = append(frames, inner)
+	for d := len(chain); d >= 1; d-- {
+		in := chain[d-1]
+		f := Frame{File: x.fileName(in.callFile), Line: int(in.callLine), Column: int(in.callCol), Inlined: d > 1}
+		if d > 1 {
+			f.Func = nm.get(x.names[chain[d-2].name])
+		} else {
+			f.Func = nm.get(x.names[g.name])
+		}
+		frames = append(frames, f)
+	}
+	return frames
+}
+
+func (x *dwarfIndex) fileName(i int32) string {
+	if i < 0 || int(i) >= len(x.files) {
+		return ""
+	}
+	return x.files[i]
+}

@@ -1,0 +1,106 @@
+package symbolize
+
+import (
+	"cmp"
+	"debug/elf"
+	"slices"
+)
+
+// elfSym is one function symbol of .symtab or .dynsym.
+type elfSym struct {
+	start, size uint64
+	section     elf.SectionIndex
+	rank        int // higher wins at equal start
+	name        string
+}
+
+// symTable is the sorted function symbols of one object.
+type symTable struct {
+	syms []elfSym
+	// limit[i] is where syms[i] ends for lookup: start+size when sized,
+	// else the next symbol's start in the same section (or the section end).
+	limit []uint64
+}
+
+func symRank(s elf.Symbol) int {
+	r := 0
+	switch elf.ST_BIND(s.Info) {
+	case elf.STB_GLOBAL:
+		r = 4
+	case elf.STB_WEAK:
+		r = 2
+	}
+	if s.Size > 0 {
+		r++
+	}
+	return r
+}
+
+func funcSym(s elf.Symbol) bool {
+	t := elf.ST_TYPE(s.Info)
+	if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+		return false
+	}
+	return s.Value != 0 && s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE
+}
+
+// addSymbols collects function symbols of f (errors, such as a missing
+// table, leave the table as it is).
+func (t *symTable) add(f *elf.File) {
+	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, err := get()
+		if err != nil {
+			continue
+		}
+		for _, s := range syms {
+			if funcSym(s) {
+				t.syms = append(t.syms, elfSym{start: s.Value, size: s.Size, section: s.Section, rank: symRank(s), name: s.Name})
+			}
+		}
+	}
+}
+
+// finish sorts and deduplicates the symbols and computes their limits.
+// sectionEnd gives the end address of a section index (0 if unknown).
+func (t *symTable) finish(sectionEnd func(elf.SectionIndex) uint64) {
+	slices.SortFunc(t.syms, func(a, b elfSym) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.rank, a.rank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.size, a.size); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	t.syms = slices.CompactFunc(t.syms, func(a, b elfSym) bool { return a.start == b.start })
+	t.limit = make([]uint64, len(t.syms))
+	for i, s := range t.syms {
+		switch {
+		case s.size > 0:
+			t.limit[i] = s.start + s.size
+		case i+1 < len(t.syms) && t.syms[i+1].section == s.section:
+			t.limit[i] = t.syms[i+1].start
+		default:
+			t.limit[i] = sectionEnd(s.section)
+		}
+	}
+}
+
+// lookup returns the index of the symbol containing a, or -1.
+func (t *symTable) lookup(a uint64) int {
+	i, found := slices.BinarySearchFunc(t.syms, a, func(s elfSym, a uint64) int { return cmp.Compare(s.start, a) })
+	if !found {
+		i--
+	}
+	// A sized symbol may contain a function nested in it (rare); look back
+	// a little for an enclosing sized symbol.
+	for j := i; j >= 0 && j > i-4; j-- {
+		if a < t.limit[j] {
+			return j
+		}
+	}
+	return -1
+}

@@ -1,0 +1,80 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"debug/gosym"
+	"errors"
+	"fmt"
+)
+
+// goTable reads the Go pclntab of f, for Go binaries without DWARF.
+func goTable(f *elf.File) (*gosym.Table, error) {
+	data, err := pclntab(f)
+	if err != nil {
+		return nil, err
+	}
+	var text uint64
+	if s := f.Section(".text"); s != nil {
+		text = s.Addr
+	}
+	var symtab []byte
+	if s := f.Section(".gosymtab"); s != nil {
+		symtab, _ = s.Data()
+	}
+	t, err := gosym.NewTable(symtab, gosym.NewLineTable(data, text))
+	if err != nil {
+		return nil, fmt.Errorf("read Go pclntab: %w", err)
+	}
+	return t, nil
+}
+
+var errNoPclntab = errors.New("no Go pclntab")
+
+// pclntab returns the bytes of .gopclntab, or of runtime.pclntab to
+// runtime.epclntab when the section has another name (PIE builds).
+func pclntab(f *elf.File) ([]byte, error) {
+	if s := f.Section(".gopclntab"); s != nil && s.Type != elf.SHT_NOBITS {
+		d, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("read Go pclntab: %w", err)
+		}
+		return d, nil
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, errNoPclntab
+	}
+	var start, end uint64
+	for _, s := range syms {
+		switch s.Name {
+		case "runtime.pclntab":
+			start = s.Value
+		case "runtime.epclntab":
+			end = s.Value
+		}
+	}
+	if start == 0 || end <= start {
+		return nil, errNoPclntab
+	}
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOBITS || start < s.Addr || end > s.Addr+s.Size {
+			continue
+		}
+		d, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("read Go pclntab: %w", err)
+		}
+		return d[start-s.Addr : end-s.Addr], nil
+	}
+	return nil, errNoPclntab
+}
+
+// goFrame resolves a with the pclntab: the physical function, with the
+// file and line of the innermost inlined position.
+func goFrame(t *gosym.Table, a uint64, nm names) (Frame, *gosym.Func, bool) {
+	file, line, fn := t.PCToLine(a)
+	if fn == nil {
+		return Frame{}, nil, false
+	}
+	return Frame{Func: nm.get(fn.Name), File: file, Line: line}, fn, true
+}

@@ -1,0 +1,166 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"debug/gosym"
+	"fmt"
+)
+
+// ObjectKey names an object as a recording does: its path and, when known,
+// its GNU build-id in lower-case hex.
+type ObjectKey struct {
+	Path    string
+	BuildID string
+}
+
+// Object is one ELF file with its tables, built once when it is opened.
+// It is safe for concurrent use.
+type Object struct {
+	key       ObjectKey
+	path      string // file read for symbols
+	debugPath string // separate debug file, "" if none
+	buildID   string
+	dwarfErr  error
+
+	syms  symTable
+	dwarf *dwarfIndex  // nil without DWARF
+	gosym *gosym.Table // nil unless a Go binary without DWARF
+}
+
+// Open opens the object named by key (see [Options] for where it is looked
+// for), finds its debug information and builds its tables. It fails with a
+// *[BuildIDMismatchError] when the file has another build-id than
+// key.BuildID and no file with that build-id is found.
+func Open(key ObjectKey, opts Options) (*Object, error) {
+	path, id, err := opts.findBinary(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open object: %w", err)
+	}
+	defer f.Close()
+	o := &Object{key: key, path: path, buildID: id}
+	o.syms.add(f)
+	dw := f
+	if !hasDWARF(f) {
+		if dp := opts.findDebug(path, key.Path, id, f); dp != "" {
+			df, err := elf.Open(dp)
+			if err == nil {
+				defer df.Close()
+				o.debugPath = dp
+				o.syms.add(df)
+				dw = df
+			}
+		}
+	}
+	o.syms.finish(sectionEnds(f))
+	if hasDWARF(dw) {
+		d, err := dw.DWARF()
+		if err == nil {
+			o.dwarf, err = buildDWARF(d)
+		}
+		if err == nil {
+			o.dwarf.useSymbolNames(&o.syms)
+		}
+		o.dwarfErr = err
+	}
+	if o.dwarf == nil {
+		if t, err := goTable(f); err == nil {
+			o.gosym = t
+		}
+	}
+	return o, nil
+}
+
+func hasDWARF(f *elf.File) bool {
+	for _, n := range []string{".debug_info", ".zdebug_info"} {
+		if s := f.Section(n); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func sectionEnds(f *elf.File) func(elf.SectionIndex) uint64 {
+	ends := make([]uint64, len(f.Sections))
+	for i, s := range f.Sections {
+		ends[i] = s.Addr + s.Size
+	}
+	return func(i elf.SectionIndex) uint64 {
+		if int(i) < len(ends) {
+			return ends[i]
+		}
+		return 0
+	}
+}
+
+// Key returns the key the object was opened with.
+func (o *Object) Key() ObjectKey { return o.key }
+
+// Path returns the file the object was read from (after --symfs and
+// --debug-dir lookup).
+func (o *Object) Path() string { return o.path }
+
+// DebugPath returns the separate debug file used, or "".
+func (o *Object) DebugPath() string { return o.debugPath }
+
+// BuildID returns the hex build-id of the file read, or "".
+func (o *Object) BuildID() string { return o.buildID }
+
+// HasDWARF reports whether DWARF line and inline information was read.
+func (o *Object) HasDWARF() bool { return o.dwarf != nil }
+
+// DWARFErr returns the error that made the object's DWARF unusable, if
+// any; symbols still resolve then.
+func (o *Object) DWARFErr() error { return o.dwarfErr }
+
+// Symbolize resolves a batch of addresses, each as given (an instruction
+// pointer); the result is parallel to addrs.
+func (o *Object) Symbolize(addrs []Addr) []Location {
+	nm := names{}
+	syms := map[int]*Symbol{}
+	out := make([]Location, len(addrs))
+	for i, a := range addrs {
+		out[i] = o.locate(a, nm, syms)
+	}
+	return out
+}
+
+// SymbolizeReturns resolves a batch of return addresses, each at
+// [RetAddr.Lookup]; the result is parallel to ras.
+func (o *Object) SymbolizeReturns(ras []RetAddr) []Location {
+	addrs := make([]Addr, len(ras))
+	for i, r := range ras {
+		addrs[i] = r.Lookup()
+	}
+	return o.Symbolize(addrs)
+}
+
+func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol) Location {
+	loc := Location{Addr: a}
+	if i := o.syms.lookup(uint64(a)); i >= 0 {
+		loc.Symbol = syms[i]
+		if loc.Symbol == nil {
+			s := o.syms.syms[i]
+			loc.Symbol = &Symbol{Name: nm.get(s.name), Start: Addr(s.start), Size: s.size}
+			syms[i] = loc.Symbol
+		}
+	}
+	if o.dwarf != nil {
+		loc.Frames = o.dwarf.frames(uint64(a), nm)
+	}
+	if loc.Frames == nil && o.gosym != nil {
+		if f, fn, ok := goFrame(o.gosym, uint64(a), nm); ok {
+			loc.Frames = []Frame{f}
+			if loc.Symbol == nil {
+				loc.Symbol = &Symbol{Name: f.Func, Start: Addr(fn.Entry), Size: fn.End - fn.Entry}
+			}
+		}
+	}
+	if loc.Frames == nil && loc.Symbol != nil {
+		loc.Frames = []Frame{{Func: loc.Symbol.Name}}
+	}
+	return loc
+}

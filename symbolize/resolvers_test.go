@@ -1,0 +1,159 @@
+package symbolize
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestKallsyms(t *testing.T) {
+	k, err := LoadKallsyms(filepath.Join("testdata", "kallsyms.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		addr   Addr
+		want   string // "" for none
+		module string
+	}{
+		{"below the kernel", 0xffffffff80000000, "", ""},
+		{"alias at _text", 0xffffffff81000000, "_text", ""},
+		{"inside a T symbol", 0xffffffff81001010, "do_one_initcall", ""},
+		{"local t symbol", 0xffffffff81001200, "trace_initcall_start_cb", ""},
+		{"data symbols skipped", 0xffffffff81001300, "trace_initcall_start_cb", ""},
+		{"weak text", 0xffffffff81002010, "weak_text", ""},
+		{"module symbol", 0xffffffffc0000110, "nft_do_chain", "nf_tables"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loc := k.Symbolize([]Addr{tt.addr})[0]
+			got := ""
+			if loc.Symbol != nil {
+				got = loc.Symbol.Name.Raw
+			}
+			if got != tt.want {
+				t.Errorf("symbol %q, want %q", got, tt.want)
+			}
+			if m := k.Module(tt.addr); m != tt.module {
+				t.Errorf("module %q, want %q", m, tt.module)
+			}
+		})
+	}
+	// _stext and _text share an address: one wins, the table stays sorted.
+	if k.Len() != 7 {
+		t.Errorf("Len %d, want 7", k.Len())
+	}
+}
+
+func TestKallsymsHidden(t *testing.T) {
+	_, err := ParseKallsyms(strings.NewReader("0000000000000000 T _text\n0000000000000000 T do_one_initcall\n"))
+	if !errors.Is(err, ErrKallsymsHidden) {
+		t.Fatalf("err %v, want ErrKallsymsHidden", err)
+	}
+	_, err = ParseKallsyms(strings.NewReader("zz T x\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "read kallsyms: line 1") {
+		t.Fatalf("err %v, want a line error", err)
+	}
+}
+
+func TestProcKallsyms(t *testing.T) {
+	k, err := LoadKallsyms("/proc/kallsyms")
+	if errors.Is(err, ErrKallsymsHidden) {
+		t.Skip("kallsyms addresses hidden for this user")
+	}
+	if err != nil {
+		t.Skipf("no /proc/kallsyms: %v", err)
+	}
+	if k.Len() < 1000 {
+		t.Errorf("only %d text symbols", k.Len())
+	}
+}
+
+func TestPerfMap(t *testing.T) {
+	m, err := LoadPerfMap(filepath.Join("testdata", "perf-1234.map"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		addr Addr
+		want string
+	}{
+		{"before all", 0x7f000fffffff, ""},
+		{"name with spaces", 0x7f0010000010, "LazyCompile:~foo /app/a.js:1"},
+		{"same start: last line wins", 0x7f0010000060, "py::bar2:/app/b.py"},
+		{"past the end of a sized entry", 0x7f0010000080, ""},
+		{"0x-prefixed numbers", 0x7f001000017f, "Interpreter"},
+		{"after all", 0x7f0010000180, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loc := m.Symbolize([]Addr{tt.addr})[0]
+			got := ""
+			if loc.Symbol != nil {
+				got = loc.Symbol.Name.Raw
+				if len(loc.Frames) != 1 || loc.Frames[0].Func.Raw != got {
+					t.Errorf("frames %v", loc.Frames)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("symbol %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if _, err := ParsePerfMap(strings.NewReader("7f00 nothex name\n")); err == nil {
+		t.Error("bad size accepted")
+	}
+}
+
+func TestSymbolizerPerfMapAndKernel(t *testing.T) {
+	s := New(Options{Kallsyms: filepath.Join("testdata", "kallsyms.txt"), SymFS: "testdata-does-not-exist"})
+	res := s.SymbolizeAll(map[ObjectKey][]Addr{
+		{Path: KernelPath}:           {0xffffffff81001010},
+		{Path: "/tmp/perf-1.map"}:    {1},
+		{Path: "/no/such/object.so"}: {1},
+	})
+	if r := res[ObjectKey{Path: KernelPath}]; r.Err != nil || r.Locations[0].Symbol.Name.Raw != "do_one_initcall" {
+		t.Errorf("kernel: %+v", r)
+	}
+	if r := res[ObjectKey{Path: "/tmp/perf-1.map"}]; r.Err == nil || !strings.HasPrefix(r.Err.Error(), "read perf map:") {
+		t.Errorf("perf map under a missing symfs: %v", r.Err)
+	}
+	if r := res[ObjectKey{Path: "/no/such/object.so"}]; r.Err == nil {
+		t.Errorf("missing object: no error")
+	}
+}
+
+func TestNames(t *testing.T) {
+	tests := []struct {
+		name             string
+		raw, full, short string
+	}{
+		{"C", "main", "main", "main"},
+		{"Go", "main.(*T).Run", "main.(*T).Run", "main.(*T).Run"},
+		{"C++ method", "_ZNK6shapes6Square4areaEv", "shapes::Square::area() const", "shapes::Square::area"},
+		{"C++ template", "_ZN6shapes3AccIdE3addEd", "shapes::Acc<double>::add(double)", "shapes::Acc<double>::add"},
+		{"Rust legacy", "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write", "core::fmt::write"},
+		{"Rust v0", "_RNvCs1234_7mycrate3foo", "mycrate::foo", "mycrate::foo"},
+		{"not mangled after all", "_Zfoo", "_Zfoo", "_Zfoo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := NewName(tt.raw)
+			if n.Raw != tt.raw || n.Full != tt.full || n.Short != tt.short {
+				t.Errorf("NewName(%q) = %+v, want full %q short %q", tt.raw, n, tt.full, tt.short)
+			}
+		})
+	}
+}
+
+func TestRetAddr(t *testing.T) {
+	if got := RetAddr(0x1001).Lookup(); got != 0x1000 {
+		t.Errorf("Lookup %#x", got)
+	}
+	if got := RetAddr(0).Lookup(); got != 0 {
+		t.Errorf("Lookup of 0: %#x", got)
+	}
+}

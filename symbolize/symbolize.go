@@ -1,0 +1,123 @@
+package symbolize
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Addr is an address in an object's own virtual address space: the address
+// addr2line takes for the same file. For kernel and JIT resolvers it is the
+// runtime address.
+type Addr uint64
+
+// RetAddr is a return address taken from a callchain or an unwound stack.
+// It is looked up at [RetAddr.Lookup], inside the call instruction.
+type RetAddr Addr
+
+// Lookup returns the address to symbolize for the call that returns to r:
+// r-1. A zero return address stays zero.
+func (r RetAddr) Lookup() Addr {
+	if r == 0 {
+		return 0
+	}
+	return Addr(r - 1)
+}
+
+// Name is a function or symbol name in three forms.
+type Name struct {
+	Raw   string // as in the symbol table or DWARF (mangled)
+	Full  string // demangled, with parameters (addr2line -C)
+	Short string // demangled, without parameters, for reports
+}
+
+// Frame is one source-level frame of an address.
+type Frame struct {
+	Func    Name
+	File    string // empty when unknown
+	Line    int    // 0 when unknown
+	Column  int    // 0 when unknown
+	Inlined bool   // this frame was inlined into the next (outer) frame
+}
+
+// Symbol is the ELF (or kallsyms, or perf map) symbol containing an address.
+type Symbol struct {
+	Name  Name
+	Start Addr
+	Size  uint64 // 0 when the symbol has no size
+}
+
+// Location is what one address resolves to.
+type Location struct {
+	Addr   Addr    // the address looked up
+	Symbol *Symbol // nil when no symbol contains Addr
+	// Frames lists the source frames, innermost first. It is empty when
+	// nothing is known of Addr; without DWARF it has one frame naming the
+	// symbol, with no file and line.
+	Frames []Frame
+}
+
+// Offset returns Addr minus the symbol's start, and false without a symbol.
+func (l Location) Offset() (uint64, bool) {
+	if l.Symbol == nil {
+		return 0, false
+	}
+	return uint64(l.Addr - l.Symbol.Start), true
+}
+
+// Resolver is what an [Object], a [Kallsyms] and a [PerfMap] have in common.
+type Resolver interface {
+	// Symbolize resolves each address; the result is parallel to addrs.
+	Symbolize(addrs []Addr) []Location
+}
+
+// names interns Names so each distinct raw name is demangled once.
+type names map[string]Name
+
+func (n names) get(raw string) Name {
+	if v, ok := n[raw]; ok {
+		return v
+	}
+	v := NewName(raw)
+	n[raw] = v
+	return v
+}
+
+// NewName demangles raw (C++ Itanium ABI and Rust legacy or v0 mangling)
+// into a Name; other names are kept as they are in all three forms.
+func NewName(raw string) Name {
+	nm := Name{Raw: raw, Full: raw, Short: raw}
+	if !mangled(raw) {
+		return nm
+	}
+	full, err := demangle.ToString(raw)
+	if err != nil {
+		return nm
+	}
+	nm.Full = full
+	if short, err := demangle.ToString(raw, demangle.NoParams, demangle.NoEnclosingParams); err == nil {
+		nm.Short = stripRustHash(short)
+	} else {
+		nm.Short = full
+	}
+	return nm
+}
+
+func mangled(s string) bool {
+	return strings.HasPrefix(s, "_Z") || strings.HasPrefix(s, "_R") || strings.HasPrefix(s, "__Z")
+}
+
+// stripRustHash removes the "::h0123456789abcdef" suffix of Rust legacy
+// symbols from a short name.
+func stripRustHash(s string) string {
+	i := strings.LastIndex(s, "::h")
+	if i < 0 || len(s)-i != 3+16 {
+		return s
+	}
+	for _, c := range s[i+3:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return s
+		}
+	}
+	return s[:i]
+}
