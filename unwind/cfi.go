@@ -1,0 +1,243 @@
+package unwind
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/go-delve/delve/pkg/dwarf/regnum"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+)
+
+// nregs is the number of DWARF registers an x86-64 CFI row tracks: rax..r15
+// and the return address column (rip).
+const nregs = regnum.AMD64_Rip + 1
+
+// ruleKind is the rule of a register (or the CFA) in one CFI row.
+type ruleKind uint8
+
+const (
+	ruleSame          ruleKind = iota // not mentioned, or DW_CFA_same_value: the caller's value is the same
+	ruleUndefined                     // DW_CFA_undefined: no value (the return address of the outermost frame)
+	ruleOffset                        // saved at CFA+off
+	ruleValOffset                     // value is CFA+off
+	ruleRegister                      // value is in register reg
+	ruleExpression                    // saved at the address the expression computes (CFA pushed first)
+	ruleValExpression                 // value is what the expression computes (CFA pushed first)
+	ruleCFA                           // the CFA rule: reg+off
+	ruleCFAExpression                 // the CFA rule: an expression
+)
+
+type rule struct {
+	kind ruleKind
+	reg  uint64
+	off  int64
+	expr []byte
+}
+
+// row is the unwinding rule of one PC: how to find the CFA and each
+// register of the caller.
+type row struct {
+	cfa  rule
+	regs [nregs]rule
+	ra   uint64 // the return-address column
+}
+
+// table is the CFI of one object: its FDEs sorted by start address, and the
+// rows already computed, by PC in the object's address space.
+type table struct {
+	fdes frame.FrameDescriptionEntries
+	err  error
+
+	mu   sync.Mutex
+	rows map[procmap.ObjAddr]*row
+}
+
+// maxRows bounds a table's row cache; past it the cache starts over.
+const maxRows = 1 << 16
+
+// row returns the rule for pc, nil when no FDE covers it.
+func (t *table) row(pc procmap.ObjAddr) (*row, error) {
+	t.mu.Lock()
+	r, ok := t.rows[pc]
+	t.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	fde, err := t.fdes.FDEForPC(uint64(pc))
+	if err != nil {
+		r = nil
+	} else if r, err = establish(fde, uint64(pc)); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	if len(t.rows) >= maxRows {
+		clear(t.rows)
+	}
+	t.rows[pc] = r
+	t.mu.Unlock()
+	return r, nil
+}
+
+// establish runs the FDE's CFA program up to pc and converts the result.
+// delve's interpreter is not hardened against malformed programs, so a panic
+// in it becomes an error.
+func establish(fde *frame.FrameDescriptionEntry, pc uint64) (r *row, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("unwind: CFI program at %#x: %v", fde.Begin(), p)
+		}
+	}()
+	fc, err := fde.EstablishFrame(pc)
+	if err != nil {
+		return nil, fmt.Errorf("unwind: CFI program at %#x: %w", fde.Begin(), err)
+	}
+	r = &row{ra: fc.RetAddrReg}
+	if r.ra >= nregs {
+		return nil, fmt.Errorf("unwind: CFI at %#x: return address column %d", fde.Begin(), r.ra)
+	}
+	switch fc.CFA.Rule {
+	case frame.RuleCFA:
+		r.cfa = rule{kind: ruleCFA, reg: fc.CFA.Reg, off: fc.CFA.Offset}
+	case frame.RuleExpression, frame.RuleValExpression:
+		r.cfa = rule{kind: ruleCFAExpression, expr: fc.CFA.Expression}
+	default:
+		return nil, fmt.Errorf("unwind: CFI at %#x: CFA rule %d", fde.Begin(), fc.CFA.Rule)
+	}
+	for reg, dr := range fc.Regs {
+		if reg >= nregs {
+			continue
+		}
+		r.regs[reg] = convertRule(dr)
+	}
+	return r, nil
+}
+
+func convertRule(dr frame.DWRule) rule {
+	switch dr.Rule {
+	case frame.RuleUndefined:
+		return rule{kind: ruleUndefined}
+	case frame.RuleSameVal:
+		return rule{kind: ruleSame}
+	case frame.RuleOffset:
+		return rule{kind: ruleOffset, off: dr.Offset}
+	case frame.RuleValOffset:
+		return rule{kind: ruleValOffset, off: dr.Offset}
+	case frame.RuleRegister:
+		return rule{kind: ruleRegister, reg: dr.Reg}
+	case frame.RuleExpression:
+		return rule{kind: ruleExpression, expr: dr.Expression}
+	case frame.RuleValExpression:
+		return rule{kind: ruleValExpression, expr: dr.Expression}
+	case frame.RuleCFA:
+		return rule{kind: ruleValOffset, off: dr.Offset} // delve's name for val_offset of the CFA
+	}
+	return rule{kind: ruleUndefined}
+}
+
+// errNotFile is the error of objects that have no file (the vdso, [stack]).
+var errNotFile = errors.New("not a file")
+
+// loadTable reads the .eh_frame and .debug_frame of an ELF file: the FDEs of
+// both, sorted, .eh_frame's first where both describe the same range.
+func loadTable(f *elf.File) (*table, error) {
+	var all frame.FrameDescriptionEntries
+	var errs []error
+	if sec := f.Section(".eh_frame"); sec != nil && sec.Type != elf.SHT_NOBITS && sec.Addr != 0 {
+		fdes, err := parseCFI(sec, sec.Addr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf(".eh_frame: %w", err))
+		}
+		all = append(all, fdes...)
+	}
+	if sec := f.Section(".debug_frame"); sec != nil && sec.Type != elf.SHT_NOBITS {
+		fdes, err := parseCFI(sec, 0)
+		if err != nil {
+			errs = append(errs, fmt.Errorf(".debug_frame: %w", err))
+		}
+		all = append(all, fdes...)
+	}
+	if len(all) == 0 {
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("unwind: read CFI: %w", errors.Join(errs...))
+		}
+		return nil, errors.New("unwind: read CFI: no .eh_frame or .debug_frame")
+	}
+	// frame.Parse returns FDEs in section order; FDEForPC needs them sorted.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Begin() < all[j].Begin() })
+	return &table{fdes: all, rows: make(map[procmap.ObjAddr]*row)}, nil
+}
+
+func parseCFI(sec *elf.Section, ehFrameAddr uint64) (fdes frame.FrameDescriptionEntries, err error) {
+	data, err := sec.Data()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			fdes, err = nil, fmt.Errorf("malformed: %v", p)
+		}
+	}()
+	fdes, err = frame.Parse(data, binary.LittleEndian, 0, 8, ehFrameAddr)
+	// drop FDEs that describe nothing (padding, discarded sections)
+	out := fdes[:0]
+	for _, fde := range fdes {
+		if fde.End() > fde.Begin() && fde.Begin() != 0 {
+			out = append(out, fde)
+		}
+	}
+	return out, err
+}
+
+// tables caches the CFI of each object by path.
+type tables struct {
+	open func(path string) (*elf.File, error)
+
+	mu sync.Mutex
+	m  map[string]*tableEntry
+}
+
+type tableEntry struct {
+	once sync.Once
+	t    *table
+	err  error
+}
+
+func (ts *tables) get(obj *procmap.Object) (*table, error) {
+	ts.mu.Lock()
+	e := ts.m[obj.Path]
+	if e == nil {
+		e = &tableEntry{}
+		ts.m[obj.Path] = e
+	}
+	ts.mu.Unlock()
+	e.once.Do(func() {
+		f, err := ts.open(obj.Path)
+		if err != nil {
+			e.err = fmt.Errorf("unwind: open %s: %w", obj.Path, err)
+			return
+		}
+		defer f.Close()
+		e.t, e.err = loadTable(f)
+	})
+	return e.t, e.err
+}
+
+func defaultOpen(root string) func(string) (*elf.File, error) {
+	return func(path string) (*elf.File, error) {
+		if strings.HasPrefix(path, "[") || path == "" || path == "//anon" {
+			return nil, errNotFile
+		}
+		if root != "" {
+			path = filepath.Join(root, path)
+		}
+		return elf.Open(path)
+	}
+}

@@ -1,0 +1,36 @@
+// Package unwind turns a sample into its stack, innermost frame first, by
+// one of three methods, all for x86-64:
+//
+//   - Frame pointers (AppendCallchain): the kernel's PERF_SAMPLE_CALLCHAIN,
+//     split at its PERF_CONTEXT_* markers, kernel frames kept apart from user
+//     frames. The first entry of each part is an instruction pointer, the
+//     others are return addresses.
+//   - DWARF call-frame information (Unwinder.AppendDWARF, `--call-graph
+//     dwarf`): the user registers (PERF_SAMPLE_REGS_USER) and the copy of the
+//     user stack (PERF_SAMPLE_STACK_USER) of a sample are unwound with the
+//     .eh_frame and .debug_frame rules of each object, read once per object
+//     with delve's pkg/dwarf/frame and evaluated with pkg/dwarf/op, the rule
+//     of each PC cached per object. It unwinds code built without frame
+//     pointers and through libc, and stops with a StopReason: cleanly where
+//     the CFI marks the outermost frame (_start, clone, thread start) or the
+//     return address is zero, or where a read falls outside the stack copy,
+//     a PC is in no mapping or no FDE, or the CFI cannot be evaluated.
+//   - The LBR call stack (AppendLBR, `--call-graph lbr`, branch_sample_type
+//     with PERF_SAMPLE_BRANCH_CALL_STACK): the kernel frames of the
+//     callchain, then the user IP, then the call sites (`from`) of the
+//     branch stack, as perf joins them.
+//
+// Every Frame says whether its address is an instruction pointer or a
+// return address (symbolize a return address at Addr-1: the call, not what
+// follows it; LookupAddr does that), whether it is a kernel frame, and,
+// when the process model knows its mapping, the object and the address in
+// the object's ELF address space.
+//
+// What the caller provides: a Maps (a *procmap.Map fed the recording's
+// MMAP2/COMM/FORK/EXIT records up to the sample), and for DWARF unwinding
+// read access to the objects' files (with Options.Root as a --symfs). The
+// vdso is not on disk, so DWARF unwinding stops in it unless Options.Open
+// supplies its image. What it does not do: symbolize, or unwind other
+// architectures. An Unwinder is safe for concurrent use; the package starts
+// no goroutines.
+package unwind

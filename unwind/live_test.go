@@ -1,0 +1,244 @@
+package unwind
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+)
+
+// buildC compiles testdata/NAME.c with gcc and flags into dir.
+func buildC(t *testing.T, dir, name string, flags ...string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed: cannot build the test program")
+	}
+	out := filepath.Join(dir, name)
+	args := append(flags, "-o", out, filepath.Join("testdata", name+".c"))
+	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return out
+}
+
+// recordDWARF records prog with hwprof's recorder:
+// hwprof record -e cpu-clock -c 200000 --call-graph dwarf,16384 -o F -- prog args...
+func recordDWARF(t *testing.T, dir, prog string, args ...string) string {
+	t.Helper()
+	hwprof := filepath.Join(dir, "hwprof")
+	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
+		t.Fatalf("go build hwprof: %v\n%s", err, b)
+	}
+	data := filepath.Join(dir, filepath.Base(prog)+".data")
+	cmd := append([]string{"record", "-q", "-e", "cpu-clock", "-c", "200000", "--call-graph", "dwarf,16384", "-m", "8M", "-o", data, "--", prog}, args...)
+	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
+		if os.Geteuid() != 0 {
+			if p, perr := perf.Paranoid(); perr == nil && p > 1 {
+				t.Skipf("cannot record: perf_event_paranoid is %d and not root: %v\n%s", p, err, b)
+			}
+		}
+		t.Fatalf("hwprof %s: %v\n%s", strings.Join(cmd, " "), err, b)
+	}
+	return data
+}
+
+// replay reads a recording in time order, feeds the process model, and
+// calls fn for every sample.
+func replay(t *testing.T, path string, fn func(s *perf.Sample, m *procmap.Map)) {
+	t.Helper()
+	r, err := perfdata.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m := procmap.New(nil)
+	var s perf.Sample
+	for r.Next() {
+		switch r.Record().Type() {
+		case perf.RecordSample:
+			if err := r.DecodeSample(&s); err != nil {
+				t.Fatalf("decode sample at %#x: %v", r.Record().Offset, err)
+			}
+			fn(&s, m)
+		case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm, perf.RecordFork, perf.RecordExit:
+			rec, err := r.Decode()
+			if err != nil {
+				t.Fatalf("decode record at %#x: %v", r.Record().Offset, err)
+			}
+			if err := m.Apply(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// symtab names addresses of one ELF file by its symbol table (the test's
+// own, independent of package symbolize).
+type symtab struct {
+	path string
+	syms []elf.Symbol
+}
+
+func newSymtab(t *testing.T, path string) *symtab {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var funcs []elf.Symbol
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 {
+			funcs = append(funcs, s)
+		}
+	}
+	return &symtab{path: path, syms: funcs}
+}
+
+// name returns the function of f if f is in this file, "" otherwise, and
+// "?" for an unmapped frame.
+func (st *symtab) name(f Frame) string {
+	if f.Object == nil {
+		return "?"
+	}
+	if f.Object.Path != st.path {
+		return ""
+	}
+	a := uint64(f.LookupAddr())
+	for _, s := range st.syms {
+		if s.Value <= a && a < s.Value+s.Size {
+			return s.Name
+		}
+	}
+	return "?"
+}
+
+func describe(frames []Frame, st *symtab) string {
+	var b strings.Builder
+	for _, f := range frames {
+		n := st.name(f)
+		if n == "" && f.Object != nil {
+			n = filepath.Base(f.Object.Path)
+		}
+		b.WriteString(n)
+		b.WriteString(" ")
+	}
+	return b.String()
+}
+
+// TestDWARFDeepRecursion records a deep recursion built without frame
+// pointers with --call-graph dwarf and unwinds every sample in the leaf:
+// at least 99% must give leaf, rec × 31, main, and end cleanly (perf 6.1
+// here gives only the first frame of these samples, so the reference is the
+// program's known call structure).
+func TestDWARFDeepRecursion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	dir := t.TempDir()
+	prog := buildC(t, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
+	data := recordDWARF(t, dir, prog, "1500")
+	st := newSymtab(t, prog)
+	u := New(Options{})
+	var inLeaf, complete int
+	stops := map[StopReason]int{}
+	var bad []string
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		frames, stop := u.Unwind(s, m)
+		if len(frames) == 0 || st.name(frames[0]) != "leaf" {
+			return
+		}
+		inLeaf++
+		stops[stop]++
+		if ok := wantRecursion(frames, st); ok && stop.Complete() {
+			complete++
+		} else if len(bad) < 5 {
+			bad = append(bad, stop.String()+": "+describe(frames, st))
+		}
+	})
+	t.Logf("%d samples in leaf, %d complete (%.2f%%), stops %v", inLeaf, complete, 100*float64(complete)/float64(max(inLeaf, 1)), stops)
+	if inLeaf < 100 {
+		t.Fatalf("only %d samples in leaf: the recording is too short to judge", inLeaf)
+	}
+	if complete*100 < inLeaf*99 {
+		t.Errorf("%d of %d leaf samples unwound completely, want ≥ 99%%; first failures:\n%s", complete, inLeaf, strings.Join(bad, "\n"))
+	}
+}
+
+// wantRecursion checks leaf, rec × 31, main, then only frames outside the
+// program (libc's start code).
+func wantRecursion(frames []Frame, st *symtab) bool {
+	if len(frames) < 33 || st.name(frames[0]) != "leaf" {
+		return false
+	}
+	for _, f := range frames[1:32] {
+		if st.name(f) != "rec" {
+			return false
+		}
+	}
+	if st.name(frames[32]) != "main" {
+		return false
+	}
+	for _, f := range frames[33:] {
+		if n := st.name(f); n == "?" || n == "rec" || n == "leaf" {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDWARFThroughLibc unwinds samples in a qsort comparator: cmp, then
+// libc's sort functions (built without frame pointers), then main.
+func TestDWARFThroughLibc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	dir := t.TempDir()
+	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
+	data := recordDWARF(t, dir, prog, "12")
+	st := newSymtab(t, prog)
+	u := New(Options{})
+	var inCmp, complete int
+	var bad []string
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		frames, stop := u.Unwind(s, m)
+		if len(frames) == 0 || st.name(frames[0]) != "cmp" {
+			return
+		}
+		inCmp++
+		if throughLibc(frames, st) && stop.Complete() {
+			complete++
+		} else if len(bad) < 5 {
+			bad = append(bad, stop.String()+": "+describe(frames, st))
+		}
+	})
+	t.Logf("%d samples in cmp, %d complete through libc to main", inCmp, complete)
+	if inCmp < 50 {
+		t.Fatalf("only %d samples in cmp: the recording is too short to judge", inCmp)
+	}
+	if complete*100 < inCmp*99 {
+		t.Errorf("%d of %d cmp samples unwound through libc to main, want ≥ 99%%; first failures:\n%s", complete, inCmp, strings.Join(bad, "\n"))
+	}
+}
+
+func throughLibc(frames []Frame, st *symtab) bool {
+	i := 1
+	for i < len(frames) && frames[i].Object != nil && strings.Contains(filepath.Base(frames[i].Object.Path), "libc") {
+		i++
+	}
+	return i > 1 && i < len(frames) && st.name(frames[i]) == "main"
+}

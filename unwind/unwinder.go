@@ -1,0 +1,280 @@
+package unwind
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+
+	"github.com/go-delve/delve/pkg/dwarf/op"
+	"github.com/go-delve/delve/pkg/dwarf/regnum"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+)
+
+// Options configure an Unwinder.
+type Options struct {
+	// Method is how Unwind unwinds; MethodAuto picks DWARF for samples
+	// with a stack copy and frame pointers otherwise.
+	Method Method
+	// MaxDepth bounds the frames of one stack (default 512).
+	MaxDepth int
+	// Root is prefixed to object paths before they are opened (perf's
+	// --symfs).
+	Root string
+	// Open, when set, opens the ELF file of an object path instead (for
+	// objects found by build-id, or the vdso's image); it replaces Root.
+	Open func(path string) (*elf.File, error)
+}
+
+// Unwinder unwinds samples. It keeps the CFI of every object it has read,
+// and the rule of every PC it has unwound through, for its lifetime. It is
+// safe for concurrent use.
+type Unwinder struct {
+	opts   Options
+	tables tables
+}
+
+// New returns an Unwinder.
+func New(opts Options) *Unwinder {
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 512
+	}
+	open := opts.Open
+	if open == nil {
+		open = defaultOpen(opts.Root)
+	}
+	return &Unwinder{opts: opts, tables: tables{open: open, m: make(map[string]*tableEntry)}}
+}
+
+// Unwind returns the stack of s, innermost frame first, by the Unwinder's
+// method, and why it ended.
+func (u *Unwinder) Unwind(s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	return u.Append(nil, s, maps)
+}
+
+// Append is Unwind appending to dst, so a caller can reuse one slice.
+func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	m := u.opts.Method
+	if m == MethodAuto {
+		m = MethodFP
+		if hasStackCopy(s) {
+			m = MethodDWARF
+		}
+	}
+	switch m {
+	case MethodDWARF:
+		return u.AppendDWARF(dst, s, maps)
+	case MethodLBR:
+		return AppendLBR(dst, s, maps), StopChainEnd
+	}
+	return AppendCallchain(dst, s, maps), StopChainEnd
+}
+
+func hasStackCopy(s *perf.Sample) bool {
+	return s.Has(perf.SampleRegsUser|perf.SampleStackUser) && s.RegsUser.ABI != perf.RegsABINone &&
+		len(s.StackUser.Valid()) > 0
+}
+
+// perfToDWARF maps the perf register numbers of x86-64 (PERF_REG_X86_*) to
+// DWARF register numbers.
+var perfToDWARF = [...]struct{ perf, dwarf int }{
+	{perf.RegAX, regnum.AMD64_Rax}, {perf.RegDX, regnum.AMD64_Rdx}, {perf.RegCX, regnum.AMD64_Rcx},
+	{perf.RegBX, regnum.AMD64_Rbx}, {perf.RegSI, regnum.AMD64_Rsi}, {perf.RegDI, regnum.AMD64_Rdi},
+	{perf.RegBP, regnum.AMD64_Rbp}, {perf.RegSP, regnum.AMD64_Rsp}, {perf.RegIP, regnum.AMD64_Rip},
+	{perf.RegR8, regnum.AMD64_R8}, {perf.RegR8 + 1, regnum.AMD64_R9}, {perf.RegR8 + 2, regnum.AMD64_R10},
+	{perf.RegR8 + 3, regnum.AMD64_R11}, {perf.RegR8 + 4, regnum.AMD64_R12}, {perf.RegR8 + 5, regnum.AMD64_R13},
+	{perf.RegR8 + 6, regnum.AMD64_R14}, {perf.RegR8 + 7, regnum.AMD64_R15},
+}
+
+// regs is the register set of one frame, by DWARF number.
+type regs struct {
+	v     [nregs]uint64
+	known [nregs]bool
+}
+
+// stack is the copy of the user stack: memory from sp0 up.
+type stack struct {
+	sp0  uint64
+	data []byte
+}
+
+func (st *stack) read(addr uint64) (uint64, bool) {
+	if addr < st.sp0 || addr-st.sp0 > uint64(len(st.data)) || uint64(len(st.data))-(addr-st.sp0) < 8 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(st.data[addr-st.sp0:]), true
+}
+
+var errOutsideStack = errors.New("read outside the stack copy")
+
+func (st *stack) readMemory(buf []byte, addr uint64) (int, error) {
+	if addr < st.sp0 || addr-st.sp0 > uint64(len(st.data)) || uint64(len(st.data))-(addr-st.sp0) < uint64(len(buf)) {
+		return 0, errOutsideStack
+	}
+	return copy(buf, st.data[addr-st.sp0:]), nil
+}
+
+// AppendDWARF appends the stack of s to dst: the kernel part of its
+// callchain, if any, then the user stack unwound with CFI from the sample's
+// user registers and stack copy.
+func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	dst = KernelFrames(dst, s, maps)
+	if !hasStackCopy(s) {
+		if len(dst) == 0 && s.Has(perf.SampleIP) {
+			dst = lookup(dst, maps, s, s.IP, FrameIP, s.CPUMode() == perf.MiscKernel)
+		}
+		return dst, StopNoRegs
+	}
+	var r regs
+	for _, m := range perfToDWARF {
+		if v, ok := s.RegsUser.Get(m.perf); ok {
+			r.v[m.dwarf], r.known[m.dwarf] = v, true
+		}
+	}
+	if !r.known[regnum.AMD64_Rip] || !r.known[regnum.AMD64_Rsp] {
+		return dst, StopNoRegs
+	}
+	st := stack{sp0: r.v[regnum.AMD64_Rsp], data: s.StackUser.Valid()}
+	kind := FrameIP
+	for depth := 0; ; depth++ {
+		if depth >= u.opts.MaxDepth {
+			return dst, StopMaxDepth
+		}
+		pc := r.v[regnum.AMD64_Rip]
+		dst = lookup(dst, maps, s, pc, kind, false)
+		f := &dst[len(dst)-1]
+		if f.Object == nil {
+			return dst, StopNoMapping
+		}
+		t, err := u.tables.get(f.Object)
+		if err != nil {
+			return dst, StopNoObject
+		}
+		rw, err := t.row(f.LookupAddr())
+		if err != nil {
+			return dst, StopBadCFI
+		}
+		if rw == nil {
+			return dst, StopNoCFI
+		}
+		next, stop := step(&r, rw, &st)
+		if stop != nil {
+			return dst, *stop
+		}
+		if next.v[regnum.AMD64_Rsp] <= r.v[regnum.AMD64_Rsp] {
+			return dst, StopNoProgress
+		}
+		r = next
+		kind = FrameReturn
+	}
+}
+
+// step computes the caller's registers from the callee's with one CFI row.
+func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
+	stop := func(r StopReason) (regs, *StopReason) { return regs{}, &r }
+	var cfa uint64
+	switch rw.cfa.kind {
+	case ruleCFA:
+		if rw.cfa.reg >= nregs || !cur.known[rw.cfa.reg] {
+			return stop(StopBadCFI)
+		}
+		cfa = uint64(int64(cur.v[rw.cfa.reg]) + rw.cfa.off)
+	case ruleCFAExpression:
+		v, ok := eval(cur, rw.cfa.expr, 0, false, st)
+		if !ok {
+			return stop(StopBadCFI)
+		}
+		cfa = v // the value of the expression, not dereferenced
+	}
+	switch rw.regs[rw.ra].kind {
+	case ruleUndefined:
+		return stop(StopOutermost)
+	case ruleSame:
+		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
+	}
+	var next regs
+	for i := range nregs {
+		v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
+		if outside {
+			if uint64(i) == rw.ra {
+				return stop(StopStackEnd)
+			}
+			known = false
+		}
+		next.v[i], next.known[i] = v, known
+	}
+	next.v[regnum.AMD64_Rsp], next.known[regnum.AMD64_Rsp] = cfa, true
+	ra := next.v[rw.ra]
+	if !next.known[rw.ra] {
+		return stop(StopBadCFI)
+	}
+	if ra == 0 {
+		return stop(StopZeroReturn)
+	}
+	next.v[regnum.AMD64_Rip], next.known[regnum.AMD64_Rip] = ra, true
+	return next, nil
+}
+
+// recoverReg applies one register rule; outside reports a read that fell
+// outside the stack copy.
+func recoverReg(cur *regs, ru rule, i int, cfa uint64, st *stack) (v uint64, known, outside bool) {
+	switch ru.kind {
+	case ruleSame:
+		return cur.v[i], cur.known[i], false
+	case ruleOffset:
+		v, ok := st.read(uint64(int64(cfa) + ru.off))
+		return v, ok, !ok
+	case ruleValOffset:
+		return uint64(int64(cfa) + ru.off), true, false
+	case ruleRegister:
+		if ru.reg < nregs {
+			return cur.v[ru.reg], cur.known[ru.reg], false
+		}
+	case ruleExpression:
+		addr, ok := eval(cur, ru.expr, cfa, true, st)
+		if !ok {
+			return 0, false, false
+		}
+		v, ok := st.read(addr)
+		return v, ok, !ok
+	case ruleValExpression:
+		v, ok := eval(cur, ru.expr, cfa, true, st)
+		return v, ok, false
+	}
+	return 0, false, false
+}
+
+// eval runs a DWARF expression over the frame's registers with delve's op,
+// the CFA pushed first for register rules (DWARF 5 §6.4.2.3).
+func eval(cur *regs, expr []byte, cfa uint64, pushCFA bool, st *stack) (uint64, bool) {
+	dregs := make([]*op.DwarfRegister, nregs)
+	for i := range nregs {
+		if cur.known[i] {
+			dregs[i] = op.DwarfRegisterFromUint64(cur.v[i])
+		}
+	}
+	dr := op.NewDwarfRegisters(0, dregs, binary.LittleEndian, regnum.AMD64_Rip, regnum.AMD64_Rsp, regnum.AMD64_Rbp, 0)
+	prog := expr
+	if pushCFA {
+		dr.CFA = int64(cfa)
+		prog = append([]byte{byte(op.DW_OP_call_frame_cfa)}, expr...)
+	}
+	v, pieces, err := safeExecute(*dr, prog, st)
+	if err != nil || pieces != nil {
+		return 0, false
+	}
+	return uint64(v), true
+}
+
+func safeExecute(dr op.DwarfRegisters, prog []byte, st *stack) (v int64, pieces []op.Piece, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errors.New("unwind: DWARF expression panicked")
+		}
+	}()
+	return op.ExecuteStackProgram(dr, prog, 8, st.readMemory)
+}
+
+// compile-time check that a *procmap.Map is a Maps.
+var _ Maps = (*procmap.Map)(nil)
