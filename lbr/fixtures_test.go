@@ -114,7 +114,7 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Ed
 				t.Fatal(err)
 			}
 			calls = dec.Decode(calls[:0], s.PID, s.Branches)
-			prof.Add(s.PID, s.Period, calls)
+			prof.Add(s.PID, samplePeriod(r, &s), calls)
 		case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm:
 			d, err := r.Decode()
 			if err != nil {
@@ -140,10 +140,27 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Ed
 		t.Fatal(err)
 	}
 	got := make(map[lbr.Edge]edgeCount)
-	for _, e := range prof.Edges() {
+	for i, e := range prof.Edges() {
+		if i < 5 {
+			t.Logf("edge %#x -> %#x: %d appearances, %d mispredicted, estimated %.0f calls (each sample's period, depth %d)", e.Site, e.Callee, e.Appearances, e.Mispredicted, e.Calls, depth)
+		}
 		got[e.Edge] = edgeCount{e.Appearances, e.Mispredicted, e.Cycles}
 	}
 	return got, dec
+}
+
+// samplePeriod is the sample's period, or the event's fixed period when
+// samples do not carry one (0 for a frequency-mode event without it).
+func samplePeriod(r *perfdata.Reader, s *perf.Sample) uint64 {
+	if s.Has(perf.SamplePeriod) {
+		return s.Period
+	}
+	if s.Attr >= 0 {
+		if a := r.Format().Attr(s.Attr); a != nil && !a.Freq() {
+			return a.SamplePeriod
+		}
+	}
+	return 0
 }
 
 var objdumpLine = regexp.MustCompile(`^\s*([0-9a-f]+):\s+(.*)$`)
@@ -219,8 +236,6 @@ var (
 	// "25532 174024.727284: PERF_RECORD_MMAP 25532/25532: [0x400000(0xa000) @ 0]: x /path"
 	// "5595 914937.300960: PERF_RECORD_MMAP2 5595/5595: [0x5629ec742000(0x1000) @ 0 00:6a 2006825049 1625258238]: r-xp /path"
 	scriptMmap = regexp.MustCompile(`PERF_RECORD_MMAP2? (\d+)/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|\d+)[^\]]*\]: \S+ (.*)$`)
-	// one brstack entry: 0xFROM(dso)/0xTO(dso)/M|P|-/X|-/A|-/CYCLES/
-	scriptEntry = regexp.MustCompile(`0x([0-9a-f]+)(?:\([^)]*\))?/0x([0-9a-f]+)(?:\([^)]*\))?/([MP-])/([X-])/([A-])/(\d+)`)
 )
 
 type scriptMapping struct{ start, end, pgoff uint64 }
@@ -267,15 +282,18 @@ func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) 
 		if err != nil {
 			continue
 		}
-		mp, ok := maps[pid]
-		for _, m := range scriptEntry.FindAllStringSubmatch(line, -1) {
-			from, _ := strconv.ParseUint(m[1], 16, 64)
-			to, _ := strconv.ParseUint(m[2], 16, 64)
+		mp, mapped := maps[pid]
+		for _, field := range fs[2:] {
+			m, ok := parseBrstack(field)
+			if !ok {
+				continue
+			}
+			from, to := m.from, m.to
 			if from >= 0xffff800000000000 || to >= 0xffff800000000000 {
 				continue
 			}
 			user++
-			if !ok || from < mp.start || from >= mp.end {
+			if !mapped || from < mp.start || from >= mp.end {
 				continue
 			}
 			va, ok := v.vaddr(from - mp.start + mp.pgoff)
@@ -285,11 +303,10 @@ func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) 
 			e := lbr.Edge{PID: uint32(pid), Site: lbr.Addr(from), Callee: lbr.Addr(to)}
 			c := edges[e]
 			c.appearances++
-			if m[3] == "M" {
+			if m.mispred {
 				c.mispredicted++
 			}
-			cy, _ := strconv.ParseUint(m[6], 10, 64)
-			c.cycles += cy
+			c.cycles += m.cycles
 			edges[e] = c
 		}
 	}
@@ -297,4 +314,41 @@ func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) 
 		t.Fatal(fmt.Errorf("read %s: %w", path, err))
 	}
 	return edges, user
+}
+
+type brstackEntry struct {
+	from, to uint64
+	mispred  bool
+	cycles   uint64
+}
+
+// parseBrstack parses one entry of perf script's brstack field:
+// 0xFROM(dso)/0xTO(dso)/M|P|-/X|-/A|-/CYCLES/ (the dso parts optional).
+func parseBrstack(field string) (brstackEntry, bool) {
+	if !strings.HasPrefix(field, "0x") {
+		return brstackEntry{}, false
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range field { // drop the (dso) parts, which hold slashes
+		switch {
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	p := strings.Split(b.String(), "/")
+	if len(p) < 6 {
+		return brstackEntry{}, false
+	}
+	from, err1 := strconv.ParseUint(strings.TrimPrefix(p[0], "0x"), 16, 64)
+	to, err2 := strconv.ParseUint(strings.TrimPrefix(p[1], "0x"), 16, 64)
+	cycles, err3 := strconv.ParseUint(p[5], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return brstackEntry{}, false
+	}
+	return brstackEntry{from: from, to: to, mispred: p[2] == "M", cycles: cycles}, true
 }
