@@ -58,10 +58,10 @@ func TestStep(t *testing.T) {
 		wantRBX uint64
 	}{
 		{
-			name: "function without a frame pointer: CFA = rsp+8, return address at CFA-8",
-			cur:  regsOf(rip, 0x401010, rsp, sp, rbp, 0x1234),
-			row:  rowWith(rule{kind: ruleCFA, reg: rsp, off: 8}, map[int]rule{rip: raAtCFAm8}),
-			st:   stackOf(sp, 0x402005),
+			name:    "function without a frame pointer: CFA = rsp+8, return address at CFA-8",
+			cur:     regsOf(rip, 0x401010, rsp, sp, rbp, 0x1234),
+			row:     rowWith(rule{kind: ruleCFA, reg: rsp, off: 8}, map[int]rule{rip: raAtCFAm8}),
+			st:      stackOf(sp, 0x402005),
 			wantRIP: 0x402005, wantRSP: sp + 8, wantRBP: 0x1234,
 		},
 		{
@@ -73,17 +73,17 @@ func TestStep(t *testing.T) {
 			wantRIP: 0x402005, wantRSP: sp + 0x30, wantRBP: sp + 0x80,
 		},
 		{
-			name: "PLT entry before the push: CFA expression gives rsp+8",
-			cur:  regsOf(rip, 0x401026, rsp, sp),
-			row:  rowWith(rule{kind: ruleCFAExpression, expr: pltCFA}, map[int]rule{rip: raAtCFAm8}),
-			st:   stackOf(sp, 0x402005, 0x999),
+			name:    "PLT entry before the push: CFA expression gives rsp+8",
+			cur:     regsOf(rip, 0x401026, rsp, sp),
+			row:     rowWith(rule{kind: ruleCFAExpression, expr: pltCFA}, map[int]rule{rip: raAtCFAm8}),
+			st:      stackOf(sp, 0x402005, 0x999),
 			wantRIP: 0x402005, wantRSP: sp + 8,
 		},
 		{
-			name: "PLT entry after the push (rip&15 >= 11): CFA expression gives rsp+16",
-			cur:  regsOf(rip, 0x40102b, rsp, sp),
-			row:  rowWith(rule{kind: ruleCFAExpression, expr: pltCFA}, map[int]rule{rip: raAtCFAm8}),
-			st:   stackOf(sp, 0x777, 0x402005),
+			name:    "PLT entry after the push (rip&15 >= 11): CFA expression gives rsp+16",
+			cur:     regsOf(rip, 0x40102b, rsp, sp),
+			row:     rowWith(rule{kind: ruleCFAExpression, expr: pltCFA}, map[int]rule{rip: raAtCFAm8}),
+			st:      stackOf(sp, 0x777, 0x402005),
 			wantRIP: 0x402005, wantRSP: sp + 16,
 		},
 		{
