@@ -1,0 +1,123 @@
+package unwind
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+)
+
+// perfScriptStacks runs `perf script -F ip,dso` on a recording and returns
+// every sample's frames as perf printed them (object addresses for mapped
+// user frames, runtime addresses for the kernel), inlined entries dropped.
+func perfScriptStacks(t *testing.T, data string) [][]uint64 {
+	t.Helper()
+	perfBin, err := exec.LookPath("perf")
+	if err != nil {
+		t.Skip("perf not installed: no independent unwinder to compare with")
+	}
+	out, err := exec.Command(perfBin, "script", "-F", "ip,dso", "-i", data).Output()
+	if err != nil {
+		t.Fatalf("perf script: %v", err)
+	}
+	var stacks [][]uint64
+	in := false
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "\t") {
+			in = false
+			continue
+		}
+		a, err := strconv.ParseUint(strings.Fields(line)[0], 16, 64)
+		if err != nil {
+			t.Fatalf("perf script line %q: %v", line, err)
+		}
+		if !in {
+			stacks = append(stacks, nil)
+			in = true
+		}
+		// an address with inlined functions is printed once per function
+		if st := stacks[len(stacks)-1]; len(st) > 0 && st[len(st)-1] == a {
+			continue
+		}
+		stacks[len(stacks)-1] = append(stacks[len(stacks)-1], a)
+	}
+	return stacks
+}
+
+// TestDWARFAgainstPerf unwinds a --call-graph dwarf recording of a program
+// that calls through libc and compares each sample with perf 6.1's own
+// DWARF unwinding of the same file. perf prints a return address minus one
+// (LookupAddr) and, on this machine, often loses frames of code built
+// without frame pointers, or the first frame: so every frame perf printed
+// must appear in hwprof's stack in the same order, and the count of samples
+// where hwprof has frames perf lacks is reported. The first frames must be
+// equal: that checks procmap's object-address arithmetic on every sample
+// (PIE executable, ld.so, libc, kernel).
+func TestDWARFAgainstPerf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	dir := t.TempDir()
+	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
+	data := recordDWARF(t, dir, prog, "4")
+	want := perfScriptStacks(t, data)
+	u := New(Options{})
+	var n, missing, sameFirst, deeper int
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		frames, _ := u.Unwind(s, m)
+		if n >= len(want) {
+			n++
+			return
+		}
+		var g []uint64
+		for _, f := range frames {
+			if f.Object != nil && !f.Kernel {
+				g = append(g, uint64(f.LookupAddr()))
+			} else {
+				g = append(g, uint64(f.Addr))
+			}
+		}
+		w := want[n]
+		if !subsequence(w, g) {
+			if missing++; missing <= 3 {
+				t.Errorf("sample %d: perf unwound\n %s\nhwprof\n %s", n, hexes(w), hexes(g))
+			}
+		}
+		if len(g) > 0 && len(w) > 0 && g[0] == w[0] {
+			sameFirst++
+		}
+		if len(g) > len(w) {
+			deeper++
+		}
+		n++
+	})
+	if n != len(want) {
+		t.Errorf("%d samples, perf script printed %d", n, len(want))
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d samples have frames perf found and hwprof did not", missing, n)
+	}
+	if sameFirst != n {
+		t.Errorf("the first frame (the sample's address in its object) differs from perf's in %d of %d samples", n-sameFirst, n)
+	}
+	t.Logf("%d samples: every frame perf found is in hwprof's stack; same first frame in %d; hwprof has more frames in %d", n, sameFirst, deeper)
+}
+
+// subsequence reports whether short appears in long in order.
+func subsequence(short, long []uint64) bool {
+	i := 0
+	for _, v := range long {
+		if i < len(short) && short[i] == v {
+			i++
+		}
+	}
+	return i == len(short)
+}
