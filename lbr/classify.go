@@ -83,6 +83,7 @@ type Decoder struct {
 	cache     map[siteKey]Kind
 	counts    [numKinds]uint64
 	decoded   uint64
+	maxWindow int
 }
 
 // NewDecoder returns a Decoder reading instructions through code (nil:
@@ -98,6 +99,11 @@ func (d *Decoder) Count(k Kind) uint64 {
 	}
 	return 0
 }
+
+// MaxWindow is the largest number of entries Decode has seen in one
+// sample: the window depth D when the attr or PMU does not state it
+// (caps/branches of the cpu PMU) and the windows fill up.
+func (d *Decoder) MaxWindow() int { return d.maxWindow }
 
 // Decoded is the number of distinct instructions decoded (cache misses).
 func (d *Decoder) Decoded() uint64 { return d.decoded }
@@ -116,6 +122,7 @@ func (d *Decoder) Forget(pid uint32) {
 // and returns it. Kernel, non-call and unclassifiable entries are counted
 // (Count) and dropped.
 func (d *Decoder) Decode(dst []Call, pid uint32, entries []perf.BranchEntry) []Call {
+	d.maxWindow = max(d.maxWindow, len(entries))
 	for i, e := range entries {
 		k := d.Classify(pid, e)
 		d.counts[k]++

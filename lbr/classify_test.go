@@ -130,6 +130,9 @@ func TestDecodeWindow(t *testing.T) {
 			t.Errorf("call %d = %+v, want %+v", i, calls[i], want[i])
 		}
 	}
+	if d.MaxWindow() != 4 {
+		t.Errorf("MaxWindow = %d, want 4", d.MaxWindow())
+	}
 	if code.reads != 2 || d.Decoded() != 2 {
 		t.Errorf("reads %d, decoded %d: want one per distinct address (2)", code.reads, d.Decoded())
 	}

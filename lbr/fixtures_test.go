@@ -139,6 +139,9 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Ed
 	if err := code.Err(bin); err != nil {
 		t.Fatal(err)
 	}
+	if dec.MaxWindow() != depth {
+		t.Errorf("largest window %d entries, want the recording's depth %d", dec.MaxWindow(), depth)
+	}
 	got := make(map[lbr.Edge]edgeCount)
 	for i, e := range prof.Edges() {
 		if i < 5 {
