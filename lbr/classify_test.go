@@ -255,6 +255,17 @@ func TestFileCode(t *testing.T) {
 			}
 		})
 	}
+	// by load bias: link-time address + bias
+	const bias = 0x5600_0000_0000
+	if err := fc.MapLoaded(5, exe, bias); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := fc.Code(5, bias+lbr.Addr(text.Vaddr)+32); !ok || string(got) != string(want[:lbr.MaxInstLen]) {
+		t.Errorf("MapLoaded: Code = % x, %v; want % x", got, ok, want[:lbr.MaxInstLen])
+	}
+	if err := fc.MapLoaded(5, "/nonexistent", 0); err == nil {
+		t.Error("MapLoaded of a missing file: no error")
+	}
 	// a new mapping over the range replaces the old one (exec, dlopen)
 	fc.Map(3, lbr.Mapping{Start: start, End: start + 0x1000, PgOff: 0, Path: "/nonexistent"})
 	if _, ok := fc.Code(3, addr); ok {

@@ -28,8 +28,9 @@ type FileCode struct {
 }
 
 type codeSegment struct {
-	off  uint64 // file offset
-	data []byte
+	off   uint64 // file offset
+	vaddr uint64 // link-time address
+	data  []byte
 }
 
 type codeObject struct {
@@ -58,6 +59,21 @@ func (f *FileCode) Map(pid uint32, m Mapping) {
 		return 0
 	})
 	f.maps[pid] = slices.Insert(ms, i, m)
+}
+
+// MapLoaded maps every executable PT_LOAD segment of the ELF file path
+// into process pid at its link-time address plus bias (the load bias: 0
+// for a non-PIE executable, the base address for a PIE or shared library).
+func (f *FileCode) MapLoaded(pid uint32, path string, bias Addr) error {
+	obj := f.object(path)
+	if obj.err != nil {
+		return obj.err
+	}
+	for _, s := range obj.segs {
+		start := Addr(s.vaddr) + bias
+		f.Map(pid, Mapping{Start: start, End: start + Addr(len(s.data)), PgOff: s.off, Path: path})
+	}
+	return nil
 }
 
 // Forget drops the mappings of process pid (at exec or exit).
@@ -131,7 +147,7 @@ func readCodeSegments(path string) ([]codeSegment, error) {
 		if _, err := io.ReadFull(p.Open(), data); err != nil {
 			return nil, fmt.Errorf("lbr: read code: %s segment at offset %#x: %w", path, p.Off, err)
 		}
-		segs = append(segs, codeSegment{off: p.Off, data: data})
+		segs = append(segs, codeSegment{off: p.Off, vaddr: p.Vaddr, data: data})
 	}
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("lbr: read code: %s: no executable PT_LOAD segment", path)
