@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 )
 
@@ -27,7 +28,10 @@ type inlRange struct {
 type funcGroup struct {
 	name    int32
 	lo      uint64 // start of the first range
-	linkage bool   // name is a linkage name
+	linkage bool   // name stays: see useSymbolNames
+	// symName (-1: none) names the addresses below symEnd instead of name.
+	symName int32
+	symEnd  uint64
 	inl     []inlRange
 }
 
@@ -60,6 +64,8 @@ type dwarfIndex struct {
 	nameStr map[string]int32
 	fileIdx map[string]int32
 	cuFiles []int32
+	// cuMangles: the CU's language mangles names (see mangles)
+	cuMangles bool
 }
 
 func buildDWARF(d *dwarf.Data) (*dwarfIndex, error) {
@@ -77,6 +83,8 @@ func buildDWARF(d *dwarf.Data) (*dwarfIndex, error) {
 			r.SkipChildren()
 			continue
 		}
+		lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
+		x.cuMangles = mangles(lang)
 		if err := x.lineTable(cu); err != nil {
 			return nil, err
 		}
@@ -110,12 +118,25 @@ func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
 	if lr == nil {
 		return nil
 	}
-	for _, f := range lr.Files() {
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	files := lr.Files()
+	// debug/dwarf joins relative directories with DW_AT_comp_dir for
+	// DWARF 4 but not for DWARF 5 (whose file 0 is the CU's own file, the
+	// way to tell them apart); join them here as addr2line does.
+	v5 := len(files) > 0 && files[0] != nil
+	byEntry := make(map[*dwarf.LineFile]int32, len(files))
+	for _, f := range files {
 		if f == nil {
 			x.cuFiles = append(x.cuFiles, -1)
 			continue
 		}
-		x.cuFiles = append(x.cuFiles, x.file(f.Name))
+		name := f.Name
+		if v5 && compDir != "" && !path.IsAbs(name) {
+			name = path.Join(compDir, name)
+		}
+		i := x.file(name)
+		byEntry[f] = i
+		x.cuFiles = append(x.cuFiles, i)
 	}
 	var le dwarf.LineEntry
 	order := int32(0)
@@ -129,7 +150,11 @@ func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
 		row := lineRow{addr: le.Address, line: int32(le.Line), col: int32(le.Column), endSeq: le.EndSequence, file: -1, order: order}
 		order++
 		if le.File != nil {
-			row.file = x.file(le.File.Name)
+			if i, ok := byEntry[le.File]; ok {
+				row.file = i
+			} else {
+				row.file = x.file(le.File.Name)
+			}
 		}
 		x.lines = append(x.lines, row)
 	}
@@ -165,7 +190,7 @@ func (x *dwarfIndex) walk(r *dwarf.Reader) error {
 			ranges := x.ranges(e)
 			if len(ranges) > 0 {
 				name, linkage := x.funcName(e)
-				g := &funcGroup{name: name, lo: ranges[0][0], linkage: linkage}
+				g := &funcGroup{name: name, lo: ranges[0][0], linkage: linkage, symName: -1}
 				for _, rg := range ranges {
 					x.funcs = append(x.funcs, funcRange{lo: rg[0], hi: rg[1], group: g})
 				}
@@ -225,11 +250,11 @@ func (x *dwarfIndex) ranges(e *dwarf.Entry) [][2]uint64 {
 
 // funcName returns the interned raw name of a subprogram or inlined
 // subroutine: the first DW_AT_linkage_name along DW_AT_abstract_origin and
-// DW_AT_specification, else the first DW_AT_name; and whether it is a
-// linkage name.
+// DW_AT_specification, else the first DW_AT_name; and whether the name is
+// final (see useSymbolNames).
 func (x *dwarfIndex) funcName(e *dwarf.Entry) (int32, bool) {
 	if n, ok := x.nameIdx[e.Offset]; ok {
-		return n.idx, n.linkage
+		return n.idx, n.final
 	}
 	linkage, plain := x.nameChain(e)
 	name := linkage
@@ -239,14 +264,27 @@ func (x *dwarfIndex) funcName(e *dwarf.Entry) (int32, bool) {
 	if name == "" {
 		name = "??"
 	}
+	final := linkage != "" || !x.cuMangles
 	i := x.intern(name)
-	x.nameIdx[e.Offset] = nameRef{i, linkage != ""}
-	return i, linkage != ""
+	x.nameIdx[e.Offset] = nameRef{i, final}
+	return i, final
 }
 
 type nameRef struct {
-	idx     int32
-	linkage bool
+	idx   int32
+	final bool
+}
+
+// mangles reports whether a DW_AT_language mangles its linkage names (all
+// but those of binutils' non_mangled list).
+func mangles(lang int64) bool {
+	switch lang {
+	case 0x1, 0x2, 0x3, 0x5, 0x6, 0x7, 0x9, 0xc, 0xd, 0xf, 0x12, 0x1d, 0x8001:
+		// C89, C, Ada83, Cobol74, Cobol85, Fortran77, Pascal83, C99,
+		// Ada95, PLI, UPC, C11, Mips_Assembler
+		return false
+	}
+	return true
 }
 
 func (x *dwarfIndex) intern(name string) int32 {
@@ -259,9 +297,14 @@ func (x *dwarfIndex) intern(name string) int32 {
 	return i
 }
 
-// useSymbolNames names each subprogram without a linkage name after the
-// ELF symbol that starts exactly where it starts, as addr2line does (GCC
-// gives functions in an anonymous namespace no DW_AT_linkage_name).
+// useSymbolNames names subprograms of languages that mangle (C++, Rust)
+// whose DWARF name is not a linkage name after the ELF symbol starting
+// exactly at the subprogram's first range (the first there in .symtab
+// order), for the addresses inside that symbol, as addr2line does: GCC
+// gives functions in an anonymous namespace no DW_AT_linkage_name, and
+// their mangled symbol names demangle to "(anonymous namespace)::f(int)".
+// C functions keep their DWARF names; addr2line sometimes prints an alias
+// of the same address instead (__GI___libc_sa_len for __libc_sa_len).
 func (x *dwarfIndex) useSymbolNames(t *symTable) {
 	nameStr := map[string]int32{}
 	for i, n := range x.names {
@@ -273,21 +316,30 @@ func (x *dwarfIndex) useSymbolNames(t *symTable) {
 			continue
 		}
 		g.linkage = true // done, whatever the outcome
-		j := t.lookup(g.lo)
-		if j < 0 || t.syms[j].start != g.lo || t.syms[j].name == x.names[g.name] {
+		name, end, ok := t.nameAt(g.lo)
+		if !ok || name == x.names[g.name] {
 			continue
 		}
-		name := t.syms[j].name
 		k, ok := nameStr[name]
 		if !ok {
 			k = int32(len(x.names))
 			x.names = append(x.names, name)
 			nameStr[name] = k
 		}
-		g.name = k
+		g.symName, g.symEnd = k, end
 	}
 }
 
+// groupName returns the name of g's frame at a.
+func (x *dwarfIndex) groupName(g *funcGroup, a uint64) string {
+	if g.symName >= 0 && a >= g.lo && a < g.symEnd {
+		return x.names[g.symName]
+	}
+	return x.names[g.name]
+}
+
+// nameChain follows DW_AT_abstract_origin and DW_AT_specification from e
+// and returns the first linkage name and the first DW_AT_name.
 func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string) {
 	var r *dwarf.Reader
 	for hop := 0; e != nil && hop < 8; hop++ {
@@ -406,7 +458,7 @@ func (x *dwarfIndex) frames(a uint64, nm names) []Frame {
 		}
 	}
 	frames := make([]Frame, 0, len(chain)+1)
-	inner := Frame{Func: nm.get(x.names[g.name])}
+	inner := Frame{Func: nm.get(x.groupName(g, a))}
 	if len(chain) > 0 {
 		inner.Func = nm.get(x.names[chain[len(chain)-1].name])
 	}
@@ -421,7 +473,7 @@ func (x *dwarfIndex) frames(a uint64, nm names) []Frame {
 		if d > 1 {
 			f.Func = nm.get(x.names[chain[d-2].name])
 		} else {
-			f.Func = nm.get(x.names[g.name])
+			f.Func = nm.get(x.groupName(g, a))
 		}
 		frames = append(frames, f)
 	}

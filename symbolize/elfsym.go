@@ -20,6 +20,10 @@ type symTable struct {
 	// limit[i] is where syms[i] ends for lookup: start+size when sized,
 	// else the next symbol's start in the same section (or the section end).
 	limit []uint64
+	// aliasAt maps a start address to the first function symbol there in
+	// .symtab order (.dynsym only where no .symtab symbol starts). It is
+	// kept until the DWARF names are settled (dwarfIndex.useSymbolNames).
+	aliasAt, dynAliasAt map[uint64]string
 }
 
 func symRank(s elf.Symbol) int {
@@ -44,20 +48,47 @@ func funcSym(s elf.Symbol) bool {
 	return s.Value != 0 && s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE
 }
 
-// addSymbols collects function symbols of f (errors, such as a missing
-// table, leave the table as it is).
+// add collects the function symbols of f's .symtab and .dynsym (a missing
+// table is skipped).
 func (t *symTable) add(f *elf.File) {
-	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
-		syms, err := get()
+	if t.aliasAt == nil {
+		t.aliasAt, t.dynAliasAt = map[uint64]string{}, map[uint64]string{}
+	}
+	for _, tab := range []struct {
+		get   func() ([]elf.Symbol, error)
+		alias map[uint64]string
+	}{{f.Symbols, t.aliasAt}, {f.DynamicSymbols, t.dynAliasAt}} {
+		syms, err := tab.get()
 		if err != nil {
 			continue
 		}
 		for _, s := range syms {
-			if funcSym(s) {
-				t.syms = append(t.syms, elfSym{start: s.Value, size: s.Size, section: s.Section, rank: symRank(s), name: s.Name})
+			if !funcSym(s) {
+				continue
 			}
+			if _, ok := tab.alias[s.Value]; !ok {
+				tab.alias[s.Value] = s.Name
+			}
+			t.syms = append(t.syms, elfSym{start: s.Value, size: s.Size, section: s.Section, rank: symRank(s), name: s.Name})
 		}
 	}
+}
+
+// nameAt returns the first symbol name starting at a (see aliasAt) and
+// where that symbol ends.
+func (t *symTable) nameAt(a uint64) (string, uint64, bool) {
+	name, ok := t.aliasAt[a]
+	if !ok {
+		name, ok = t.dynAliasAt[a]
+	}
+	if !ok {
+		return "", 0, false
+	}
+	j := t.lookup(a)
+	if j < 0 || t.syms[j].start != a {
+		return "", 0, false
+	}
+	return name, t.limit[j], true
 }
 
 // finish sorts and deduplicates the symbols and computes their limits.

@@ -66,6 +66,7 @@ func Open(key ObjectKey, opts Options) (*Object, error) {
 		}
 		o.dwarfErr = err
 	}
+	o.syms.aliasAt, o.syms.dynAliasAt = nil, nil
 	if o.dwarf == nil {
 		if t, err := goTable(f); err == nil {
 			o.gosym = t
