@@ -175,11 +175,18 @@ func loadTable(f *elf.File) (*table, error) {
 	return &table{fdes: all, rows: make(map[procmap.ObjAddr]*row)}, nil
 }
 
-func parseCFI(sec *elf.Section, ehFrameAddr uint64) (fdes frame.FrameDescriptionEntries, err error) {
+func parseCFI(sec *elf.Section, ehFrameAddr uint64) (frame.FrameDescriptionEntries, error) {
 	data, err := sec.Data()
 	if err != nil {
 		return nil, err
 	}
+	return parseCFIBytes(data, ehFrameAddr)
+}
+
+// parseCFIBytes parses a .eh_frame (ehFrameAddr, its address, not 0) or
+// .debug_frame (ehFrameAddr 0) section. delve's parser is not hardened
+// against malformed input, so a panic in it becomes an error.
+func parseCFIBytes(data []byte, ehFrameAddr uint64) (fdes frame.FrameDescriptionEntries, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fdes, err = nil, fmt.Errorf("malformed: %v", p)

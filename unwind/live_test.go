@@ -14,7 +14,7 @@ import (
 )
 
 // buildC compiles testdata/NAME.c with gcc and flags into dir.
-func buildC(t *testing.T, dir, name string, flags ...string) string {
+func buildC(t testing.TB, dir, name string, flags ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -30,7 +30,7 @@ func buildC(t *testing.T, dir, name string, flags ...string) string {
 
 // recordDWARF records prog with hwprof's recorder:
 // hwprof record -e cpu-clock -c 200000 --call-graph dwarf,16384 -o F -- prog args...
-func recordDWARF(t *testing.T, dir, prog string, args ...string) string {
+func recordDWARF(t testing.TB, dir, prog string, args ...string) string {
 	t.Helper()
 	hwprof := filepath.Join(dir, "hwprof")
 	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
@@ -51,7 +51,7 @@ func recordDWARF(t *testing.T, dir, prog string, args ...string) string {
 
 // replay reads a recording in time order, feeds the process model, and
 // calls fn for every sample.
-func replay(t *testing.T, path string, fn func(s *perf.Sample, m *procmap.Map)) {
+func replay(t testing.TB, path string, fn func(s *perf.Sample, m *procmap.Map)) {
 	t.Helper()
 	r, err := perfdata.Open(path)
 	if err != nil {
@@ -89,7 +89,7 @@ type symtab struct {
 	syms []elf.Symbol
 }
 
-func newSymtab(t *testing.T, path string) *symtab {
+func newSymtab(t testing.TB, path string) *symtab {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {

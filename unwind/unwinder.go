@@ -119,7 +119,11 @@ func (st *stack) readMemory(buf []byte, addr uint64) (int, error) {
 // callchain, if any, then the user stack unwound with CFI from the sample's
 // user registers and stack copy.
 func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
-	dst = KernelFrames(dst, s, maps)
+	if s.Has(perf.SampleCallchain) {
+		dst = KernelFrames(dst, s, maps)
+	} else if s.Has(perf.SampleIP) && s.CPUMode() == perf.MiscKernel {
+		dst = lookup(dst, maps, s, s.IP, FrameIP, true)
+	}
 	if !hasStackCopy(s) {
 		if len(dst) == 0 && s.Has(perf.SampleIP) {
 			dst = lookup(dst, maps, s, s.IP, FrameIP, s.CPUMode() == perf.MiscKernel)
