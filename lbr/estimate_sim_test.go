@@ -19,8 +19,8 @@ import (
 
 const (
 	simEdges   = 24 // call edges of the random distributions
-	simMeasure = 20000
-	simRuns    = 150
+	simMeasure = 12000
+	simRuns    = 120
 	nonCall    = -1
 )
 
