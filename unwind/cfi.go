@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -205,7 +206,7 @@ func parseCFIBytes(data []byte, ehFrameAddr uint64) (fdes frame.FrameDescription
 
 // tables caches the CFI of each object by path.
 type tables struct {
-	open func(path string) (*elf.File, error)
+	open func(obj *procmap.Object) (*elf.File, error)
 
 	mu sync.Mutex
 	m  map[string]*tableEntry
@@ -226,7 +227,7 @@ func (ts *tables) get(obj *procmap.Object) (*table, error) {
 	}
 	ts.mu.Unlock()
 	e.once.Do(func() {
-		f, err := ts.open(obj.Path)
+		f, err := ts.open(obj)
 		if err != nil {
 			e.err = fmt.Errorf("unwind: open %s: %w", obj.Path, err)
 			return
@@ -237,13 +238,20 @@ func (ts *tables) get(obj *procmap.Object) (*table, error) {
 	return e.t, e.err
 }
 
-func defaultOpen(root string) func(string) (*elf.File, error) {
-	return func(path string) (*elf.File, error) {
-		if strings.HasPrefix(path, "[") || path == "" || path == "//anon" {
+// opener opens the ELF file of an object: the vdso from an image, other
+// objects through Options.Open or from disk under Options.Root.
+func opener(opts Options) func(obj *procmap.Object) (*elf.File, error) {
+	return func(obj *procmap.Object) (*elf.File, error) {
+		path := obj.Path
+		switch {
+		case obj.Kind == procmap.KindVDSO && opts.VDSO != nil:
+			return elf.NewFile(bytes.NewReader(opts.VDSO))
+		case opts.Open != nil:
+			return opts.Open(path)
+		case obj.Kind != procmap.KindFile || strings.HasPrefix(path, "["):
 			return nil, errNotFile
-		}
-		if root != "" {
-			path = filepath.Join(root, path)
+		case opts.Root != "":
+			path = filepath.Join(opts.Root, path)
 		}
 		return elf.Open(path)
 	}

@@ -28,9 +28,10 @@
 //
 // What the caller provides: a Maps (a *procmap.Map fed the recording's
 // MMAP2/COMM/FORK/EXIT records up to the sample), and for DWARF unwinding
-// read access to the objects' files (with Options.Root as a --symfs). The
-// vdso is not on disk, so DWARF unwinding stops in it unless Options.Open
-// supplies its image. What it does not do: symbolize, or unwind other
+// read access to the objects' files (with Options.Root as a --symfs, or
+// Options.Open). The vdso is not on disk: DWARF unwinding stops in it unless
+// Options.VDSO holds its image (LocalVDSO reads this machine's). What it
+// does not do: symbolize, unwind JIT code (no CFI), or unwind other
 // architectures. An Unwinder is safe for concurrent use; the package starts
 // no goroutines.
 package unwind

@@ -242,3 +242,54 @@ func throughLibc(frames []Frame, st *symtab) bool {
 	}
 	return i > 1 && i < len(frames) && st.name(frames[i]) == "main"
 }
+
+// TestDWARFThroughVDSO unwinds samples taken in the vdso (clock_gettime)
+// with this machine's vdso image: they must reach libc's clock_gettime,
+// spin and main; without
+// the image the unwind stops in the vdso and says so.
+func TestDWARFThroughVDSO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	image, err := LocalVDSO()
+	if err != nil {
+		t.Skipf("no vdso here: %v", err)
+	}
+	dir := t.TempDir()
+	prog := buildC(t, dir, "clock", "-O1", "-g", "-fomit-frame-pointer")
+	data := recordDWARF(t, dir, prog, "4000000")
+	st := newSymtab(t, prog)
+	with, without := New(Options{VDSO: image}), New(Options{})
+	var inVDSO, complete, stoppedInVDSO int
+	var bad []string
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		frames, stop := with.Unwind(s, m)
+		if len(frames) == 0 || frames[0].Kernel || frames[0].Object == nil || frames[0].Object.Kind != procmap.KindVDSO {
+			return
+		}
+		inVDSO++
+		i := 1
+		for i < len(frames) && frames[i].Object != nil && (frames[i].Object.Kind == procmap.KindVDSO ||
+			strings.Contains(filepath.Base(frames[i].Object.Path), "libc")) {
+			i++ // the vdso, then libc's clock_gettime
+		}
+		if stop.Complete() && i+1 < len(frames) && st.name(frames[i]) == "spin" && st.name(frames[i+1]) == "main" {
+			complete++
+		} else if len(bad) < 5 {
+			bad = append(bad, stop.String()+": "+describe(frames, st))
+		}
+		if f2, stop2 := without.Unwind(s, m); stop2 == StopNoObject && len(f2) == 1 {
+			stoppedInVDSO++
+		}
+	})
+	t.Logf("%d samples in the vdso, %d unwound to spin and main, %d stop there without the image", inVDSO, complete, stoppedInVDSO)
+	if inVDSO < 50 {
+		t.Fatalf("only %d samples in the vdso: too few to judge", inVDSO)
+	}
+	if complete*100 < inVDSO*99 {
+		t.Errorf("%d of %d vdso samples unwound to main; first failures:\n%s", complete, inVDSO, strings.Join(bad, "\n"))
+	}
+	if stoppedInVDSO != inVDSO {
+		t.Errorf("without the image, %d of %d vdso samples stopped in the vdso with %v", stoppedInVDSO, inVDSO, StopNoObject)
+	}
+}

@@ -23,8 +23,14 @@ type Options struct {
 	// --symfs).
 	Root string
 	// Open, when set, opens the ELF file of an object path instead (for
-	// objects found by build-id, or the vdso's image); it replaces Root.
+	// objects found by build-id); it replaces Root.
 	Open func(path string) (*elf.File, error)
+	// VDSO is the image of the vdso the recorded processes had, to unwind
+	// samples taken in it (clock_gettime and friends). The vdso is not a
+	// file: LocalVDSO reads this process's, which is the recorded one when
+	// the recording was made on this machine and kernel. Without it DWARF
+	// unwinding stops in the vdso with StopNoObject.
+	VDSO []byte
 }
 
 // Unwinder unwinds samples. It keeps the CFI of every object it has read,
@@ -40,11 +46,7 @@ func New(opts Options) *Unwinder {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = 512
 	}
-	open := opts.Open
-	if open == nil {
-		open = defaultOpen(opts.Root)
-	}
-	return &Unwinder{opts: opts, tables: tables{open: open, m: make(map[string]*tableEntry)}}
+	return &Unwinder{opts: opts, tables: tables{open: opener(opts), m: make(map[string]*tableEntry)}}
 }
 
 // Unwind returns the stack of s, innermost frame first, by the Unwinder's
