@@ -378,6 +378,11 @@ func compare(t *testing.T, addrs []Addr, got []Location, want, second [][]oracle
 		if len(g) > 1 {
 			inlined++
 		}
+		for j, f := range got[i].Frames {
+			if f.Inlined != (j < len(got[i].Frames)-1) {
+				t.Errorf("%#x: frame %d of %d has Inlined %v", uint64(a), j, len(got[i].Frames), f.Inlined)
+			}
+		}
 		if second != nil && !slices.Equal(want[i], second[i]) && eitherOracle(g, want[i], second[i]) {
 			disputed++
 			continue

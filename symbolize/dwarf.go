@@ -48,7 +48,6 @@ type lineRow struct {
 	line   int32
 	col    int32
 	endSeq bool
-	order  int32 // position within its sequence group, for stable sorting
 }
 
 // dwarfIndex is the range and line tables of one object, built once.
@@ -139,7 +138,6 @@ func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
 		x.cuFiles = append(x.cuFiles, i)
 	}
 	var le dwarf.LineEntry
-	order := int32(0)
 	for {
 		if err := lr.Next(&le); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -147,8 +145,7 @@ func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
 			}
 			return fmt.Errorf("read DWARF line table: %w", err)
 		}
-		row := lineRow{addr: le.Address, line: int32(le.Line), col: int32(le.Column), endSeq: le.EndSequence, file: -1, order: order}
-		order++
+		row := lineRow{addr: le.Address, line: int32(le.Line), col: int32(le.Column), endSeq: le.EndSequence, file: -1}
 		if le.File != nil {
 			if i, ok := byEntry[le.File]; ok {
 				row.file = i
@@ -222,10 +219,27 @@ func (x *dwarfIndex) walk(r *dwarf.Reader) error {
 			next = scope{group: cur.group, depth: in.depth}
 		}
 		if e.Children {
+			if !mayHoldCode(e.Tag) {
+				r.SkipChildren()
+				continue
+			}
 			stack = append(stack, next)
 		}
 	}
 	return nil
+}
+
+// mayHoldCode reports whether a DIE with this tag may have subprograms or
+// inlined subroutines among its descendants; the children of others (types,
+// variables, call sites) are skipped.
+func mayHoldCode(t dwarf.Tag) bool {
+	switch t {
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagLexDwarfBlock,
+		dwarf.TagNamespace, dwarf.TagModule, dwarf.TagClassType, dwarf.TagStructType,
+		dwarf.TagUnionType, dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+		return true
+	}
+	return false
 }
 
 // ranges returns e's address ranges, without empty and discarded ones

@@ -1,0 +1,104 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// spread returns n distinct addresses spread evenly over bin's .text.
+func spread(b *testing.B, bin string, n int) []Addr {
+	b.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	text := f.Section(".text")
+	if text == nil || text.Size < uint64(n) {
+		b.Skipf("%s: .text too small", bin)
+	}
+	addrs := make([]Addr, n)
+	step := text.Size / uint64(n)
+	for i := range addrs {
+		addrs[i] = Addr(text.Addr + uint64(i)*step)
+	}
+	return addrs
+}
+
+var (
+	hwprofOnce sync.Once
+	hwprofBin  string
+	hwprofErr  error
+)
+
+// benchBinaries are big binaries: hwprof itself (a Go binary with DWARF,
+// built from ../cmd/hwprof) and the system libc with its debug file.
+func benchBinaries(b *testing.B) map[string]string {
+	hwprofOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "symbolize-bench")
+		if err != nil {
+			hwprofErr = err
+			return
+		}
+		hwprofBin = filepath.Join(dir, "hwprof")
+		out, err := exec.Command("go", "build", "-o", hwprofBin, "../cmd/hwprof").CombinedOutput()
+		if err != nil {
+			hwprofErr = fmt.Errorf("go build ../cmd/hwprof: %v\n%s", err, out)
+		}
+	})
+	bins := map[string]string{"libc-debug-package": "/lib/x86_64-linux-gnu/libc.so.6"}
+	if hwprofErr == nil {
+		bins["hwprof-binary"] = hwprofBin
+	} else {
+		b.Logf("no hwprof binary: %v", hwprofErr)
+	}
+	return bins
+}
+
+// BenchmarkSymbolize100k symbolizes 100,000 unique addresses of a big
+// binary opened once.
+func BenchmarkSymbolize100k(b *testing.B) {
+	for name, bin := range benchBinaries(b) {
+		b.Run(name, func(b *testing.B) {
+			if _, err := os.Stat(bin); err != nil {
+				b.Skip(err)
+			}
+			o, err := Open(ObjectKey{Path: bin}, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !o.HasDWARF() {
+				b.Skipf("%s: no DWARF", bin)
+			}
+			addrs := spread(b, bin, 100_000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				o.Symbolize(addrs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(addrs)), "ns/addr")
+		})
+	}
+}
+
+// BenchmarkOpen opens a big binary and builds its tables.
+func BenchmarkOpen(b *testing.B) {
+	for name, bin := range benchBinaries(b) {
+		b.Run(name, func(b *testing.B) {
+			if _, err := os.Stat(bin); err != nil {
+				b.Skip(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Open(ObjectKey{Path: bin}, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
