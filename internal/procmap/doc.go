@@ -8,7 +8,9 @@
 //   - A fork copies the parent's mappings into the child; a new thread (a
 //     FORK whose pid equals its parent's pid) shares its process's mappings.
 //   - An exec (a COMM record with the exec bit) retires every mapping of the
-//     process; the new image's MMAP2 records follow it.
+//     process; the new image's MMAP2 records follow it. Kernels before 3.16
+//     set no exec bit: there, as in perf, the new image's mappings replace
+//     the old ones where they overlap.
 //   - A new mapping that overlaps older ones retires the overlapped parts
 //     (the kernel reports no munmap; a later mmap over the same range is how
 //     a replacement shows), keeping the parts that do not overlap.

@@ -40,7 +40,7 @@ const (
 // whose text segment's vaddr differs from its offset, the vdso, the kernel
 // and a module, a JIT region, a range replaced by a later mmap, a thread,
 // and a fork followed by an exec.
-func world(t *testing.T) *Map {
+func world(t testing.TB) *Map {
 	segs := NewSegments("")
 	segs.Set("/usr/bin/pie", []Segment{
 		{Offset: 0, Vaddr: 0, Filesz: 0x600, Memsz: 0x600, Flags: elf.PF_R},
@@ -218,5 +218,40 @@ func TestObjAddrOf(t *testing.T) {
 				t.Errorf("ObjAddrOf(%#x) = %#x, %v; want %#x, %v", tt.off, uint64(got), ok, uint64(tt.want), tt.ok)
 			}
 		})
+	}
+}
+
+// TestConcurrentLookup applies records while other goroutines look up
+// (run with -race).
+func TestConcurrentLookup(t *testing.T) {
+	m := world(t)
+	done := make(chan struct{})
+	for range 2 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 2000 {
+				m.Lookup(100, 100, uint64(i), 0x555555555123)
+				m.Lookup(400, 400, uint64(i), 0x400100+Addr(i))
+			}
+		}()
+	}
+	for i := range 2000 {
+		if err := m.Apply(mmap2(400, 400, 0x400000+uint64(i)*0x1000, 0x1000, 0, "/usr/bin/prog", rx, uint64(i))); err != nil {
+			t.Error(err)
+		}
+	}
+	<-done
+	<-done
+	if _, _, ok := m.Lookup(400, 400, 5000, 0x400100); !ok {
+		t.Error("a mapping applied concurrently with lookups is missing")
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	m := world(b)
+	addrs := []Addr{0x555555555123, 0x7f0000002345, 0x7ffff7fc1a10, 0xffffffff81334585, 0x7f2000001200}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.Lookup(100, 101, 600, addrs[i%len(addrs)])
 	}
 }
