@@ -204,12 +204,16 @@ func parseCFIBytes(data []byte, ehFrameAddr uint64) (fdes frame.FrameDescription
 	return out, err
 }
 
-// tables caches the CFI of each object by path.
+// tables caches the CFI of each object by path and build-id.
 type tables struct {
 	open func(obj *procmap.Object) (*elf.File, error)
 
 	mu sync.Mutex
-	m  map[string]*tableEntry
+	m  map[tableKey]*tableEntry
+}
+
+type tableKey struct {
+	path, buildID string
 }
 
 type tableEntry struct {
@@ -219,11 +223,12 @@ type tableEntry struct {
 }
 
 func (ts *tables) get(obj *procmap.Object) (*table, error) {
+	k := tableKey{obj.Path, string(obj.BuildID)}
 	ts.mu.Lock()
-	e := ts.m[obj.Path]
+	e := ts.m[k]
 	if e == nil {
 		e = &tableEntry{}
-		ts.m[obj.Path] = e
+		ts.m[k] = e
 	}
 	ts.mu.Unlock()
 	e.once.Do(func() {

@@ -47,7 +47,7 @@ func FuzzUnwindStack(f *testing.F) {
 	u := New(Options{MaxDepth: 64})
 	e := &tableEntry{t: tbl}
 	e.once.Do(func() {})
-	u.tables.m[progObj.Path] = e
+	u.tables.m[tableKey{path: progObj.Path}] = e
 	f.Fuzz(func(t *testing.T, ip, sp uint64, stackBytes []byte) {
 		regs := make([]uint64, 20)
 		regs[6], regs[7], regs[8] = sp, sp, ip // BP, SP, IP in mask order

@@ -46,7 +46,7 @@ func New(opts Options) *Unwinder {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = 512
 	}
-	return &Unwinder{opts: opts, tables: tables{open: opener(opts), m: make(map[string]*tableEntry)}}
+	return &Unwinder{opts: opts, tables: tables{open: opener(opts), m: make(map[tableKey]*tableEntry)}}
 }
 
 // Unwind returns the stack of s, innermost frame first, by the Unwinder's
