@@ -31,7 +31,8 @@
 // read access to the objects' files (with Options.Root as a --symfs, or
 // Options.Open). The vdso is not on disk: DWARF unwinding stops in it unless
 // Options.VDSO holds its image (LocalVDSO reads this machine's). What it
-// does not do: symbolize, unwind JIT code (no CFI), or unwind other
-// architectures. An Unwinder is safe for concurrent use; the package starts
+// does not do: symbolize, or unwind other architectures. JIT code has no
+// CFI: DWARF unwinding stops in it unless Options.FramePointerFallback lets
+// it follow the frame pointer there. An Unwinder is safe for concurrent use; the package starts
 // no goroutines.
 package unwind

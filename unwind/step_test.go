@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
 )
 
 // stackOf lays out 8-byte words from sp0 up.
@@ -164,4 +167,45 @@ func deref(s *StopReason) string {
 		return "none"
 	}
 	return s.String()
+}
+
+// TestFramePointerFallback unwinds a JIT frame (no object file, no CFI)
+// through its frame pointer when asked to, and stops there otherwise.
+func TestFramePointerFallback(t *testing.T) {
+	const sp = 0x7ffd0000
+	// JIT code at 0x20001000 (unmapped for fakeMaps: no object), its frame:
+	// [rbp] = caller's rbp, [rbp+8] = return address 0x20002005, also JIT.
+	// The caller's frame: [rbp2] = 0, [rbp2+8] = 0 (end).
+	st := []uint64{0, 0, sp + 0x20, 0x20002005, 0, 0, 0, 0, 0, 0}
+	words := make([]byte, 8*len(st))
+	for i, w := range st {
+		binary.LittleEndian.PutUint64(words[8*i:], w)
+	}
+	regs := make([]uint64, 20)
+	regs[6], regs[7], regs[8] = sp+0x10, sp, 0x20001000 // BP, SP, IP in mask order
+	s := &perf.Sample{RecordHeader: perf.RecordHeader{Type: perf.RecordSample, Misc: perf.MiscUser},
+		Present: perf.SampleIP | perf.SampleTID | perf.SampleRegsUser | perf.SampleStackUser, IP: 0x20001000,
+		RegsUser:  perf.Regs{ABI: 2, Mask: perf.RegsUserX86_64, Values: regs},
+		StackUser: perf.StackUser{Data: words, DynSize: uint64(len(words))}}
+	jit := jitMaps{}
+	frames, stop := New(Options{}).Unwind(s, jit)
+	if len(frames) != 1 || stop != StopNoObject {
+		t.Errorf("without the fallback: %d frames, %v; want 1, %v", len(frames), stop, StopNoObject)
+	}
+	frames, stop = New(Options{FramePointerFallback: true}).Unwind(s, jit)
+	if len(frames) != 2 || frames[1].Addr != 0x20002005 || frames[1].Kind != FrameReturn || stop != StopZeroReturn {
+		t.Errorf("with the fallback: %+v, %v; want the JIT caller at 0x20002005, then %v", frames, stop, StopZeroReturn)
+	}
+}
+
+// jitMaps maps [0x20000000, 0x30000000) as anonymous executable memory.
+type jitMaps struct{}
+
+var jitObj = &procmap.Object{Path: "//anon", Kind: procmap.KindJIT}
+
+func (jitMaps) Lookup(pid, tid uint32, t uint64, a procmap.Addr) (procmap.Mapping, procmap.ObjAddr, bool) {
+	if a >= 0x20000000 && a < 0x30000000 {
+		return procmap.Mapping{Start: 0x20000000, End: 0x30000000, Object: jitObj}, procmap.ObjAddr(a), true
+	}
+	return procmap.Mapping{}, 0, false
 }

@@ -25,6 +25,12 @@ type Options struct {
 	// Open, when set, opens the ELF file of an object path instead (for
 	// objects found by build-id); it replaces Root.
 	Open func(path string) (*elf.File, error)
+	// FramePointerFallback unwinds a frame that has no CFI (JIT code, an
+	// object without .eh_frame or not on disk) by the frame-pointer
+	// convention instead of stopping: right for code that keeps frame
+	// pointers (V8, HotSpot, -fno-omit-frame-pointer), wrong frames for code
+	// that does not. Off by default.
+	FramePointerFallback bool
 	// VDSO is the image of the vdso the recorded processes had, to unwind
 	// samples taken in it (clock_gettime and friends). The vdso is not a
 	// file: LocalVDSO reads this process's, which is the recorded one when
@@ -153,16 +159,12 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 		if f.Object == nil {
 			return dst, StopNoMapping
 		}
-		t, err := u.tables.get(f.Object)
-		if err != nil {
-			return dst, StopNoObject
-		}
-		rw, err := t.row(f.LookupAddr())
-		if err != nil {
-			return dst, StopBadCFI
-		}
+		rw, why := u.rowFor(f)
 		if rw == nil {
-			return dst, StopNoCFI
+			if !u.opts.FramePointerFallback {
+				return dst, why
+			}
+			rw = fpRow // JIT code, objects without CFI: try the frame-pointer convention
 		}
 		next, stop := step(&r, rw, &st)
 		if stop != nil {
@@ -175,6 +177,31 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 		kind = FrameReturn
 	}
 }
+
+// rowFor returns the CFI row of a frame's PC, or nil and why there is none.
+func (u *Unwinder) rowFor(f *Frame) (*row, StopReason) {
+	t, err := u.tables.get(f.Object)
+	if err != nil {
+		return nil, StopNoObject
+	}
+	rw, err := t.row(f.LookupAddr())
+	if err != nil {
+		return nil, StopBadCFI
+	}
+	if rw == nil {
+		return nil, StopNoCFI
+	}
+	return rw, 0
+}
+
+// fpRow is the frame-pointer convention as a CFI row: CFA = rbp+16, the
+// return address at CFA-8, the caller's rbp at CFA-16.
+var fpRow = func() *row {
+	r := &row{cfa: rule{kind: ruleCFA, reg: regnum.AMD64_Rbp, off: 16}, ra: regnum.AMD64_Rip}
+	r.regs[regnum.AMD64_Rip] = rule{kind: ruleOffset, off: -8}
+	r.regs[regnum.AMD64_Rbp] = rule{kind: ruleOffset, off: -16}
+	return r
+}()
 
 // step computes the caller's registers from the callee's with one CFI row.
 func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
