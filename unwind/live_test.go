@@ -142,16 +142,41 @@ func describe(frames []Frame, st *symtab) string {
 
 // TestDWARFDeepRecursion records a deep recursion built without frame
 // pointers with --call-graph dwarf and unwinds every sample in the leaf:
-// at least 99% must give leaf, rec × 31, main, and end cleanly (perf 6.1
-// here gives only the first frame of these samples, so the reference is the
-// program's known call structure).
+// at least 99% must give leaf, rec × 31, main, and end cleanly. The
+// reference is the program's known call structure, checked by the
+// program's own symbol table; both hwprof's recorder and perf record make
+// the recording.
 func TestDWARFDeepRecursion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
 	dir := t.TempDir()
 	prog := buildC(t, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(t, dir, prog, "1500")
+	t.Run("hwprof record", func(t *testing.T) {
+		checkRecursion(t, prog, recordDWARF(t, dir, prog, "1500"))
+	})
+	t.Run("perf record", func(t *testing.T) {
+		checkRecursion(t, prog, recordPerf(t, dir, prog, "1500"))
+	})
+}
+
+// recordPerf records prog with perf itself:
+// perf record -e cpu-clock -c 200000 --call-graph dwarf,16384 -o F -- prog args...
+func recordPerf(t testing.TB, dir, prog string, args ...string) string {
+	t.Helper()
+	perfBin, err := exec.LookPath("perf")
+	if err != nil {
+		t.Skip("perf not installed")
+	}
+	data := filepath.Join(dir, filepath.Base(prog)+".perf.data")
+	cmd := append([]string{"record", "-q", "-e", "cpu-clock", "-c", "200000", "--call-graph", "dwarf,16384", "-m", "2048", "-o", data, "--", prog}, args...)
+	if b, err := exec.Command(perfBin, cmd...).CombinedOutput(); err != nil {
+		t.Fatalf("perf %s: %v\n%s", strings.Join(cmd, " "), err, b)
+	}
+	return data
+}
+
+func checkRecursion(t *testing.T, prog, data string) {
 	st := newSymtab(t, prog)
 	u := New(Options{})
 	var inLeaf, complete int

@@ -55,8 +55,9 @@ func perfScriptStacks(t *testing.T, data string) [][]uint64 {
 // TestDWARFAgainstPerf unwinds a --call-graph dwarf recording of a program
 // that calls through libc and compares each sample with perf 6.1's own
 // DWARF unwinding of the same file. perf prints a return address minus one
-// (LookupAddr) and, on this machine, often loses frames of code built
-// without frame pointers, or the first frame: so every frame perf printed
+// (LookupAddr) and, on this machine, loses the frames of glibc's recursive
+// msort_with_tmp in most samples (it goes from cmp straight to the outermost
+// msort call, a call that cannot call cmp): so every frame perf printed
 // must appear in hwprof's stack in the same order, and the count of samples
 // where hwprof has frames perf lacks is reported. The first frames must be
 // equal: that checks procmap's object-address arithmetic on every sample
