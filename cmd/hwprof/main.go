@@ -40,6 +40,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"record", "record a program (-- CMD) or running processes (-p) to perf.data", cmdRecord},
+		{"script", "print every sample with its symbolized stack, like perf script", cmdScript},
 		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},
 		{"demo", "record the built-in call-heavy workload and show what was recorded", cmdDemo},
 		{"dump", "print a perf.data file record by record, or its header and counts (--stats)", cmdDump},
