@@ -77,7 +77,8 @@ func buildGo(t testing.TB, dir string, flags ...string) string {
 
 // testAddrs picks addresses of bin to check: the start and middle of every
 // sized function symbol accepted by keep, and every line-table row
-// address inside those functions (at most maxRows, evenly spread).
+// address inside those functions (at most maxRows, evenly spread); with
+// maxRows < 0, every byte of those functions.
 func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []Addr {
 	t.Helper()
 	f, err := elf.Open(bin)
@@ -99,6 +100,9 @@ func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []
 		fns = append(fns, rng{s.Value, s.Value + s.Size})
 		set[Addr(s.Value)] = true
 		set[Addr(s.Value+s.Size/2)] = true
+		for a := s.Value; maxRows < 0 && a < s.Value+s.Size; a++ {
+			set[Addr(a)] = true
+		}
 	}
 	var rows []Addr
 	if d, err := f.DWARF(); err == nil {
@@ -295,19 +299,22 @@ func TestAgainstAddr2line(t *testing.T) {
 		// wantInline: some address must have an inlined frame.
 		wantInline bool
 	}{
-		{name: "c-O0-frame-pointers", keep: all, build: func(t *testing.T, dir string) string {
+		{name: "c-O0-frame-pointers", keep: all, maxRows: -1, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "gcc", "prog.c", "-O0", "-g", "-fno-omit-frame-pointer")
 		}},
-		{name: "c-O2-inlining", keep: all, wantInline: true, build: func(t *testing.T, dir string) string {
+		{name: "c-O2-inlining", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g")
 		}},
-		{name: "c-O2-omit-frame-pointer", keep: all, wantInline: true, build: func(t *testing.T, dir string) string {
+		{name: "c-O2-omit-frame-pointer", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-fomit-frame-pointer")
 		}},
-		{name: "c-O2-pie-dwarf4", keep: all, wantInline: true, build: func(t *testing.T, dir string) string {
+		{name: "c-O2-pie-dwarf4", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-gdwarf-4", "-fPIE", "-pie")
 		}},
-		{name: "cxx-namespaces-templates-virtual", keep: isTestProgFunc, wantInline: true, build: func(t *testing.T, dir string) string {
+		{name: "c-O3-gc-sections", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "gcc", "prog.c", "-O3", "-g", "-ffunction-sections", "-Wl,--gc-sections")
+		}},
+		{name: "cxx-namespaces-templates-virtual", keep: isTestProgFunc, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "g++", "prog.cc", "-O2", "-g")
 		}},
 		{name: "cxx-O0", keep: all, build: func(t *testing.T, dir string) string {

@@ -31,6 +31,12 @@
 //     of the inlined call it contains, as addr2line -i prints them. Function
 //     names come from DW_AT_linkage_name when present (else DW_AT_name),
 //     following DW_AT_abstract_origin and DW_AT_specification, as addr2line.
+//     A C++ or Rust function without a linkage name (GCC's anonymous
+//     namespaces) takes the name of the ELF symbol that starts where it
+//     starts, as addr2line does, so it demangles to its qualified name.
+//     File names are DW_AT_comp_dir, the directory entry and the file name
+//     joined and cleaned (path.Join): addr2line prints the same path
+//     unjoined ("./csu/../sysdeps/x.h" for "sysdeps/x.h").
 //   - ELF .symtab and .dynsym: STT_FUNC and STT_GNU_IFUNC symbols with a
 //     non-zero address in a defined section. A sized symbol covers
 //     [value, value+size). A symbol of size zero covers the addresses up to the
@@ -81,5 +87,21 @@
 //
 // It does not unwind stacks, does not map runtime addresses to objects, does
 // not read perf.data files, and does not fetch debug files from the network
-// (debuginfod).
+// (debuginfod). It does not read dwz's .gnu_debugaltlink files (names held
+// there are missing), nor the inline tree of Go's pclntab (a Go binary
+// without DWARF gives one frame per address), nor the vdso from memory (the
+// caller passes a file holding the vdso image, if it has one).
+//
+// # Checked against
+//
+// The tests compare every byte of C programs built with gcc (-O0 with frame
+// pointers, -O2, -O2 -fomit-frame-pointer, PIE with DWARF 4, -O3 with
+// --gc-sections), the functions of a C++ program (namespaces, templates,
+// virtual calls) and 3,500 addresses of the system libc through its debug
+// package with addr2line -i -f -C, function, file, line and inline chain;
+// a Go binary with DWARF with llvm-symbolizer (binutils 2.40 cannot read
+// Go's DWARF 5), and one built with -ldflags=-w with go tool addr2line.
+// Where addr2line names the compilation unit's primary file instead of an
+// included one (a binutils 2.40 DWARF 5 bug), the position must match
+// llvm-symbolizer, which agrees with gdb.
 package symbolize

@@ -71,7 +71,14 @@ func pclntab(f *elf.File) ([]byte, error) {
 
 // goFrame resolves a with the pclntab: the physical function, with the
 // file and line of the innermost inlined position.
-func goFrame(t *gosym.Table, a uint64, nm names) (Frame, *gosym.Func, bool) {
+func goFrame(t *gosym.Table, a uint64, nm names) (fr Frame, fn *gosym.Func, ok bool) {
+	defer func() {
+		// debug/gosym reads the table lazily; a malformed one must not
+		// panic here.
+		if recover() != nil {
+			fr, fn, ok = Frame{}, nil, false
+		}
+	}()
 	file, line, fn := t.PCToLine(a)
 	if fn == nil {
 		return Frame{}, nil, false

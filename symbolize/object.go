@@ -31,11 +31,22 @@ type Object struct {
 // for), finds its debug information and builds its tables. It fails with a
 // *[BuildIDMismatchError] when the file has another build-id than
 // key.BuildID and no file with that build-id is found.
-func Open(key ObjectKey, opts Options) (*Object, error) {
+func Open(key ObjectKey, opts Options) (o *Object, err error) {
 	path, id, err := opts.findBinary(key)
 	if err != nil {
 		return nil, err
 	}
+	// debug/elf, debug/dwarf and debug/gosym are not proven against every
+	// malformed file; a panic in them is an error of this file.
+	defer func() {
+		if r := recover(); r != nil {
+			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
+		}
+	}()
+	return open(key, opts, path, id)
+}
+
+func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open object: %w", err)
