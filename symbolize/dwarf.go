@@ -446,8 +446,8 @@ func (x *dwarfIndex) function(a uint64) *funcGroup {
 }
 
 // frames returns the source frames of a, innermost first, or nil when no
-// subprogram contains a. nm interns names.
-func (x *dwarfIndex) frames(a uint64, nm names) []Frame {
+// subprogram contains a. nm interns names; slab provides the memory.
+func (x *dwarfIndex) frames(a uint64, nm names, slab *frameSlab) []Frame {
 	g := x.function(a)
 	if g == nil {
 		return nil
@@ -471,7 +471,7 @@ func (x *dwarfIndex) frames(a uint64, nm names) []Frame {
 			break
 		}
 	}
-	frames := make([]Frame, 0, len(chain)+1)
+	frames := slab.take(len(chain) + 1)
 	inner := Frame{Func: nm.get(x.groupName(g, a))}
 	if len(chain) > 0 {
 		inner.Func = nm.get(x.names[chain[len(chain)-1].name])

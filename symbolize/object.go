@@ -133,11 +133,29 @@ func (o *Object) DWARFErr() error { return o.dwarfErr }
 func (o *Object) Symbolize(addrs []Addr) []Location {
 	nm := names{}
 	syms := map[int]*Symbol{}
+	slab := &frameSlab{}
 	out := make([]Location, len(addrs))
 	for i, a := range addrs {
-		out[i] = o.locate(a, nm, syms)
+		out[i] = o.locate(a, nm, syms, slab)
 	}
 	return out
+}
+
+// frameSlab hands out Frame slices from large shared blocks, so a batch
+// of addresses costs a few allocations instead of one per address.
+type frameSlab struct {
+	buf []Frame
+}
+
+// take returns an empty slice with capacity n (appends beyond n do not
+// write into the slab).
+func (s *frameSlab) take(n int) []Frame {
+	if cap(s.buf)-len(s.buf) < n {
+		s.buf = make([]Frame, 0, max(1024, n))
+	}
+	i := len(s.buf)
+	s.buf = s.buf[:i+n]
+	return s.buf[i : i : i+n]
 }
 
 // SymbolizeReturns resolves a batch of return addresses, each at
@@ -150,7 +168,7 @@ func (o *Object) SymbolizeReturns(ras []RetAddr) []Location {
 	return o.Symbolize(addrs)
 }
 
-func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol) Location {
+func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab) Location {
 	loc := Location{Addr: a}
 	if i := o.syms.lookup(uint64(a)); i >= 0 {
 		loc.Symbol = syms[i]
@@ -161,18 +179,18 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol) Location {
 		}
 	}
 	if o.dwarf != nil {
-		loc.Frames = o.dwarf.frames(uint64(a), nm)
+		loc.Frames = o.dwarf.frames(uint64(a), nm, slab)
 	}
 	if loc.Frames == nil && o.gosym != nil {
 		if f, fn, ok := goFrame(o.gosym, uint64(a), nm); ok {
-			loc.Frames = []Frame{f}
+			loc.Frames = append(slab.take(1), f)
 			if loc.Symbol == nil {
 				loc.Symbol = &Symbol{Name: f.Func, Start: Addr(fn.Entry), Size: fn.End - fn.Entry}
 			}
 		}
 	}
 	if loc.Frames == nil && loc.Symbol != nil {
-		loc.Frames = []Frame{{Func: loc.Symbol.Name}}
+		loc.Frames = append(slab.take(1), Frame{Func: loc.Symbol.Name})
 	}
 	return loc
 }
