@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -422,11 +421,16 @@ func TestAdaptivePeriodApplied(t *testing.T) {
 	if len(late) < 10 {
 		t.Fatalf("only %d samples after the change", len(late))
 	}
-	// The clock runs while the task does, so a gap is at least the period
-	// and longer when a loaded machine deschedules the program.
-	slices.Sort(late)
-	if p10 := late[len(late)/10]; p10 < final*9/10 {
-		t.Errorf("10th percentile of the gaps between samples after the change: %d ns, want at least %d", p10, final*9/10)
+	// Samples stand for CPU time: n samples per n periods of it, and wall
+	// time is at least CPU time, so the mean gap is at least the period.
+	// (Single gaps can be shorter: each CPU's event keeps its own remaining
+	// period, so a task that migrates can be sampled early.)
+	var sum uint64
+	for _, g := range late {
+		sum += g
+	}
+	if mean := sum / uint64(len(late)); mean < final*8/10 {
+		t.Errorf("mean gap between samples after the change: %d ns, want at least %d", mean, final*8/10)
 	}
 	if len(fields) != 1 || fields[start] == 0 {
 		t.Logf("sample PERIOD fields %v: the kernel now reports the new period of a clock event", fields)
