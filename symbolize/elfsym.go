@@ -74,6 +74,104 @@ func (t *symTable) add(f *elf.File) {
 	}
 }
 
+// addPLT adds a "name@plt" symbol for every PLT entry of an x86-64 file,
+// as perf does: entry i of .rela.plt is the i-th 16-byte entry of .plt.sec
+// when there is one (IBT), else of .plt after its 16-byte header. Entries
+// of relocations without a symbol (IRELATIVE) get none.
+func (t *symTable) addPLT(f *elf.File) {
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return
+	}
+	rela := f.Section(".rela.plt")
+	if rela == nil {
+		return
+	}
+	base, end := uint64(0), uint64(0)
+	var sec elf.SectionIndex
+	for i, s := range f.Sections {
+		switch {
+		case s.Name == ".plt.sec":
+			base, end, sec = s.Addr, s.Addr+s.Size, elf.SectionIndex(i)
+		case s.Name == ".plt" && base == 0:
+			base, end, sec = s.Addr+16, s.Addr+s.Size, elf.SectionIndex(i)
+		}
+	}
+	data, err := rela.Data()
+	if err != nil || base == 0 {
+		return
+	}
+	dyn, err := f.DynamicSymbols()
+	if err != nil {
+		return
+	}
+	const entSize = 16
+	for i := 0; (i+1)*24 <= len(data); i++ {
+		start := base + uint64(i)*entSize
+		if start+entSize > end {
+			break
+		}
+		info := f.ByteOrder.Uint64(data[i*24+8:])
+		sym := int(info >> 32)
+		if elf.R_X86_64(uint32(info)) != elf.R_X86_64_JMP_SLOT || sym < 1 || sym > len(dyn) {
+			continue
+		}
+		t.syms = append(t.syms, elfSym{start: start, size: entSize, section: sec, rank: -1, name: dyn[sym-1].Name + "@plt"})
+	}
+}
+
+// addPLTGOT adds "name@plt" symbols for the entries of .plt.got (calls
+// through GOT slots filled at load time, such as __cxa_finalize), as
+// objdump labels them: each entry's "jmp *disp(%rip)" (ff 25) names a GOT
+// slot, and the .rela.dyn relocation of that slot names the symbol.
+func (t *symTable) addPLTGOT(f *elf.File) {
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return
+	}
+	var sec elf.SectionIndex
+	var pg *elf.Section
+	for i, s := range f.Sections {
+		if s.Name == ".plt.got" && s.Type == elf.SHT_PROGBITS {
+			pg, sec = s, elf.SectionIndex(i)
+		}
+	}
+	rela := f.Section(".rela.dyn")
+	if pg == nil || rela == nil {
+		return
+	}
+	code, err1 := pg.Data()
+	data, err2 := rela.Data()
+	dyn, err3 := f.DynamicSymbols()
+	if err1 != nil || err2 != nil || err3 != nil {
+		return
+	}
+	slots := map[uint64]string{}
+	for i := 0; (i+1)*24 <= len(data); i++ {
+		off := f.ByteOrder.Uint64(data[i*24:])
+		sym := int(f.ByteOrder.Uint64(data[i*24+8:]) >> 32)
+		if sym >= 1 && sym <= len(dyn) {
+			slots[off] = dyn[sym-1].Name
+		}
+	}
+	ent := pg.Entsize
+	if ent != 8 && ent != 16 {
+		ent = 8
+	}
+	for e := uint64(0); e+ent <= uint64(len(code)); e += ent {
+		entry := code[e : e+ent]
+		for k := 0; k+6 <= len(entry); k++ {
+			if entry[k] != 0xff || entry[k+1] != 0x25 {
+				continue
+			}
+			disp := int32(f.ByteOrder.Uint32(entry[k+2:]))
+			slot := pg.Addr + e + uint64(k) + 6 + uint64(int64(disp))
+			if name, ok := slots[slot]; ok {
+				t.syms = append(t.syms, elfSym{start: pg.Addr + e, size: ent, section: sec, rank: -1, name: name + "@plt"})
+			}
+			break
+		}
+	}
+}
+
 // nameAt returns the first symbol name starting at a (see aliasAt) and
 // where that symbol ends.
 func (t *symTable) nameAt(a uint64) (string, uint64, bool) {

@@ -54,6 +54,8 @@ func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
 	defer f.Close()
 	o := &Object{key: key, path: path, buildID: id}
 	o.syms.add(f)
+	o.syms.addPLT(f)
+	o.syms.addPLTGOT(f)
 	dw := f
 	if !hasDWARF(f) {
 		if dp := opts.findDebug(path, key.Path, id, f); dp != "" {
