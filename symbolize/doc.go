@@ -50,9 +50,12 @@
 //     output); when there is no DWARF for an address, the symbol alone makes
 //     its single frame, without file and line.
 //   - Go pclntab (.gopclntab through debug/gosym), used when a Go binary has
-//     no DWARF (go build -ldflags=-w): one frame per address naming the
-//     physical function with the file:line of the innermost inlined position
-//     (pclntab's inline tree is not read, so inlined Go frames are not split).
+//     no DWARF (go build -ldflags=-w): the physical function and lines from
+//     debug/gosym, and the inlined frames from the pclntab's inline tree
+//     (FUNCDATA_InlTree, PCDATA_InlTreeIndex; Go 1.20+ layout), which needs
+//     the go:func.* symbol. Without .symtab (-ldflags=-s) or with an older
+//     pclntab, an address gives one frame: the physical function with the
+//     file:line of the innermost inlined position, as go tool addr2line.
 //   - Separate debug files, when the file itself has no DWARF: by build-id
 //     under each debug root (default /usr/lib/debug/.build-id/xx/rest.debug)
 //     and under every [Options.DebugDirs] directory, then by .gnu_debuglink
@@ -90,9 +93,8 @@
 // It does not unwind stacks, does not map runtime addresses to objects, does
 // not read perf.data files, and does not fetch debug files from the network
 // (debuginfod). It does not read dwz's .gnu_debugaltlink files (names held
-// there are missing), nor the inline tree of Go's pclntab (a Go binary
-// without DWARF gives one frame per address), nor the vdso from memory (the
-// caller passes a file holding the vdso image, if it has one).
+// there are missing), nor the vdso from memory (the caller passes a file
+// holding the vdso image, if it has one).
 //
 // # Checked against
 //
@@ -105,7 +107,9 @@
 // virtual calls) and 3,500 addresses of the system libc through its debug
 // package with addr2line -i -f -C, function, file, line and inline chain;
 // a Go binary with DWARF with llvm-symbolizer (binutils 2.40 cannot read
-// Go's DWARF 5), and one built with -ldflags=-w with go tool addr2line.
+// Go's DWARF 5); the same binary with its DWARF stripped (pclntab inline
+// tree) with llvm-symbolizer on the unstripped one, and one built with
+// -ldflags=-w with go tool addr2line.
 // Where addr2line names the compilation unit's primary file instead of an
 // included one (a binutils 2.40 DWARF 5 bug), the position must match
 // llvm-symbolizer, which agrees with gdb.

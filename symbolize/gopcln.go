@@ -8,10 +8,10 @@ import (
 )
 
 // goTable reads the Go pclntab of f, for Go binaries without DWARF.
-func goTable(f *elf.File) (*gosym.Table, error) {
+func goTable(f *elf.File) (*gosym.Table, *goInlines, error) {
 	data, err := pclntab(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var text uint64
 	if s := f.Section(".text"); s != nil {
@@ -23,9 +23,9 @@ func goTable(f *elf.File) (*gosym.Table, error) {
 	}
 	t, err := gosym.NewTable(symtab, gosym.NewLineTable(data, text))
 	if err != nil {
-		return nil, fmt.Errorf("read Go pclntab: %w", err)
+		return nil, nil, fmt.Errorf("read Go pclntab: %w", err)
 	}
-	return t, nil
+	return t, newGoInlines(f, data), nil
 }
 
 var errNoPclntab = errors.New("no Go pclntab")
@@ -69,19 +69,25 @@ func pclntab(f *elf.File) ([]byte, error) {
 	return nil, errNoPclntab
 }
 
-// goFrame resolves a with the pclntab: the physical function, with the
-// file and line of the innermost inlined position.
-func goFrame(t *gosym.Table, a uint64, nm names) (fr Frame, fn *gosym.Func, ok bool) {
+// goFrames resolves a with the pclntab: with the inline tree, one frame
+// per inlined call and the physical function; without, the physical
+// function with the file and line of the innermost inlined position.
+func goFrames(t *gosym.Table, inl *goInlines, a uint64, nm names, slab *frameSlab) (frames []Frame, fn *gosym.Func) {
 	defer func() {
 		// debug/gosym reads the table lazily; a malformed one must not
 		// panic here.
 		if recover() != nil {
-			fr, fn, ok = Frame{}, nil, false
+			frames, fn = nil, nil
 		}
 	}()
 	file, line, fn := t.PCToLine(a)
 	if fn == nil {
-		return Frame{}, nil, false
+		return nil, nil
 	}
-	return Frame{Func: nm.get(fn.Name), File: file, Line: line}, fn, true
+	if inl != nil {
+		if fr := inl.frames(t, a, nm, slab); fr != nil {
+			return fr, fn
+		}
+	}
+	return append(slab.take(1), Frame{Func: nm.get(fn.Name), File: file, Line: line}), fn
 }

@@ -25,6 +25,7 @@ type Object struct {
 	syms  symTable
 	dwarf *dwarfIndex  // nil without DWARF
 	gosym *gosym.Table // nil unless a Go binary without DWARF
+	goinl *goInlines   // its inline tree, nil if unreadable
 }
 
 // Open opens the object named by key (see [Options] for where it is looked
@@ -81,8 +82,8 @@ func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
 	}
 	o.syms.aliasAt, o.syms.dynAliasAt = nil, nil
 	if o.dwarf == nil {
-		if t, err := goTable(f); err == nil {
-			o.gosym = t
+		if t, inl, err := goTable(f); err == nil {
+			o.gosym, o.goinl = t, inl
 		}
 	}
 	return o, nil
@@ -184,10 +185,10 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab)
 		loc.Frames = o.dwarf.frames(uint64(a), nm, slab)
 	}
 	if loc.Frames == nil && o.gosym != nil {
-		if f, fn, ok := goFrame(o.gosym, uint64(a), nm); ok {
-			loc.Frames = append(slab.take(1), f)
+		if fr, fn := goFrames(o.gosym, o.goinl, uint64(a), nm, slab); fr != nil {
+			loc.Frames = fr
 			if loc.Symbol == nil {
-				loc.Symbol = &Symbol{Name: f.Func, Start: Addr(fn.Entry), Size: fn.End - fn.Entry}
+				loc.Symbol = &Symbol{Name: nm.get(fn.Name), Start: Addr(fn.Entry), Size: fn.End - fn.Entry}
 			}
 		}
 	}
