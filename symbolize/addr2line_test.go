@@ -311,6 +311,9 @@ func TestAgainstAddr2line(t *testing.T) {
 		{name: "c-O2-pie-dwarf4", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-gdwarf-4", "-fPIE", "-pie")
 		}},
+		{name: "c-shared-library", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
+			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-fPIC", "-shared")
+		}},
 		{name: "c-O3-gc-sections", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
 			return buildNative(t, dir, "gcc", "prog.c", "-O3", "-g", "-ffunction-sections", "-Wl,--gc-sections")
 		}},

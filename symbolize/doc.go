@@ -80,6 +80,15 @@
 // parameters, as addr2line -C prints it) and a short name without
 // parameters for reports. Go and C names are the same in all three forms.
 //
+// # What the caller provides
+//
+// The files of the recorded objects (or a --symfs tree, or --debug-dir
+// copies named by build-id), debug packages for stripped system libraries
+// (libc6-dbg and the like, under /usr/lib/debug), read access to
+// /proc/kallsyms with addresses shown (root, or kernel.kptr_restrict=0),
+// and the /tmp/perf-PID.map files JITs wrote, which must outlive the
+// process. Nothing here needs privileges of its own.
+//
 // # Concurrency
 //
 // An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
