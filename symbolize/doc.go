@@ -37,15 +37,18 @@
 //     File names are DW_AT_comp_dir, the directory entry and the file name
 //     joined and cleaned (path.Join): addr2line prints the same path
 //     unjoined ("./csu/../sysdeps/x.h" for "sysdeps/x.h").
-//   - ELF .symtab and .dynsym: STT_FUNC and STT_GNU_IFUNC symbols with a
-//     non-zero address in a defined section. A sized symbol covers
-//     [value, value+size). A symbol of size zero covers the addresses up to the
-//     next symbol's start within the same section. An address past the end of
-//     the sized symbol before it and before the next symbol has no symbol. For
-//     two symbols at one address, a global one is preferred to a weak one, a
-//     weak one to a local one, a sized one to an unsized one. On x86-64,
+//   - ELF symbols, from one table as perf reads them: the .symtab of the
+//     separate debug file if there is one, else the file's .symtab, else its
+//     .dynsym. STT_FUNC and STT_GNU_IFUNC symbols with a non-zero address in
+//     a defined section count. A sized symbol covers [value, value+size). A
+//     symbol of size zero covers the addresses up to the next symbol's start
+//     within the same section. An address past the end of the sized symbol
+//     before it and before the next symbol has no symbol. Of symbols at one
+//     address the one perf 6.1 chooses names it (choose_best_symbol: sized,
+//     not weak, global, fewer leading underscores, longer name). On x86-64,
 //     PLT entries (.plt, .plt.sec, .plt.got) get "name@plt" symbols, as
-//     perf and objdump name them.
+//     perf and objdump name them; an IRELATIVE entry is named after its
+//     resolver, as perf 6.2+ does.
 //     Every [Location] carries its containing symbol (for function+offset
 //     output); when there is no DWARF for an address, the symbol alone makes
 //     its single frame, without file and line.
@@ -107,8 +110,9 @@
 //
 // # Checked against
 //
-// The tests compare the symbols of every sample address perf 6.1 named in
-// a real LBR recording (autofdo's test.lbr of test.binary, from the shared
+// The tests compare symbol+offset with perf script's for every address
+// perf 6.1 sampled (perf record -e cpu-clock) in a program and in libc, the
+// symbols of every sample address perf 6.1 named in a real LBR recording (autofdo's test.lbr of test.binary, from the shared
 // fixtures) with perf script's, PLT symbols with objdump -d's labels, and
 // every byte of C programs built with gcc (-O0 with frame
 // pointers, -O2, -O2 -fomit-frame-pointer, PIE with DWARF 4, -O3 with

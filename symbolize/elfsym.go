@@ -10,7 +10,7 @@ import (
 type elfSym struct {
 	start, size uint64
 	section     elf.SectionIndex
-	rank        int // higher wins at equal start
+	bind        elf.SymBind
 	name        string
 }
 
@@ -21,23 +21,9 @@ type symTable struct {
 	// else the next symbol's start in the same section (or the section end).
 	limit []uint64
 	// aliasAt maps a start address to the first function symbol there in
-	// .symtab order (.dynsym only where no .symtab symbol starts). It is
-	// kept until the DWARF names are settled (dwarfIndex.useSymbolNames).
-	aliasAt, dynAliasAt map[uint64]string
-}
-
-func symRank(s elf.Symbol) int {
-	r := 0
-	switch elf.ST_BIND(s.Info) {
-	case elf.STB_GLOBAL:
-		r = 4
-	case elf.STB_WEAK:
-		r = 2
-	}
-	if s.Size > 0 {
-		r++
-	}
-	return r
+	// table order. It is kept until the DWARF names are settled
+	// (dwarfIndex.useSymbolNames).
+	aliasAt map[uint64]string
 }
 
 func funcSym(s elf.Symbol) bool {
@@ -48,36 +34,79 @@ func funcSym(s elf.Symbol) bool {
 	return s.Value != 0 && s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE
 }
 
-// add collects the function symbols of f's .symtab and .dynsym (a missing
-// table is skipped).
-func (t *symTable) add(f *elf.File) {
-	if t.aliasAt == nil {
-		t.aliasAt, t.dynAliasAt = map[uint64]string{}, map[uint64]string{}
+// load collects the function symbols of one table, as perf does: the
+// .symtab of the debug file if there is one, else the file's .symtab,
+// else its .dynsym.
+func (t *symTable) load(f, debug *elf.File) {
+	var syms []elf.Symbol
+	var err error
+	if debug != nil {
+		syms, err = debug.Symbols()
 	}
-	for _, tab := range []struct {
-		get   func() ([]elf.Symbol, error)
-		alias map[uint64]string
-	}{{f.Symbols, t.aliasAt}, {f.DynamicSymbols, t.dynAliasAt}} {
-		syms, err := tab.get()
-		if err != nil {
+	if len(syms) == 0 || err != nil {
+		syms, err = f.Symbols()
+	}
+	if len(syms) == 0 || err != nil {
+		syms, _ = f.DynamicSymbols()
+	}
+	t.aliasAt = map[uint64]string{}
+	for _, s := range syms {
+		if !funcSym(s) {
 			continue
 		}
-		for _, s := range syms {
-			if !funcSym(s) {
-				continue
-			}
-			if _, ok := tab.alias[s.Value]; !ok {
-				tab.alias[s.Value] = s.Name
-			}
-			t.syms = append(t.syms, elfSym{start: s.Value, size: s.Size, section: s.Section, rank: symRank(s), name: s.Name})
+		if _, ok := t.aliasAt[s.Value]; !ok {
+			t.aliasAt[s.Value] = s.Name
 		}
+		t.syms = append(t.syms, elfSym{start: s.Value, size: s.Size, section: s.Section, bind: elf.ST_BIND(s.Info), name: s.Name})
 	}
+}
+
+// better orders symbols at one address as perf's choose_best_symbol (perf
+// 6.1, tools/perf/util/symbol.c): a sized one, a non-weak one, a global
+// one, the one with fewer leading underscores, the longer name; then by
+// name, to be deterministic.
+func better(a, b elfSym) int {
+	if c := boolOrder(a.size > 0, b.size > 0); c != 0 {
+		return c
+	}
+	if c := boolOrder(a.bind != elf.STB_WEAK, b.bind != elf.STB_WEAK); c != 0 {
+		return c
+	}
+	if c := boolOrder(a.bind == elf.STB_GLOBAL, b.bind == elf.STB_GLOBAL); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(underscores(a.name), underscores(b.name)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(len(b.name), len(a.name)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.name, b.name)
+}
+
+// boolOrder puts true first.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+func underscores(s string) int {
+	n := 0
+	for n < len(s) && s[n] == '_' {
+		n++
+	}
+	return n
 }
 
 // addPLT adds a "name@plt" symbol for every PLT entry of an x86-64 file,
 // as perf does: entry i of .rela.plt is the i-th 16-byte entry of .plt.sec
-// when there is one (IBT), else of .plt after its 16-byte header. Entries
-// of relocations without a symbol (IRELATIVE) get none.
+// when there is one (IBT), else of .plt after its 16-byte header. Call
+// load first: IRELATIVE entries are named after their resolver.
 func (t *symTable) addPLT(f *elf.File) {
 	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
 		return
@@ -112,10 +141,21 @@ func (t *symTable) addPLT(f *elf.File) {
 		}
 		info := f.ByteOrder.Uint64(data[i*24+8:])
 		sym := int(info >> 32)
-		if elf.R_X86_64(uint32(info)) != elf.R_X86_64_JMP_SLOT || sym < 1 || sym > len(dyn) {
+		var name string
+		switch elf.R_X86_64(uint32(info)) {
+		case elf.R_X86_64_JMP_SLOT:
+			if sym >= 1 && sym <= len(dyn) {
+				name = dyn[sym-1].Name
+			}
+		case elf.R_X86_64_IRELATIVE:
+			// The addend is the IFUNC resolver: name the entry after it,
+			// as perf 6.2+ does (perf 6.1 prints a bare "@plt").
+			name = t.aliasAt[f.ByteOrder.Uint64(data[i*24+16:])]
+		}
+		if name == "" {
 			continue
 		}
-		t.syms = append(t.syms, elfSym{start: start, size: entSize, section: sec, rank: -1, name: dyn[sym-1].Name + "@plt"})
+		t.syms = append(t.syms, elfSym{start: start, size: entSize, section: sec, bind: elf.STB_GLOBAL, name: name + "@plt"})
 	}
 }
 
@@ -165,7 +205,7 @@ func (t *symTable) addPLTGOT(f *elf.File) {
 			disp := int32(f.ByteOrder.Uint32(entry[k+2:]))
 			slot := pg.Addr + e + uint64(k) + 6 + uint64(int64(disp))
 			if name, ok := slots[slot]; ok {
-				t.syms = append(t.syms, elfSym{start: pg.Addr + e, size: ent, section: sec, rank: -1, name: name + "@plt"})
+				t.syms = append(t.syms, elfSym{start: pg.Addr + e, size: ent, section: sec, bind: elf.STB_GLOBAL, name: name + "@plt"})
 			}
 			break
 		}
@@ -176,9 +216,6 @@ func (t *symTable) addPLTGOT(f *elf.File) {
 // where that symbol ends.
 func (t *symTable) nameAt(a uint64) (string, uint64, bool) {
 	name, ok := t.aliasAt[a]
-	if !ok {
-		name, ok = t.dynAliasAt[a]
-	}
 	if !ok {
 		return "", 0, false
 	}
@@ -196,13 +233,7 @@ func (t *symTable) finish(sectionEnd func(elf.SectionIndex) uint64) {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.rank, a.rank); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.size, a.size); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
+		return better(a, b)
 	})
 	t.syms = slices.CompactFunc(t.syms, func(a, b elfSym) bool { return a.start == b.start })
 	t.limit = make([]uint64, len(t.syms))

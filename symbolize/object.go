@@ -54,21 +54,22 @@ func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
 	}
 	defer f.Close()
 	o := &Object{key: key, path: path, buildID: id}
-	o.syms.add(f)
-	o.syms.addPLT(f)
-	o.syms.addPLTGOT(f)
 	dw := f
+	var df *elf.File
 	if !hasDWARF(f) {
 		if dp := opts.findDebug(path, key.Path, id, f); dp != "" {
-			df, err := elf.Open(dp)
-			if err == nil {
+			if df, err = elf.Open(dp); err == nil {
 				defer df.Close()
 				o.debugPath = dp
-				o.syms.add(df)
 				dw = df
+			} else {
+				df = nil
 			}
 		}
 	}
+	o.syms.load(f, df)
+	o.syms.addPLT(f)
+	o.syms.addPLTGOT(f)
 	o.syms.finish(sectionEnds(f))
 	if hasDWARF(dw) {
 		d, err := dw.DWARF()
@@ -80,7 +81,7 @@ func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
 		}
 		o.dwarfErr = err
 	}
-	o.syms.aliasAt, o.syms.dynAliasAt = nil, nil
+	o.syms.aliasAt = nil
 	if o.dwarf == nil {
 		if t, inl, err := goTable(f); err == nil {
 			o.gosym, o.goinl = t, inl
