@@ -32,8 +32,8 @@ func objectAddr(t *testing.T, path string, m mapping, ip uint64) (Addr, bool) {
 
 // TestAgainstPerfScript records a program that spends its time in libc
 // with perf record -e cpu-clock (no hardware PMU needed) and compares the
-// symbol+offset perf script gives each sampled address, in the program
-// and in libc, with this package's.
+// symbol+offset perf script gives each sampled address, in the program,
+// in libc and in the kernel (through /proc/kallsyms), with this package's.
 func TestAgainstPerfScript(t *testing.T) {
 	need(t, "gcc", "perf")
 	dir := t.TempDir()
@@ -45,7 +45,7 @@ func TestAgainstPerfScript(t *testing.T) {
 	}
 	out := run(t, dir, nil, "perf", "script", "-i", data, "-F", "ip,sym,symoff,dso", "--show-mmap-events")
 	mmap := regexp.MustCompile(`PERF_RECORD_MMAP2 \d+/\d+: \[0x([0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+|0) .*\]: r-xp (/\S+)$`)
-	sample := regexp.MustCompile(`^\s*([0-9a-f]+) (.+)\+0x([0-9a-f]+) \((/\S+)\)$`)
+	sample := regexp.MustCompile(`^\s*([0-9a-f]+) (.+)\+0x([0-9a-f]+) \((\S+)\)$`)
 	maps := map[string]mapping{}
 	wants := map[ObjectKey]map[Addr]string{}
 	for _, line := range strings.Split(string(out), "\n") {
@@ -56,17 +56,19 @@ func TestAgainstPerfScript(t *testing.T) {
 			continue
 		}
 		m := sample.FindStringSubmatch(line)
-		if m == nil || (m[4] != bin && !strings.Contains(m[4], "/libc.so")) {
-			continue
-		}
-		mp, ok := maps[m[4]]
-		if !ok {
+		if m == nil || (m[4] != bin && !strings.Contains(m[4], "/libc.so") && m[4] != KernelPath) {
 			continue
 		}
 		ip, _ := strconv.ParseUint(m[1], 16, 64)
-		a, ok := objectAddr(t, m[4], mp, ip)
-		if !ok {
-			continue
+		a := Addr(ip) // kernel addresses are kallsyms addresses
+		if m[4] != KernelPath {
+			mp, ok := maps[m[4]]
+			if !ok {
+				continue
+			}
+			if a, ok = objectAddr(t, m[4], mp, ip); !ok {
+				continue
+			}
 		}
 		key := ObjectKey{Path: m[4]}
 		if wants[key] == nil {
@@ -84,6 +86,9 @@ func TestAgainstPerfScript(t *testing.T) {
 	}
 	if total < 50 {
 		t.Fatalf("only %d symbolized sample addresses in perf script's output", total)
+	}
+	if _, err := LoadKallsyms("/proc/kallsyms"); err != nil {
+		delete(req, ObjectKey{Path: KernelPath}) // perf shows no names then either
 	}
 	s := New(Options{})
 	bad := 0
