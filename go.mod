@@ -4,11 +4,8 @@ go 1.26.0
 
 require (
 	github.com/go-delve/delve v1.27.2
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/klauspost/compress v1.20.3
 	golang.org/x/arch v0.32.0
-)
-
-require (
-	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.49.0
 )
