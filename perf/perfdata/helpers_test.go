@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/synth"
 )
 
 // This file builds kernel records the way the kernel lays them out
@@ -39,29 +40,12 @@ type sampleID struct {
 }
 
 // appendSampleID appends the sample_id trailer of non-sample records when
-// sample_id_all is set: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER.
+// sample_id_all is set, with the encoder the recorder uses (perf/synth);
+// id fills the ID, STREAM_ID and IDENTIFIER fields.
 func appendSampleID(b []byte, st perf.SampleType, s sampleID) []byte {
-	if st&perf.SampleTID != 0 {
-		b = le.AppendUint32(b, s.pid)
-		b = le.AppendUint32(b, s.tid)
-	}
-	if st&perf.SampleTime != 0 {
-		b = le.AppendUint64(b, s.time)
-	}
-	if st&perf.SampleID != 0 {
-		b = le.AppendUint64(b, s.id)
-	}
-	if st&perf.SampleStreamID != 0 {
-		b = le.AppendUint64(b, s.id)
-	}
-	if st&perf.SampleCPU != 0 {
-		b = le.AppendUint32(b, s.cpu)
-		b = le.AppendUint32(b, 0)
-	}
-	if st&perf.SampleIdentifier != 0 {
-		b = le.AppendUint64(b, s.id)
-	}
-	return b
+	return synth.AppendSampleID(b, st, synth.SampleID{
+		PID: s.pid, TID: s.tid, Time: s.time, ID: s.id, StreamID: s.id, CPU: s.cpu, Identifier: s.id,
+	})
 }
 
 // appendString appends s NUL-terminated and padded to 8 bytes.
