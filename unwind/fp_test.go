@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,31 +159,6 @@ func TestLookupAddr(t *testing.T) {
 	}
 }
 
-// fixturesDir returns ../shared/fixtures relative to the repository root,
-// or skips the test.
-func fixturesDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory: cannot find ../shared/fixtures")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "EXPECTED.tsv")); err != nil {
-		t.Skipf("real perf.data recordings not available (%s is absent): %v", fx, err)
-	}
-	return fx
-}
-
 // scriptCallchains reads the frame addresses of every sample from perf
 // script output: a sample line, then one "\tADDR SYM (DSO)" line per frame.
 func scriptCallchains(t *testing.T, path string) [][]uint64 {
@@ -229,7 +205,7 @@ func scriptCallchains(t *testing.T, path string) [][]uint64 {
 // for it: the object address for mapped frames (the kernel's is its runtime
 // address), the runtime address for unmapped ones.
 func TestCallchainFixtures(t *testing.T) {
-	fx := fixturesDir(t)
+	fx := fixtures.Dir(t)
 	for _, name := range []string{
 		"perf.data.callgraph-3.4",
 		"perf.data.callgraph-3.8",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,30 +10,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// fixtures returns ../shared/fixtures relative to the repository root (the
-// real perf.data recordings, see its README.md), or skips the test.
-func fixtures(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("no go.mod above the test: cannot find ../shared/fixtures")
-		}
-		dir = filepath.Dir(dir)
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "EXPECTED.tsv")); err != nil {
-		t.Skipf("real perf.data recordings not available: %v", err)
-	}
-	return fx
-}
 
 var samplesLineRE = regexp.MustCompile(`(?m)^samples (\d+)$`)
 
@@ -47,7 +24,7 @@ func statsSamples(t *testing.T, out string) int {
 }
 
 func TestDumpStatsFixtures(t *testing.T) {
-	fx := fixtures(t)
+	fx := fixtures.Dir(t)
 	for _, tc := range []struct {
 		file    string
 		samples int
@@ -76,7 +53,7 @@ func TestDumpStatsFixtures(t *testing.T) {
 }
 
 func TestDumpRecords(t *testing.T) {
-	fx := fixtures(t)
+	fx := fixtures.Dir(t)
 	r := hwprof(t, "dump", "-i", filepath.Join(fx, "perf_data_converter/perf.data.raw_callgraph_branch-3.4"))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -145,7 +122,7 @@ func TestDumpErrors(t *testing.T) {
 	}
 	// A corrupt record: everything before it is printed, then the error
 	// with the offset, exit 1.
-	fx := fixtures(t)
+	fx := fixtures.Dir(t)
 	r := hwprof(t, "dump", "-i", filepath.Join(fx, "perf_data_converter/perf.data.piped.corrupted.zero_size_sample-3.2"))
 	if r.code != 1 || !strings.Contains(r.stderr, "record at offset 0xbfd0") || strings.Count(r.stdout, "\n") < 500 {
 		t.Errorf("corrupt file: exit %d, %d lines, stderr %q", r.code, strings.Count(r.stdout, "\n"), r.stderr)
@@ -174,7 +151,7 @@ func TestDumpOwnRecording(t *testing.T) {
 
 // "-i -" reads a pipe-mode stream from standard input, as perf report -i -.
 func TestDumpStdin(t *testing.T) {
-	fx := fixtures(t)
+	fx := fixtures.Dir(t)
 	in, err := os.Open(filepath.Join(fx, "perf_data_converter/perf.data.piped.target-3.8"))
 	if err != nil {
 		t.Fatal(err)

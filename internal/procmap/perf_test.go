@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,31 +13,6 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
-
-// fixturesDir returns ../shared/fixtures relative to the repository root,
-// or skips the test.
-func fixturesDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory: cannot find ../shared/fixtures")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "EXPECTED.tsv")); err != nil {
-		t.Skipf("real perf.data recordings not available (%s is absent): %v", fx, err)
-	}
-	return fx
-}
 
 // perfDSOs runs `perf script -F ip,dso --hide-call-graph` and returns the
 // object perf names for every sample, in order.
@@ -87,7 +62,7 @@ func perfName(mp Mapping, ok bool) string {
 // and says [unknown] when the IP is in the other half (skid across a kernel
 // entry or exit); Lookup resolves the address where it is.
 func TestAgainstPerf(t *testing.T) {
-	fx := fixturesDir(t)
+	fx := fixtures.Dir(t)
 	for _, name := range []string{
 		"perf.data.forkexit-3.8",
 		"perf.data.remmap-3.2",

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"fmt"
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ var perfStopsAt = map[string]int{
 // every readable fixture against perf report --header-only -I, and the
 // build-id table against perf buildid-list.
 func TestFeaturesMatchPerfHeader(t *testing.T) {
-	dir := fixturesDir(t)
+	dir := fixtures.Dir(t)
 	perfTool(t)
 	for _, row := range readExpected(t, dir) {
 		if row.samples < 0 {

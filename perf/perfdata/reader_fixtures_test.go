@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,31 +18,6 @@ import (
 // by others with Linux perf, mostly on Intel machines with LBR; see the
 // folder's README.md for their provenance and licenses) and compare what
 // the Reader sees with what perf 6.1 saw: EXPECTED.tsv and expected/.
-
-// fixturesDir returns ../shared/fixtures relative to the repository root,
-// or skips the test.
-func fixturesDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory: cannot find ../shared/fixtures")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "EXPECTED.tsv")); err != nil {
-		t.Skipf("real perf.data recordings not available (%s is absent): %v", fx, err)
-	}
-	return fx
-}
 
 // expectedRow is one line of EXPECTED.tsv.
 type expectedRow struct {
@@ -157,7 +133,7 @@ var unreadable = map[string]func(t *testing.T, r *Reader, samples int64, err err
 }
 
 func TestFixturesMatchExpected(t *testing.T) {
-	dir := fixturesDir(t)
+	dir := fixtures.Dir(t)
 	rows := readExpected(t, dir)
 	if len(rows) < 60 {
 		t.Fatalf("EXPECTED.tsv has %d rows, want the whole table", len(rows))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,7 +112,7 @@ func asScript(e perf.BranchEntry) brEntry {
 // speculation bits, the Arm HW_INDEX layout, raw+callchain+branch) equals
 // what perf script -F brstack printed.
 func TestBranchStacksMatchPerfScript(t *testing.T) {
-	dir := fixturesDir(t)
+	dir := fixtures.Dir(t)
 	n := 0
 	for _, row := range readExpected(t, dir) {
 		if !row.branch {
@@ -268,7 +269,7 @@ func branchFields(e perf.BranchEntry) map[string]uint64 {
 // with its PERF_CONTEXT markers, and each branch entry with its type and
 // speculation bits.
 func TestSamplesMatchQuipper(t *testing.T) {
-	dir := fixturesDir(t)
+	dir := fixtures.Dir(t)
 	dumps, _ := filepath.Glob(filepath.Join(dir, "expected", "perf_data_converter", "quipper_pb_text", "*.pb_text.gz"))
 	if len(dumps) == 0 {
 		t.Skip("no quipper dumps in the fixtures")
@@ -346,7 +347,7 @@ var reportDRE = regexp.MustCompile(`^(0x[0-9a-f]+|0)@\S+ \[0x([0-9a-f]+)\]: even
 // holds the Reader's time order against perf's; perf's own records
 // (printed when read) are left out on both sides.
 func TestOrderMatchesPerfReportD(t *testing.T) {
-	dir := fixturesDir(t)
+	dir := fixtures.Dir(t)
 	dumps, _ := filepath.Glob(filepath.Join(dir, "expected", "*", "*.report-D.head4000.txt"))
 	if len(dumps) == 0 {
 		t.Skip("no perf report -D dumps in the fixtures")
