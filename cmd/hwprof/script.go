@@ -121,16 +121,17 @@ type scripter struct {
 }
 
 func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scripter {
+	uo := unwind.Options{Root: so.SymFS}
+	if vdso, err := unwind.LocalVDSO(); err == nil {
+		uo.VDSO = vdso // the recorded processes' vdso, when recorded here
+	}
 	sc := &scripter{
 		r: r, o: o, symz: symbolize.New(so),
 		maps:     procmap.New(procmap.NewSegments(so.SymFS)),
-		unwinder: unwind.New(unwind.Options{Root: so.SymFS}),
+		unwinder: unwind.New(uo),
 		buildIDs: map[string]string{},
 		keyOf:    map[*procmap.Object]int{},
 		comms:    map[string]string{},
-	}
-	if vdso, err := unwind.LocalVDSO(); err == nil {
-		sc.unwinder = unwind.New(unwind.Options{Root: so.SymFS, VDSO: vdso})
 	}
 	for _, b := range r.Features().BuildIDs {
 		sc.buildIDs[b.Path] = hex.EncodeToString(b.ID)

@@ -85,6 +85,7 @@ type tuner struct {
 //     change; that is why --adaptive is not the default.
 type adaptive struct {
 	tuners   []tuner
+	tuned    int // how many tuners have a controller: hwprof's CPU is split among them
 	sample   perf.Sample
 	last     time.Time
 	lastCPU  time.Duration
@@ -111,6 +112,7 @@ func (r *recorder) startAdaptive() error {
 			return fmt.Errorf("record: adaptive period: %w", err)
 		}
 		ad.tuners[i] = tuner{ctl: c, repeats: tuning.NewRepeatCounter(256)}
+		ad.tuned++
 	}
 	for _, e := range r.events {
 		ad.tuners[e.event].fds = append(ad.tuners[e.event].fds, e.fd)
@@ -153,13 +155,7 @@ func (r *recorder) observe(now time.Time) {
 		return
 	}
 	cpu := selfCPU()
-	n := 0
-	for i := range ad.tuners {
-		if ad.tuners[i].ctl != nil {
-			n++
-		}
-	}
-	self := (cpu - ad.lastCPU) / time.Duration(max(n, 1))
+	self := (cpu - ad.lastCPU) / time.Duration(max(ad.tuned, 1))
 	dur := now.Sub(ad.last)
 	ad.last, ad.lastCPU = now, cpu
 	for i := range ad.tuners {

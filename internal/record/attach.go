@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hwprof/hwprof/perf"
@@ -77,7 +78,7 @@ func (r *recorder) runAttach() error {
 	exited := map[int]bool{}
 	r.loop(start, func(ready []int) bool {
 		for _, fd := range ready {
-			if contains(pidfds, fd) {
+			if slices.Contains(pidfds, fd) {
 				exited[fd] = true
 			}
 		}

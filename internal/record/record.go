@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -184,7 +185,7 @@ func (r *recorder) runCommand() error {
 	}
 	signals := 0
 	r.loop(start, func(ready []int) bool {
-		if contains(ready, pidfd) {
+		if slices.Contains(ready, pidfd) {
 			return true
 		}
 		select {
@@ -235,15 +236,6 @@ func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 		}
 	}
 	r.drain()
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // openAll opens every event on every online CPU for each task, and maps
