@@ -248,8 +248,8 @@ func printStats(w io.Writer, o record.Options, st record.Stats) {
 	fmt.Fprintf(w, "hwprof: recorded %d samples (%s) in %.2fs: %d records, %.1f MB in %s\n",
 		st.Samples, strings.Join(per, ", "), st.Duration.Seconds(), st.Records,
 		float64(st.Bytes)/1e6, o.Output)
-	loss := fmt.Sprintf("hwprof: lost %d samples (ring full: %d, kernel: %d), throttled %d times",
-		st.Lost+st.LostSamples, st.Lost, st.LostSamples, st.Throttle)
+	loss := fmt.Sprintf("hwprof: lost %d samples (ring full: %d, kernel: %d), throttled %d times, unthrottled %d",
+		st.Lost+st.LostSamples, st.Lost, st.LostSamples, st.Throttle, st.Unthrottle)
 	if st.Lost > 0 {
 		loss += "; use a bigger ring (-m) or a longer period (-c/-F)"
 	}
