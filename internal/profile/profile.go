@@ -1,0 +1,72 @@
+// Package profile turns a recording into a named call profile: a
+// function-level CC-Map (package ccmap) whose FuncIDs index Funcs, the call
+// sites of its edges with their source lines, and the facts of the
+// recording (source, events, samples, loss, period history). Reports,
+// compare and tests read a Profile; nothing here prints.
+package profile
+
+import "github.com/hwprof/hwprof/ccmap"
+
+// A Profile is one recording folded by function.
+type Profile struct {
+	// Map is folded by function: every FuncID is an index into Funcs.
+	// Sampled stacks are in Self/Total (weighted by each sample's period);
+	// call-edge events (LBR estimates, probe hits, call samples) in Calls.
+	Map   *ccmap.Map
+	Funcs []Func
+	// Sites describes the call sites of Map's edges (CallSite.Addr is the
+	// call instruction's address in its object's address space).
+	Sites map[ccmap.CallSite]Site
+	// HasCalls says whether the source counts calls (lbr, calls, exact):
+	// then edge counts are Calls; for timer there are no call counts.
+	HasCalls  bool
+	Recording Recording
+}
+
+// Func is one function: its display name (demangled, without parameter
+// lists; "[object+0xoffset]" or "[unknown]" when no symbol covers it) and
+// the object it lives in.
+type Func struct {
+	Name   string
+	Object string // path of the object as recorded ("" when unknown)
+}
+
+// Site is one call site: the call instruction's object and offset in it,
+// and its source position when debug information has one.
+type Site struct {
+	Object string
+	Offset uint64
+	File   string // "" without debug information
+	Line   int
+}
+
+// Recording holds the facts of the recording a profile was read from.
+type Recording struct {
+	File       string
+	Command    []string // from the cmdline feature, when present
+	Source     string   // "exact", "lbr", "calls", "timer" or "mixed"
+	Events     []Event
+	Samples    uint64
+	Lost       uint64
+	Throttled  uint64
+	DurationNS uint64
+	// Periods is the period history: each event's first period and every
+	// change after it, in time order, read from the samples' PERIOD field.
+	Periods []PeriodChange
+}
+
+// Event is one recorded event: its name and its fixed period or frequency
+// (one of them is zero).
+type Event struct {
+	Name   string
+	Period uint64
+	Freq   uint64
+}
+
+// PeriodChange says that from TimeNS (since the recording's first sample)
+// the event's samples carry Period.
+type PeriodChange struct {
+	TimeNS uint64
+	Event  string
+	Period uint64
+}
