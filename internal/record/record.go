@@ -55,6 +55,10 @@ type Options struct {
 	// events must have been made ready with PrepareAdaptive).
 	Adaptive *tuning.Policy
 	Tuned    []bool // which events Adaptive tunes (nil: all), from PrepareAdaptive
+	// ShareRing makes all events of one CPU write into one ring (the
+	// CPU's first event's), for recordings of thousands of events such as
+	// uprobes; the events need PERF_SAMPLE_IDENTIFIER.
+	ShareRing bool
 }
 
 // Stats is what a recording counted. Loss is never silent: Lost and
