@@ -57,6 +57,18 @@ var perfRows = append([]perfRow{
 	{name: "call-graph-dwarf-two", args: []string{"-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
 	{name: "call-graph-fp-maxstack", args: []string{"-e", "cpu-clock", "--call-graph", "fp,100"}},
 	{name: "lbr-source-shape", args: []string{"-e", "branches:u", "-j", "any_call,u", "-g"}},
+	// hwprof's lbr and calls sources (internal/source.Plan) for a model
+	// with BR_INST_RETIRED.NEAR_CALL in perf's tables, and the cycles
+	// fallback of lbr.
+	{name: "source-lbr-near-call", args: []string{"-e", "cpu/event=0xc4,umask=0x2,name=hwprof_calls/u", "-c", "100003", "-j", "any_call,u,save_type", "-g"},
+		perfArgs: []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g"}},
+	{name: "source-lbr-cycles", args: []string{"-e", "cycles:u", "-c", "1000003", "-j", "any_call,u,save_type", "-g"}},
+	{name: "source-lbr-no-save-type", args: []string{"-e", "cpu/event=0xc4,umask=0x2,name=hwprof_calls/u", "-c", "100003", "-j", "any_call,u", "-g"},
+		perfArgs: []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u", "-g"}},
+	{name: "source-calls-pp", args: []string{"-e", "cpu/event=0xc4,umask=0x2,name=hwprof_calls/upp", "-c", "10007", "-g"},
+		perfArgs: []string{"-e", "r02c4:upp", "-c", "10007", "-g"}},
+	{name: "source-calls-atom-umask", args: []string{"-e", "cpu/event=0xc4,umask=0xf9,name=hwprof_calls/upp", "-c", "10007", "-g"},
+		perfArgs: []string{"-e", "rf9c4:upp", "-c", "10007", "-g"}},
 	{name: "page-faults", args: []string{"-e", "page-faults"}},
 	{name: "context-switches", args: []string{"-e", "context-switches"}},
 	{name: "ref-cycles", args: []string{"-e", "ref-cycles"}},
