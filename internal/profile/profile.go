@@ -21,6 +21,10 @@ type Profile struct {
 	// then edge counts are Calls; for timer there are no call counts.
 	HasCalls  bool
 	Recording Recording
+	// Warnings are problems that did not stop loading (objects that could
+	// not be symbolized, records the reader skipped), for the report to
+	// show.
+	Warnings []string
 }
 
 // Func is one function: its display name (demangled, without parameter

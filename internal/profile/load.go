@@ -1,0 +1,488 @@
+package profile
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/lbr"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/symbolize"
+	"github.com/hwprof/hwprof/unwind"
+)
+
+// LoadOptions say where a recording's objects are found and how samples
+// are folded.
+type LoadOptions struct {
+	// SymFS prefixes every object path, like perf's --symfs.
+	SymFS string
+	// DebugDirs are directories of binaries and debug files named by
+	// build-id (see symbolize.Options).
+	DebugDirs []string
+	// Objects maps an object path as recorded to the local file to read
+	// for it, for recordings of programs whose file has another name here
+	// (not under SymFS; its build-id is not checked).
+	Objects map[string]string
+	// Workers, DedupRatio and Seed configure the folding (package
+	// pipeline): the number of folding goroutines (0: GOMAXPROCS), the
+	// share RR in (0, 1] of already-seen stacks folded (with weight 1/RR;
+	// 0 or 1: every stack), and the seed of the random choices (the LBR
+	// estimate's rounding too).
+	Workers    int
+	DedupRatio float64
+	Seed       uint64
+}
+
+// Load reads a recording (perf.data, file or pipe mode) into a Profile.
+//
+// It reads the records in time order, keeps the process model (MMAP,
+// MMAP2, COMM, FORK, EXIT), unwinds each sample as it was recorded
+// (frame-pointer callchain, DWARF stack copy or LBR call stack) and folds
+// it by code address: each frame's (object, address) gets a dense address
+// id, a return address standing for its call instruction. Then every
+// unique address is symbolized once per object (objects in parallel), each
+// address id is mapped to its function (one per object and symbol) and
+// the address-level map is projected onto functions. A call site is the
+// call instruction's address in its object: the `from` of an LBR entry,
+// and for a return address the instruction that ends at it and decodes as
+// a call (ra-1 when the code cannot be read).
+//
+// How each event's samples are folded depends on its source (see
+// Recording.Source): timer and calls samples are stacks weighted by
+// their period (calls: call edges are not derived from single call
+// samples yet; their adjacent frames give the edges, as for timer); lbr
+// samples are their stacks plus the call edges of their branch stacks,
+// estimated with package lbr's Estimator (every entry weighted P/D, D the
+// deepest window seen), summed per edge and rounded to an integer without
+// bias; exact samples (uprobes at function entries) are one call each:
+// the callee is the function at the sample IP, the call site the return
+// address on top of the user stack copy, the context the frame-pointer
+// callchain above the caller.
+//
+// A file that cannot be opened gives a nil Profile and the error. When
+// reading stops at an error later (a truncated or corrupt file), Load
+// returns the profile of every record read before it together with the
+// error (matching perfdata.ErrTruncated when the file ends early).
+func Load(path string, o LoadOptions) (*Profile, error) {
+	r, err := perfdata.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	defer r.Close()
+	l := newLoader(r, o)
+	defer l.code.close()
+	readErr := l.read()
+	p := l.finish()
+	p.Recording.File = path
+	if readErr != nil {
+		return p, fmt.Errorf("load %s: %w", path, readErr)
+	}
+	return p, nil
+}
+
+// loader is the state of one Load.
+type loader struct {
+	r        *perfdata.Reader
+	o        LoadOptions
+	srcs     []eventSource
+	used     []bool
+	maps     *procmap.Map
+	unwinder *unwind.Unwinder
+	code     *codeReader
+	addrs    *addrTable
+	fold     folder
+	rng      *rand.Rand
+	buildIDs map[string]string // recorded path -> build-id hex
+
+	// LBR: the decoder, the current sample (for its code reads), and per
+	// edge the sum of the periods of its appearances.
+	dec     *lbr.Decoder
+	cur     *perf.Sample
+	lbrSums map[lbrKey]lbrSum
+
+	rec        Recording
+	first      uint64 // time of the first sample
+	last       uint64
+	timed      bool
+	lastPeriod []uint64 // per event, 0 before its first sample
+	noRetAddr  uint64   // exact samples without a return address
+	warnings   []string
+
+	// buffers reused from sample to sample
+	frames  []unwind.Frame
+	cframes []ccmap.Frame
+	calls   []lbr.Call
+}
+
+type lbrKey struct {
+	caller, callee ccmap.FuncID
+	site           uint64
+}
+
+type lbrSum struct {
+	periods uint64 // sum of the periods of the appearances with a known period
+	plain   uint64 // appearances without a known period
+}
+
+func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
+	segs := procmap.NewSegments(o.SymFS)
+	for rec, local := range o.Objects {
+		if s, err := procmap.ReadSegments(local); err == nil {
+			segs.Set(rec, s)
+		}
+	}
+	uo := unwind.Options{Root: o.SymFS}
+	if vdso, err := unwind.LocalVDSO(); err == nil {
+		uo.VDSO = vdso
+	}
+	l := &loader{
+		r: r, o: o,
+		maps:     procmap.New(segs),
+		unwinder: unwind.New(uo),
+		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
+		buildIDs: map[string]string{},
+		lbrSums:  map[lbrKey]lbrSum{},
+	}
+	l.code = newCodeReader(l.localPath)
+	l.addrs = newAddrTable(l.code)
+	l.dec = lbr.NewDecoder(lbrCode{l})
+	l.fold = newFolder(o)
+	for _, b := range r.Features().BuildIDs {
+		l.buildIDs[b.Path] = hex.EncodeToString(b.ID)
+	}
+	return l
+}
+
+// localPath is the file to read for a recorded object path.
+func (l *loader) localPath(path string) string {
+	if p, ok := l.o.Objects[path]; ok {
+		return p
+	}
+	if l.o.SymFS != "" {
+		return filepath.Join(l.o.SymFS, path)
+	}
+	return path
+}
+
+// read applies every record; it returns the reader's error.
+func (l *loader) read() error {
+	var s perf.Sample
+	for l.r.Next() {
+		rec := l.r.Record()
+		switch rec.Type() {
+		case perf.RecordSample:
+			if err := l.r.DecodeSample(&s); err != nil {
+				continue // the reader counts undecodable samples in its warnings
+			}
+			l.sample(&s)
+		case perf.RecordMmap, perf.RecordMmap2, perf.RecordFork, perf.RecordExit:
+			if d, err := l.r.Decode(); err == nil {
+				l.maps.Apply(d)
+			}
+		case perf.RecordComm:
+			if d, err := l.r.Decode(); err == nil {
+				l.maps.Apply(d)
+				if c, ok := d.(*perf.Comm); ok && c.Exec() {
+					l.dec.Forget(c.PID)
+				}
+			}
+		case perf.RecordLost:
+			if d, err := l.r.Decode(); err == nil {
+				if x, ok := d.(*perf.Lost); ok {
+					l.rec.Lost += x.Lost
+				}
+			}
+		case perf.RecordLostSamples:
+			if d, err := l.r.Decode(); err == nil {
+				if x, ok := d.(*perf.LostSamples); ok {
+					l.rec.Lost += x.Lost
+				}
+			}
+		case perf.RecordThrottle:
+			l.rec.Throttled++
+		}
+	}
+	return l.r.Err()
+}
+
+// event returns the index of s's event, or -1.
+func (l *loader) event(s *perf.Sample) int {
+	ev := s.Attr
+	if ev < 0 && l.r.Format().Len() == 1 {
+		ev = 0
+	}
+	if ev >= l.r.Format().Len() {
+		return -1
+	}
+	return ev
+}
+
+// period is s's period: its PERIOD field, or the event's fixed period; 0
+// when neither is known (a frequency-mode event without PERIOD).
+func (l *loader) period(s *perf.Sample, ev int) uint64 {
+	if s.Has(perf.SamplePeriod) {
+		return s.Period
+	}
+	if ev >= 0 {
+		if a := l.r.Format().Attr(ev); a != nil && !a.Freq() {
+			return a.SamplePeriod
+		}
+	}
+	return 0
+}
+
+func (l *loader) growEvents() {
+	n := l.r.Format().Len()
+	if len(l.srcs) < n {
+		l.srcs = classify(l.r.Attrs(), l.r.Features())
+		for len(l.used) < len(l.srcs) {
+			l.used = append(l.used, false)
+			l.lastPeriod = append(l.lastPeriod, 0)
+		}
+	}
+}
+
+func (l *loader) sample(s *perf.Sample) {
+	l.growEvents()
+	ev := l.event(s)
+	if ev < 0 || ev >= len(l.srcs) {
+		return
+	}
+	l.rec.Samples++
+	l.used[ev] = true
+	period := l.period(s, ev)
+	l.notePeriod(s, ev, period)
+	weight := max(period, 1)
+	switch l.srcs[ev] {
+	case srcExact:
+		l.exact(s, weight)
+	case srcLBR:
+		l.stack(s, weight)
+		l.branches(s, period)
+	default:
+		l.stack(s, weight)
+	}
+}
+
+// notePeriod keeps the recording's duration and each event's period
+// history: its first period and every change, from the samples' PERIOD
+// field. Frequency-mode events (whose period the kernel adjusts sample
+// by sample) keep their first period only.
+func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
+	if s.Has(perf.SampleTime) {
+		if !l.timed {
+			l.first, l.timed = s.Time, true
+		}
+		l.first = min(l.first, s.Time)
+		l.last = max(l.last, s.Time)
+	}
+	prev := l.lastPeriod[ev]
+	if period == 0 || period == prev {
+		return
+	}
+	if prev != 0 && l.r.Format().Attr(ev).Freq() {
+		return
+	}
+	l.lastPeriod[ev] = period
+	var t uint64
+	if s.Has(perf.SampleTime) && s.Time > l.first {
+		t = s.Time - l.first
+	}
+	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: t, Event: l.r.Attrs()[ev].Name, Period: period})
+}
+
+// frameKey is the address a frame is interned by, and its call site: the
+// instruction pointer, or the call instruction of a return address.
+func (l *loader) frameKey(f *unwind.Frame) addrKey {
+	a := f.ObjAddr
+	if f.Object == nil {
+		a = procmap.ObjAddr(f.Addr)
+	}
+	if f.Kind == unwind.FrameReturn {
+		if f.Object == nil {
+			return addrKey{nil, max(a, 1) - 1}
+		}
+		a = l.addrs.callOf(f.Object, a)
+	}
+	return addrKey{f.Object, a}
+}
+
+// toFrames appends the address-level frames of an unwound stack, innermost
+// first; each but the first has the call site leading to the one below.
+func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, leafSite bool) []ccmap.Frame {
+	for i := range frames {
+		k := l.frameKey(&frames[i])
+		f := ccmap.Frame{Func: l.addrs.id(k)}
+		if i > 0 || leafSite {
+			f.Site = uint64(k.addr)
+		}
+		dst = append(dst, f)
+	}
+	return dst
+}
+
+// ipFrame is the sample's IP alone, for samples without a stack.
+func (l *loader) ipFrame(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
+	if !s.Has(perf.SampleIP) {
+		return dst
+	}
+	f := unwind.Frame{Addr: procmap.Addr(s.IP), Kind: unwind.FrameIP}
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, f.Addr); ok {
+		f.Object, f.ObjAddr = m.Object, oa
+	}
+	return append(dst, f)
+}
+
+func (l *loader) stack(s *perf.Sample, weight uint64) {
+	l.frames, _ = l.unwinder.Append(l.frames[:0], s, l.maps)
+	if len(l.frames) == 0 {
+		l.frames = l.ipFrame(l.frames, s)
+	}
+	if len(l.frames) == 0 {
+		return
+	}
+	l.cframes = l.toFrames(l.cframes[:0], l.frames, false)
+	l.fold.Add(l.cframes, weight)
+}
+
+// branches folds the call edges of s's branch stack into the per-edge
+// period sums.
+func (l *loader) branches(s *perf.Sample, period uint64) {
+	if len(s.Branches) == 0 {
+		return
+	}
+	l.cur = s
+	l.calls = l.dec.Decode(l.calls[:0], s.PID, s.Branches)
+	for _, c := range l.calls {
+		site := l.runtimeKey(s, uint64(c.Site))
+		callee := l.runtimeKey(s, uint64(c.Callee))
+		k := lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)}
+		sum := l.lbrSums[k]
+		if period > 0 {
+			sum.periods += period
+		} else {
+			sum.plain++
+		}
+		l.lbrSums[k] = sum
+	}
+	l.cur = nil
+}
+
+// runtimeKey interns a runtime address of s's process.
+func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a)); ok {
+		return addrKey{m.Object, oa}
+	}
+	return addrKey{nil, procmap.ObjAddr(a)}
+}
+
+// flushLBR turns the per-edge sums into estimated call counts: each
+// appearance weighs P/D (lbr.Estimator, mode EveryEntry), the sum over an
+// edge is rounded up or down at random in proportion to its fraction, so
+// the integer count keeps the estimate's expectation.
+func (l *loader) flushLBR() {
+	if len(l.lbrSums) == 0 {
+		return
+	}
+	est := lbr.Estimator{Depth: l.dec.MaxWindow(), Mode: lbr.EveryEntry}
+	keys := make([]lbrKey, 0, len(l.lbrSums))
+	for k := range l.lbrSums {
+		keys = append(keys, k)
+	}
+	sortLBRKeys(keys) // the random rounding must not depend on map order
+	for _, k := range keys {
+		sum := l.lbrSums[k]
+		calls := float64(sum.plain)
+		if sum.periods > 0 {
+			calls += est.Weight(sum.periods, 0)
+		}
+		n := uint64(calls)
+		if frac := calls - float64(n); frac > 0 && l.rng.Float64() < frac {
+			n++
+		}
+		if n > 0 {
+			l.fold.AddEdge(nil, ccmap.CallSite{Caller: k.caller, Addr: k.site}, k.callee, n)
+		}
+	}
+}
+
+// exact folds one uprobe hit: a call of the function at the IP from the
+// call instruction before the return address on top of the user stack.
+func (l *loader) exact(s *perf.Sample, weight uint64) {
+	all := unwind.AppendCallchain(l.frames[:0], s, l.maps)
+	user := all[:0]
+	for _, f := range all {
+		if !f.Kernel {
+			user = append(user, f)
+		}
+	}
+	if len(user) == 0 {
+		user = l.ipFrame(user, s)
+	}
+	ra, ok := returnAddress(s)
+	if len(user) == 0 || !ok {
+		l.noRetAddr++
+		return
+	}
+	l.frames = all
+	callee := l.addrs.id(l.frameKey(&user[0]))
+	caller := unwind.Frame{Addr: procmap.Addr(ra), Kind: unwind.FrameReturn}
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, caller.Addr); ok {
+		caller.Object, caller.ObjAddr = m.Object, oa
+	}
+	ck := l.frameKey(&caller)
+	// the frame-pointer chain at a function's entry skips the caller: the
+	// frames above the callee are the caller's callers
+	l.cframes = l.toFrames(l.cframes[:0], user[1:], true)
+	l.fold.AddEdge(l.cframes, ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}, callee, weight)
+}
+
+// returnAddress is the return address at a function's entry: the first 8
+// bytes (little-endian) of the sample's user stack copy, which starts at
+// the user stack pointer.
+func returnAddress(s *perf.Sample) (uint64, bool) {
+	if !s.Has(perf.SampleStackUser) {
+		return 0, false
+	}
+	b := s.StackUser.Valid()
+	if len(b) < 8 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(b), true
+}
+
+// lbrCode reads code for the LBR decoder through the process model at
+// the current sample's thread and time.
+type lbrCode struct{ l *loader }
+
+func (c lbrCode) Code(pid uint32, addr lbr.Addr) ([]byte, bool) {
+	s := c.l.cur
+	if s == nil {
+		return nil, false
+	}
+	m, oa, ok := c.l.maps.Lookup(pid, s.TID, s.Time, procmap.Addr(addr))
+	if !ok || m.Object == nil {
+		return nil, false
+	}
+	return c.l.code.read(m.Object, oa, lbr.MaxInstLen)
+}
+
+// objectKey names the symbolizer of an object, as hwprof script does.
+func (l *loader) objectKey(obj *procmap.Object) (symbolize.ObjectKey, bool) {
+	switch obj.Kind {
+	case procmap.KindKernel, procmap.KindModule:
+		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
+	case procmap.KindFile:
+		id := l.buildIDs[obj.Path]
+		if len(obj.BuildID) > 0 {
+			id = hex.EncodeToString(obj.BuildID)
+		}
+		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
+	}
+	return symbolize.ObjectKey{}, false
+}

@@ -1,0 +1,252 @@
+package profile
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/symbolize"
+)
+
+// finish folds what is pending, symbolizes the address ids, projects the
+// map onto functions and fills in the recording's facts.
+func (l *loader) finish() *Profile {
+	l.growEvents()
+	l.flushLBR()
+	addrMap := l.fold.Close()
+	locs := l.symbolize()
+	funcs, fmap, funcObj := l.functions(locs)
+	m := project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
+	p := &Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
+	for i, s := range l.srcs {
+		if l.used[i] && (s == srcLBR || s == srcExact) {
+			p.HasCalls = true
+		}
+		if l.used[i] && s == srcCalls {
+			l.warn(fmt.Sprintf("event %s samples calls, but call edges are not derived from single call samples yet: its samples are folded as stacks", l.r.Attrs()[i].Name))
+		}
+	}
+	if l.noRetAddr > 0 {
+		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.noRetAddr))
+	}
+	p.Warnings = append(l.r.Warnings(), l.warnings...)
+	return p
+}
+
+func (l *loader) warn(s string) { l.warnings = append(l.warnings, s) }
+
+// symbolize resolves every address id: objects read through the
+// symbolizer in parallel (objects mapped by LoadOptions.Objects opened
+// directly), the kernel through /proc/kallsyms only when the recording
+// was made on this kernel.
+func (l *loader) symbolize() []symbolize.Location {
+	keys := l.addrs.keys
+	locs := make([]symbolize.Location, len(keys))
+	type group struct {
+		key   symbolize.ObjectKey
+		ids   []int
+		addrs []symbolize.Addr
+	}
+	groups := map[*procmap.Object]*group{}
+	var order []*procmap.Object
+	kernelHere := l.recordedHere()
+	for i, k := range keys {
+		if k.obj == nil {
+			continue
+		}
+		g, ok := groups[k.obj]
+		if !ok {
+			key, can := l.objectKey(k.obj)
+			if can && key.Path == symbolize.KernelPath && !kernelHere {
+				can = false
+			}
+			if can {
+				g = &group{key: key}
+				order = append(order, k.obj)
+			}
+			groups[k.obj] = g
+		}
+		if g != nil {
+			g.ids = append(g.ids, i)
+			g.addrs = append(g.addrs, symbolize.Addr(k.addr))
+		}
+	}
+	req := map[symbolize.ObjectKey][]symbolize.Addr{}
+	for _, obj := range order {
+		g := groups[obj]
+		if _, mapped := l.o.Objects[obj.Path]; mapped {
+			continue
+		}
+		req[g.key] = append(req[g.key], g.addrs...)
+	}
+	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs}
+	res := symbolize.New(so).SymbolizeAll(req)
+	next := map[symbolize.ObjectKey]int{} // objects of one key share its result
+	for _, obj := range order {
+		g := groups[obj]
+		var r symbolize.Result
+		if local, mapped := l.o.Objects[obj.Path]; mapped {
+			so := symbolize.Options{DebugDirs: l.o.DebugDirs}
+			o, err := symbolize.Open(symbolize.ObjectKey{Path: local}, so)
+			r.Err = err
+			if err == nil {
+				r.Locations = o.Symbolize(g.addrs)
+			}
+		} else {
+			r = res[g.key]
+			start := next[g.key]
+			next[g.key] = start + len(g.addrs)
+			if r.Err == nil && start+len(g.addrs) <= len(r.Locations) {
+				r.Locations = r.Locations[start : start+len(g.addrs)]
+			}
+		}
+		if r.Err != nil {
+			l.symbolizeWarning(g.key, r.Err)
+			continue
+		}
+		for j, id := range g.ids {
+			if j < len(r.Locations) {
+				locs[id] = r.Locations[j]
+			}
+		}
+	}
+	return locs
+}
+
+func (l *loader) symbolizeWarning(key symbolize.ObjectKey, err error) {
+	var mm *symbolize.BuildIDMismatchError
+	switch {
+	case key.Path == symbolize.KernelPath:
+		l.warn(fmt.Sprintf("kernel symbols: %v", err))
+	case errors.As(err, &mm):
+		l.warn(fmt.Sprintf("%v: its functions show as [object+0xoffset]", err))
+	default:
+		l.warn(fmt.Sprintf("cannot symbolize %s: %v", key.Path, err))
+	}
+}
+
+// recordedHere reports whether the recording was made on this machine's
+// running kernel, so that /proc/kallsyms names its kernel addresses.
+func (l *loader) recordedHere() bool {
+	f := l.r.Features()
+	if f.OSRelease == "" {
+		return false
+	}
+	rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil || strings.TrimSpace(string(rel)) != f.OSRelease {
+		return false
+	}
+	host, err := os.Hostname()
+	return err == nil && (f.Hostname == "" || f.Hostname == host)
+}
+
+// funcKey identifies a function: its object, symbol start and name.
+type funcKey struct {
+	obj   *procmap.Object
+	start uint64
+	name  string
+}
+
+// functions maps every address id to a function id: one per object and
+// symbol, named by the symbol's demangled short name; an address without a
+// symbol is a function of its own, "[object+0xaddr]", and an address in no
+// object "[unknown]". The kernel without symbols is one "[kernel.kallsyms]".
+func (l *loader) functions(locs []symbolize.Location) ([]Func, []ccmap.FuncID, []*procmap.Object) {
+	ids := map[funcKey]ccmap.FuncID{}
+	var funcs []Func
+	var objs []*procmap.Object
+	fmap := make([]ccmap.FuncID, len(l.addrs.keys))
+	for i, k := range l.addrs.keys {
+		fk := funcKey{obj: k.obj}
+		fn := Func{}
+		switch {
+		case k.obj == nil:
+			fk.name, fn.Name = "[unknown]", "[unknown]"
+		case locs[i].Symbol != nil:
+			sym := locs[i].Symbol
+			fk.start, fk.name = uint64(sym.Start), sym.Name.Raw
+			fn.Name = cmp.Or(sym.Name.Short, sym.Name.Full, sym.Name.Raw)
+		case k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule:
+			fk.name = symbolize.KernelPath
+			fn.Name = "[" + symbolize.KernelPath + "]"
+		default:
+			fk.start = uint64(k.addr)
+			fk.name = fmt.Sprintf("[%s+0x%x]", filepath.Base(k.obj.Path), uint64(k.addr))
+			fn.Name = fk.name
+		}
+		if k.obj != nil {
+			fn.Object = k.obj.Path
+			if k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule {
+				fn.Object = symbolize.KernelPath
+			}
+		}
+		id, ok := ids[fk]
+		if !ok {
+			id = ccmap.FuncID(len(funcs))
+			ids[fk] = id
+			funcs = append(funcs, fn)
+			objs = append(objs, k.obj)
+		}
+		fmap[i] = id
+	}
+	return funcs, fmap, objs
+}
+
+// sites describes the call site of every edge of m: its object, its
+// address there, and the source line of the call (the innermost inlined
+// frame's) when the object has DWARF.
+func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procmap.Object) map[ccmap.CallSite]Site {
+	out := map[ccmap.CallSite]Site{}
+	for _, by := range []ccmap.Measure{ccmap.Total, ccmap.Calls} {
+		for _, e := range m.Edges(by) {
+			if _, ok := out[e.Site]; ok {
+				continue
+			}
+			obj := funcObj[e.Site.Caller]
+			s := Site{Offset: e.Site.Addr}
+			if obj != nil {
+				s.Object = obj.Path
+				if obj.Kind == procmap.KindKernel || obj.Kind == procmap.KindModule {
+					s.Object = symbolize.KernelPath
+				}
+			}
+			if id, ok := l.addrs.ids[addrKey{obj, procmap.ObjAddr(e.Site.Addr)}]; ok && len(locs[id].Frames) > 0 {
+				s.File, s.Line = locs[id].Frames[0].File, locs[id].Frames[0].Line
+			}
+			out[e.Site] = s
+		}
+	}
+	return out
+}
+
+// recording fills in the facts read along the way.
+func (l *loader) recording() Recording {
+	rec := l.rec
+	rec.Command = l.r.Features().Cmdline
+	rec.Source = sourceName(l.srcs, l.used)
+	if l.timed {
+		rec.DurationNS = l.last - l.first
+	}
+	for _, a := range l.r.Attrs() {
+		e := Event{Name: a.Name}
+		if a.Attr.Freq() {
+			e.Freq = a.Attr.SamplePeriod
+		} else {
+			e.Period = a.Attr.SamplePeriod
+		}
+		rec.Events = append(rec.Events, e)
+	}
+	return rec
+}
+
+func sortLBRKeys(keys []lbrKey) {
+	slices.SortFunc(keys, func(a, b lbrKey) int {
+		return cmp.Or(cmp.Compare(a.caller, b.caller), cmp.Compare(a.site, b.site), cmp.Compare(a.callee, b.callee))
+	})
+}
