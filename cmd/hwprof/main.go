@@ -40,6 +40,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"record", "record a program (-- CMD) or running processes (-p) to perf.data", cmdRecord},
+		{"report", "fold a recording into functions, call edges and contexts (text or --format json)", cmdReport},
 		{"script", "print every sample with its symbolized stack, like perf script", cmdScript},
 		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},
 		{"demo", "record the built-in call-heavy workload and show what was recorded", cmdDemo},
