@@ -65,7 +65,9 @@ type Facts struct {
 	Root        bool // effective uid 0
 	CapPerfmon  bool // CAP_PERFMON (or CAP_SYS_ADMIN, which implies it)
 	Kernel      string
-	CPUModel    string // "model name" of /proc/cpuinfo
+	CPUModel    string     // "model name" of /proc/cpuinfo
+	CPU         perf.CPUID // vendor, family, model: which event tables apply
+	CPUErr      error      // reading the CPU model failed
 }
 
 // Gather reads the facts of this machine.
@@ -79,16 +81,18 @@ func Gather() Facts {
 	if unix.Uname(&u) == nil {
 		f.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	f.CPUModel = cpuModel()
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		f.CPUErr = err
+		return f
+	}
+	f.CPUModel = cpuModel(string(b))
+	f.CPU, f.CPUErr = perf.ParseCPUInfo(string(b))
 	return f
 }
 
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for line := range strings.Lines(string(b)) {
+func cpuModel(cpuinfo string) string {
+	for line := range strings.Lines(cpuinfo) {
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
 			return strings.TrimSpace(v)
 		}

@@ -1,0 +1,162 @@
+package source
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+// Default periods. All are primes, so a period cannot stay in phase with a
+// loop whose trip count or call count is a round or power-of-two number:
+// the LBR estimator (package lbr) is unbiased only in expectation over a
+// phase that is random relative to the program, and a prime period breaks
+// the usual aliasing patterns.
+const (
+	// LBRCallPeriod samples every 100003rd retired call, the magnitude
+	// perf's Intel tables suggest for BR_INST_RETIRED.NEAR_CALL
+	// (SampleAfterValue 100003 on Haswell, 100007 from Skylake on). At
+	// 500 M calls/s on one core (a tight loop of tiny calls) that is
+	// 5000 samples/s, each carrying up to 32 call edges, and keeps the
+	// interrupt cost around 1-2% of the core.
+	LBRCallPeriod = 100003
+	// LBRCyclePeriod samples every 1000003rd cycle where no calls event is
+	// known: about 3000 samples/s on a 3 GHz core, near perf's default
+	// 4000 Hz.
+	LBRCyclePeriod = 1000003
+	// CallsPeriod samples every 10007th retired call: a calls sample holds
+	// one edge instead of up to 32, so it samples ten times more often than
+	// lbr (5000 samples/s at 50 M calls/s).
+	CallsPeriod = 10007
+)
+
+// SaveTypeKernel is the first kernel with PERF_SAMPLE_BRANCH_TYPE_SAVE
+// (Linux 4.14, "perf/core: Define the common branch type classification").
+var SaveTypeKernel = [2]int{4, 14}
+
+// Setup is what recording with a source means: the perf record options it
+// stands for, which BuildAttrs turns into attrs.
+type Setup struct {
+	Source Source
+	Config perf.RecordConfig // Events, Period, CallGraph, BranchFilter set
+	// Event says which event was chosen and why, for the user.
+	Event string
+	// PerfArgs are the equivalent `perf record` options (event in perf's
+	// raw syntax, so perf takes them on any machine).
+	PerfArgs []string
+}
+
+// Plan returns the recording setup of source s on the machine f describes.
+// It does not judge whether s works there (Assess does); it needs the CPU
+// model (f.CPU) for the hardware sources. Exact is set up by the uprobe
+// recorder, not here: Plan returns an error for it.
+func Plan(s Source, f Facts) (Setup, error) {
+	switch s {
+	case LBR, Calls:
+		return planHardware(s, f)
+	case Timer:
+		cfg := perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}
+		return Setup{Source: s, Config: cfg, Event: "cpu-clock (software timer, 4000 Hz)",
+			PerfArgs: []string{"-e", "cpu-clock", "-g"}}, nil
+	case Exact:
+		return Setup{}, fmt.Errorf("source exact: set up by the uprobe recorder, not by an event list")
+	}
+	return Setup{}, fmt.Errorf("unknown source %v", s)
+}
+
+func planHardware(s Source, f Facts) (Setup, error) {
+	pmu := "cpu"
+	if p := f.CPUPMU(); p != nil {
+		pmu = p.Name
+	}
+	ev, ok := perf.NearCallEvent(f.CPU, pmu)
+	var spec, raw, why string
+	mods := "u"
+	if s == Calls {
+		mods += strings.Repeat("p", callsPrecise(f, ev, ok))
+	}
+	switch {
+	case ok:
+		spec, raw = ev.Spec(pmu, mods), ev.Raw(mods)
+		why = fmt.Sprintf("%s (event=%#x,umask=%#x) from perf's %s table for %s", ev.Name, ev.Event, ev.UMask, ev.Table, f.CPU)
+	case s == Calls:
+		return Setup{}, fmt.Errorf("source calls: no calls-retired event known for CPU %s "+
+			"(hwprof knows BR_INST_RETIRED.NEAR_CALL of Intel sandybridge, haswell, skylake, icelake, sapphirerapids, alderlake); "+
+			"give the event with -e", cpuLabel(f))
+	default:
+		spec, raw = "cycles:"+mods, "cycles:"+mods
+		why = fmt.Sprintf("cycles: no calls-retired event known for CPU %s, so LBR windows are sampled by time and only their shares are meaningful", cpuLabel(f))
+	}
+	cfg := perf.RecordConfig{Events: []string{spec}, CallGraph: "fp", PMUs: f.PMUs}
+	args := []string{"-e", raw}
+	switch s {
+	case LBR:
+		cfg.Period = LBRCallPeriod
+		if !ok {
+			cfg.Period = LBRCyclePeriod
+		}
+		cfg.BranchFilter = "any_call,u"
+		if f.KernelAtLeast(SaveTypeKernel) {
+			cfg.BranchFilter += ",save_type"
+		}
+		args = append(args, "-c", strconv.FormatUint(cfg.Period, 10), "-j", cfg.BranchFilter, "-g")
+	case Calls:
+		cfg.Period = CallsPeriod
+		args = append(args, "-c", strconv.FormatUint(cfg.Period, 10), "-g")
+	}
+	return Setup{Source: s, Config: cfg, Event: why, PerfArgs: args}, nil
+}
+
+// callsPrecise is the precise level of the calls source: 2 (the eventing
+// IP, the call instruction itself; see lbr/calls.go) where the PMU allows
+// it, as its caps/max_precise says; without that file 2 when the event is
+// PEBS-capable per perf's table.
+func callsPrecise(f Facts, ev perf.CallsEvent, known bool) int {
+	want := 2
+	if known && ev.PEBS == 0 {
+		return 0
+	}
+	if p := f.CPUPMU(); p != nil {
+		if s, ok := p.Caps["max_precise"]; ok {
+			if n, err := strconv.Atoi(s); err == nil {
+				return min(want, n)
+			}
+		}
+	}
+	return want
+}
+
+func cpuLabel(f Facts) string {
+	if f.CPU.Vendor == "" {
+		if f.CPUErr != nil {
+			return fmt.Sprintf("(unknown: %v)", f.CPUErr)
+		}
+		return "(unknown)"
+	}
+	return f.CPU.String()
+}
+
+// KernelAtLeast reports whether the kernel release f.Kernel ("6.18.0-...")
+// is at least v (major, minor). An unreadable release counts as new.
+func (f *Facts) KernelAtLeast(v [2]int) bool {
+	maj, min, ok := parseRelease(f.Kernel)
+	if !ok {
+		return true
+	}
+	return maj > v[0] || maj == v[0] && min >= v[1]
+}
+
+func parseRelease(r string) (int, int, bool) {
+	parts := strings.SplitN(r, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	minStr := parts[1]
+	if i := strings.IndexFunc(minStr, func(c rune) bool { return c < '0' || c > '9' }); i >= 0 {
+		minStr = minStr[:i]
+	}
+	min, err2 := strconv.Atoi(minStr)
+	return maj, min, err1 == nil && err2 == nil
+}
