@@ -40,7 +40,10 @@ func (r *recorder) runAttach() error {
 		return fmt.Errorf("record: %w", err)
 	}
 	r.cpus = cpus
-	if err := r.openThreads(); err != nil {
+	t0 := time.Now()
+	err = r.openThreads()
+	r.stats.Attach = time.Since(t0)
+	if err != nil {
 		return err
 	}
 	if err := r.create(); err != nil {

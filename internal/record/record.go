@@ -2,7 +2,8 @@
 // and writes what the kernel reports to a perf.data file.
 //
 // One event per CPU is opened for each target task (an inherited event
-// with cpu = -1 cannot be mmapped), every event gets its own ring buffer,
+// with cpu = -1 cannot be mmapped), every event gets its own ring buffer
+// (or, with Options.ShareRing, all events of a CPU share one),
 // and a single loop drains all rings at each epoll wake-up, writing the
 // records verbatim. The header is brought up to date about once a second,
 // so a recording whose hwprof was killed is readable up to then.
@@ -33,6 +34,12 @@ import (
 // DefaultDataPages is the default size of each ring's data area in pages
 // (512 KiB with 4 KiB pages), perf's default for root.
 const DefaultDataPages = ring.DefaultDataPages
+
+// SharedDataPages is the default ring size with Options.ShareRing: 4 MiB
+// per CPU, since one ring takes the samples of every event of the CPU
+// (exact-source probes hit up to a few hundred thousand times a second,
+// ~150 bytes each).
+const SharedDataPages = 1024
 
 // Options say what to record and where.
 type Options struct {
@@ -80,6 +87,8 @@ type Stats struct {
 	ExitCode     int           // command mode: the program's status, 128+N if signal N
 	Interrupted  bool
 	Opened       int            // event file descriptors opened
+	Rings        int            // ring buffers mapped
+	Attach       time.Duration  // opening every event (and mapping the rings)
 	Periods      []PeriodChange // adaptive period changes, in time order
 	AdaptiveErr  error          // the first period change the kernel refused
 }
@@ -96,9 +105,18 @@ func Record(o Options) (Stats, error) {
 	}
 	if o.DataPages == 0 {
 		o.DataPages = DefaultDataPages
+		if o.ShareRing {
+			o.DataPages = SharedDataPages
+		}
 	}
 	if o.DataPages&(o.DataPages-1) != 0 {
 		return Stats{}, fmt.Errorf("record: ring size of %d pages is not a power of two", o.DataPages)
+	}
+	if o.ShareRing {
+		var err error
+		if o.Events, err = shareRing(o.Events, o.DataPages*os.Getpagesize()); err != nil {
+			return Stats{}, err
+		}
 	}
 	raiseFileLimit()
 	r := &recorder{o: o, buildIDs: map[string]int32{}}
@@ -152,7 +170,10 @@ func (r *recorder) runCommand() error {
 		return err
 	}
 	pid := child.Pid()
-	if err := r.openAll([]int{pid}); err != nil {
+	t0 := time.Now()
+	err = r.openAll([]int{pid})
+	r.stats.Attach = time.Since(t0)
+	if err != nil {
 		child.Abort()
 		return err
 	}
@@ -277,9 +298,9 @@ func (r *recorder) openOne(ev *perf.Event, ei, tid, cpu int) error {
 	r.events = append(r.events, oe)
 	r.stats.Opened++
 	// The first task's event on this CPU owns the ring; later tasks'
-	// events write into it.
+	// events write into it. With ShareRing, every event of the CPU does.
 	for _, prev := range r.events[:len(r.events)-1] {
-		if prev.event == ei && prev.cpu == cpu {
+		if prev.cpu == cpu && (prev.event == ei || r.o.ShareRing) {
 			if err := perf.SetOutput(fd, prev.fd); err != nil {
 				return fmt.Errorf("record: %s on cpu %d: %w", ev.Name, cpu, err)
 			}
@@ -292,6 +313,7 @@ func (r *recorder) openOne(ev *perf.Event, ei, tid, cpu int) error {
 			"kernel.perf_event_mlock_kb when not root)", ev.Name, cpu, err, r.o.DataPages)
 	}
 	r.rings = append(r.rings, rg)
+	r.stats.Rings++
 	return r.poller.Add(fd)
 }
 
@@ -386,4 +408,23 @@ func raiseFileLimit() {
 		lim.Cur = lim.Max
 		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
 	}
+}
+
+// shareRing checks that the events can share a ring and makes each ring
+// wake its reader every quarter ring (ring.DefaultWatermark) unless the
+// caller chose a wake-up: the kernel takes the wake-up of the event that
+// maps the ring, and the default of half a ring leaves a reader that is
+// slow to be scheduled too little room when every hit is a sample.
+func shareRing(events []perf.Event, dataBytes int) ([]perf.Event, error) {
+	out := slices.Clone(events)
+	for i := range out {
+		a := &out[i].Attr
+		if a.SampleType&(perf.SampleIdentifier|perf.SampleID) == 0 && len(out) > 1 {
+			return nil, fmt.Errorf("record: %s: events sharing a ring need PERF_SAMPLE_IDENTIFIER or ID", out[i].Name)
+		}
+		if !a.Flags.Has(perf.FlagWatermark) && a.WakeupEvents == 0 {
+			ring.SetWakeup(a, ring.DefaultWatermark(dataBytes))
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,278 @@
+package uprobe
+
+import (
+	"cmp"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+// Probe is one probe point: a function entry of an object.
+type Probe struct {
+	Name      string // the symbol's name as in the ELF file (mangled)
+	Demangled string // the name demangled (C++, Rust), or Name
+	Addr      uint64 // the entry's virtual address in the object (st_value)
+	Size      uint64 // st_size
+	Offset    uint64 // the entry's file offset: what the kernel probes
+}
+
+// Object is an ELF file and its probe points, sorted by address.
+type Object struct {
+	Path   string // as given (absolute paths are what the kernel needs)
+	Probes []Probe
+}
+
+// Func returns the probe whose function contains the object address addr.
+func (o *Object) Func(addr uint64) (*Probe, bool) {
+	i, found := slices.BinarySearchFunc(o.Probes, addr, func(p Probe, a uint64) int { return cmp.Compare(p.Addr, a) })
+	if found {
+		return &o.Probes[i], true
+	}
+	if i == 0 {
+		return nil, false
+	}
+	p := &o.Probes[i-1]
+	if addr < p.Addr+p.Size {
+		return p, true
+	}
+	return nil, false
+}
+
+// Functions reads the probe points of the ELF file at path: every
+// STT_FUNC symbol with a non-zero size inside an executable, allocated
+// section other than the PLT sections, from .symtab if the file has one,
+// else from .dynsym. Symbols at one address are aliases and give one probe,
+// named after the best of them (a global over a weak over a local symbol,
+// then the fewest leading underscores, then the shortest name). A non-nil
+// filter keeps the functions whose mangled or demangled name it matches.
+func Functions(path string, filter *regexp.Regexp) (*Object, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("uprobe: %w", err)
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return nil, fmt.Errorf("uprobe: %s is a %v %v object; only x86-64 is supported", path, f.Class, f.Machine)
+	}
+	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
+		return nil, fmt.Errorf("uprobe: %s is not an executable or shared library (%v)", path, f.Type)
+	}
+	syms, err := f.Symbols()
+	if len(syms) == 0 {
+		syms, err = f.DynamicSymbols()
+	}
+	if len(syms) == 0 {
+		if err == nil || errors.Is(err, elf.ErrNoSymbols) {
+			return nil, fmt.Errorf("uprobe: %s has no symbol table (.symtab or .dynsym)", path)
+		}
+		return nil, fmt.Errorf("uprobe: %s: %w", path, err)
+	}
+	best := map[uint64]elf.Symbol{}
+	for _, s := range syms {
+		if !probeable(f, s) {
+			continue
+		}
+		if prev, ok := best[s.Value]; !ok || betterName(s, prev) {
+			best[s.Value] = s
+		}
+	}
+	obj := &Object{Path: path}
+	for _, s := range best {
+		off, ok := fileOffset(f, s.Value)
+		if !ok {
+			continue // not backed by the file: nothing to probe
+		}
+		p := Probe{Name: s.Name, Demangled: demangled(s.Name), Addr: s.Value, Size: s.Size, Offset: off}
+		if filter != nil && !filter.MatchString(p.Name) && !filter.MatchString(p.Demangled) {
+			continue
+		}
+		obj.Probes = append(obj.Probes, p)
+	}
+	slices.SortFunc(obj.Probes, func(a, b Probe) int { return cmp.Compare(a.Addr, b.Addr) })
+	return obj, nil
+}
+
+func probeable(f *elf.File, s elf.Symbol) bool {
+	if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || s.Value == 0 {
+		return false
+	}
+	if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || int(s.Section) >= len(f.Sections) {
+		return false
+	}
+	sec := f.Sections[s.Section]
+	const want = elf.SHF_ALLOC | elf.SHF_EXECINSTR
+	if sec.Flags&want != want || strings.HasPrefix(sec.Name, ".plt") {
+		return false
+	}
+	return s.Value >= sec.Addr && s.Value < sec.Addr+sec.Size
+}
+
+func betterName(a, b elf.Symbol) bool {
+	rank := func(s elf.Symbol) int {
+		switch elf.ST_BIND(s.Info) {
+		case elf.STB_GLOBAL:
+			return 0
+		case elf.STB_WEAK:
+			return 1
+		}
+		return 2
+	}
+	if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+		return c < 0
+	}
+	ua, ub := len(a.Name)-len(strings.TrimLeft(a.Name, "_")), len(b.Name)-len(strings.TrimLeft(b.Name, "_"))
+	if ua != ub {
+		return ua < ub
+	}
+	if len(a.Name) != len(b.Name) {
+		return len(a.Name) < len(b.Name)
+	}
+	return a.Name < b.Name
+}
+
+// fileOffset maps a virtual address to its file offset through the PT_LOAD
+// segment that holds it in its file-backed part.
+func fileOffset(f *elf.File, addr uint64) (uint64, bool) {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && addr >= p.Vaddr && addr < p.Vaddr+p.Filesz {
+			return addr - p.Vaddr + p.Off, true
+		}
+	}
+	return 0, false
+}
+
+func demangled(name string) string {
+	if d, err := demangle.ToString(name); err == nil {
+		return d
+	}
+	return name
+}
+
+// PMUType reads the uprobe PMU's perf_event_attr.type from sysfs.
+func PMUType() (perf.EventType, error) {
+	b, err := os.ReadFile(filepath.Join(perf.SysfsPMURoot, "uprobe", "type"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("uprobe: this kernel has no uprobe PMU (%s/uprobe is missing; it needs CONFIG_UPROBE_EVENTS): %w",
+				perf.SysfsPMURoot, perf.ErrNoPMU)
+		}
+		return 0, fmt.Errorf("uprobe: %w", err)
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("uprobe: %s/uprobe/type: %q is not a number", perf.SysfsPMURoot, b)
+	}
+	return perf.EventType(n), nil
+}
+
+// StackBytes is how much of the user stack each sample copies: the return
+// address at the top of the stack at a function's entry.
+const StackBytes = 8
+
+// SampleType is what every probe hit records. IDENTIFIER comes first in
+// each sample so that the samples of thousands of events sharing one ring
+// can be told apart.
+const SampleType = perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod |
+	perf.SampleIdentifier | perf.SampleCallchain | perf.SampleStackUser | perf.SampleRegsUser
+
+// RegsUser is the user-register mask sampled: IP, SP and BP.
+const RegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP
+
+// Events builds one event per probe of obj. base supplies the flags of the
+// recording (disabled, inherit, enable_on_exec, and for the first event
+// mmap, comm and task tracking; as perf.BuildAttrs makes them): the first
+// event keeps all of base's flags, the others lose the side-band tracking
+// bits so that each mmap or comm is reported once. Every event has the
+// uprobe PMU's type, sample_period 1 and SampleType. Names are perf's
+// "group:event" style: "uprobes:NAME" for the executable (first is true),
+// "uprobes_LIB:NAME" for a library; a name that repeats gets "_2", "_3".
+func Events(pmu perf.EventType, obj *Object, base perf.Attr, first bool) []perf.Event {
+	path := keepPath(obj.Path)
+	group := "uprobes"
+	if !first {
+		group = "uprobes_" + sanitize(strings.SplitN(filepath.Base(obj.Path), ".so", 2)[0])
+	}
+	seen := map[string]int{}
+	events := make([]perf.Event, 0, len(obj.Probes))
+	for i, p := range obj.Probes {
+		a := base
+		if !first || i > 0 {
+			a.Flags &^= perf.FlagMmap | perf.FlagMmap2 | perf.FlagComm | perf.FlagCommExec | perf.FlagTask |
+				perf.FlagKsymbol | perf.FlagBPFEvent | perf.FlagMmapData | perf.FlagContextSwitch |
+				perf.FlagNamespaces | perf.FlagCgroup | perf.FlagTextPoke
+		}
+		a.Flags &^= perf.FlagFreq
+		a.Flags |= perf.FlagExcludeCallchainKernel | perf.FlagSampleIDAll
+		a.Type = pmu
+		a.Config = 0 // bit 0 would make it a return probe
+		a.Config1 = path
+		a.Config2 = p.Offset
+		a.SamplePeriod = 1
+		a.SampleType = SampleType
+		a.SampleRegsUser = RegsUser
+		a.SampleStackUser = StackBytes
+		name := sanitize(p.Name)
+		seen[name]++
+		if n := seen[name]; n > 1 {
+			name += "_" + strconv.Itoa(n)
+		}
+		events = append(events, perf.Event{Name: group + ":" + name, Attr: a})
+	}
+	return events
+}
+
+// sanitize keeps a name printable on one line.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+var (
+	pathsMu sync.Mutex
+	paths   = map[string][]byte{}
+)
+
+// keepPath returns the address of a NUL-terminated copy of path that stays
+// alive (and, Go's heap not moving objects, in place) for the life of the
+// process: perf_event_open reads the uprobe's path through config1.
+func keepPath(path string) uint64 {
+	pathsMu.Lock()
+	defer pathsMu.Unlock()
+	b, ok := paths[path]
+	if !ok {
+		b = append([]byte(path), 0)
+		paths[path] = b
+	}
+	return uint64(uintptr(unsafe.Pointer(&b[0])))
+}
+
+// ReturnAddress returns the return address of a probe hit: the u64 at the
+// top of the user stack at the function's entry, from the sample's stack
+// copy. ok is false when the sample has no (or too short a) stack copy.
+func ReturnAddress(s *perf.Sample) (uint64, bool) {
+	if !s.Has(perf.SampleStackUser) {
+		return 0, false
+	}
+	b := s.StackUser.Valid()
+	if len(b) < 8 {
+		return 0, false
+	}
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56, true
+}

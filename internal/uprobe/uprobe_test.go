@@ -1,0 +1,282 @@
+package uprobe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+const cProg = `
+#include <stdio.h>
+__attribute__((noinline)) int work(int x) { return x * 2 + 1; }
+int alias_of_work(int) __attribute__((alias("work")));
+static __attribute__((noinline)) int helper(int x) { return work(x) + 1; }
+int main(int argc, char **argv) { printf("%d\n", helper(argc)); return 0; }
+`
+
+const cxxProg = `
+#include <cstdio>
+namespace ns {
+struct Shape { virtual int area(int) const = 0; virtual ~Shape() {} };
+struct Sq : Shape { int area(int x) const override { return x * x; } };
+}
+int main(int argc, char **) { ns::Sq s; const ns::Shape &r = s; std::printf("%d\n", r.area(argc)); return 0; }
+`
+
+func build(t *testing.T, cc, src, ext string, flags ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("%s not installed", cc)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "prog"+ext)
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	if out, err := exec.Command(cc, append(flags, "-o", bin, file)...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, out)
+	}
+	return bin
+}
+
+// nmFuncs reads what binutils says: the text symbols (type T/t) with a
+// size, by address, from nm -S.
+func nmFuncs(t *testing.T, bin string, dynamic bool) map[uint64][]string {
+	t.Helper()
+	args := []string{"-S", "--defined-only"}
+	if dynamic {
+		args = append(args, "-D")
+	}
+	out, err := exec.Command("nm", append(args, bin)...).Output()
+	if err != nil {
+		t.Skipf("nm: %v", err)
+	}
+	funcs := map[uint64][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 4 || (f[2] != "T" && f[2] != "t" && f[2] != "W") {
+			continue
+		}
+		addr, _ := strconv.ParseUint(f[0], 16, 64)
+		size, _ := strconv.ParseUint(f[1], 16, 64)
+		if size > 0 {
+			funcs[addr] = append(funcs[addr], f[3])
+		}
+	}
+	return funcs
+}
+
+// readelfOffsets maps each PT_LOAD's vaddr range to its file offset with
+// readelf -lW, to check the offsets independently.
+func readelfOffset(t *testing.T, bin string, addr uint64) uint64 {
+	t.Helper()
+	out, err := exec.Command("readelf", "-lW", bin).Output()
+	if err != nil {
+		t.Skipf("readelf: %v", err)
+	}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[0] != "LOAD" {
+			continue
+		}
+		off, _ := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+		va, _ := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
+		filesz, _ := strconv.ParseUint(strings.TrimPrefix(f[4], "0x"), 16, 64)
+		if addr >= va && addr < va+filesz {
+			return addr - va + off
+		}
+	}
+	t.Fatalf("readelf: no LOAD segment holds %#x", addr)
+	return 0
+}
+
+// Every sized text symbol nm lists is one probe (aliases once), at the
+// file offset readelf's program headers give, for PIE and non-PIE.
+func TestFunctionsAgainstBinutils(t *testing.T) {
+	for _, tc := range []struct {
+		name, cc, src, ext string
+		flags              []string
+	}{
+		{"c-pie", "gcc", cProg, ".c", []string{"-O1", "-pie", "-fPIE"}},
+		{"c-nopie", "gcc", cProg, ".c", []string{"-O1", "-no-pie", "-fno-PIE"}},
+		{"cxx", "g++", cxxProg, ".cc", []string{"-O0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := build(t, tc.cc, tc.src, tc.ext, tc.flags...)
+			obj, err := Functions(bin, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nm := nmFuncs(t, bin, false)
+			if len(obj.Probes) != len(nm) {
+				t.Errorf("%d probes, nm lists %d sized text addresses", len(obj.Probes), len(nm))
+			}
+			for _, p := range obj.Probes {
+				names, ok := nm[p.Addr]
+				if !ok {
+					t.Errorf("probe %s at %#x: nm has no sized text symbol there", p.Name, p.Addr)
+					continue
+				}
+				if !contains(names, p.Name) {
+					t.Errorf("probe at %#x named %s, nm says %v", p.Addr, p.Name, names)
+				}
+				if want := readelfOffset(t, bin, p.Addr); p.Offset != want {
+					t.Errorf("%s: offset %#x, readelf says %#x", p.Name, p.Offset, want)
+				}
+				if strings.HasSuffix(p.Name, "@plt") {
+					t.Errorf("PLT stub %s probed", p.Name)
+				}
+			}
+			if tc.name != "cxx" {
+				w, _ := obj.Func(obj.find(t, "work").Addr + 1)
+				if w == nil || w.Name != "work" {
+					t.Errorf("Func(work+1) = %v, want work (the global name of work and alias_of_work)", w)
+				}
+			}
+		})
+	}
+}
+
+func (o *Object) find(t *testing.T, name string) *Probe {
+	t.Helper()
+	for i := range o.Probes {
+		if o.Probes[i].Name == name {
+			return &o.Probes[i]
+		}
+	}
+	t.Fatalf("no probe %s in %s", name, o.Path)
+	return nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// The filter matches the mangled or the demangled name.
+func TestFilter(t *testing.T) {
+	bin := build(t, "g++", cxxProg, ".cc", "-O0")
+	for _, tc := range []struct {
+		re   string
+		want []string
+	}{
+		{`^ns::Sq::area\(int\) const$`, []string{"_ZNK2ns2Sq4areaEi"}},
+		{`^_ZNK2ns2Sq4areaEi$`, []string{"_ZNK2ns2Sq4areaEi"}},
+		{`^main$`, []string{"main"}},
+		{`^nothing-like-this$`, nil},
+	} {
+		obj, err := Functions(bin, regexp.MustCompile(tc.re))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range obj.Probes {
+			got = append(got, p.Name)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("filter %s: %v, want %v", tc.re, got, tc.want)
+		}
+	}
+}
+
+// A stripped executable falls back to .dynsym; a shared library's
+// exported functions are all there.
+func TestDynsymAndLibraries(t *testing.T) {
+	bin := build(t, "gcc", cProg, ".c", "-O1", "-rdynamic")
+	if out, err := exec.Command("strip", bin).CombinedOutput(); err != nil {
+		t.Skipf("strip: %v %s", err, out)
+	}
+	obj, err := Functions(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obj.Probes) != len(nmFuncs(t, bin, true)) {
+		t.Errorf("stripped -rdynamic: %d probes, nm -D lists %d", len(obj.Probes), len(nmFuncs(t, bin, true)))
+	}
+	if obj.find(t, "work") == nil {
+		t.Error("work not found in .dynsym")
+	}
+	bin2 := build(t, "gcc", cProg, ".c", "-O1")
+	exec.Command("strip", bin2).Run()
+	if obj, err := Functions(bin2, nil); err != nil || len(obj.Probes) != 0 {
+		t.Errorf("stripped without -rdynamic: %v probes, %v; want none of its own", obj, err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho hi\n"), 0o755)
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing"), "no such file"},
+		{script, "bad magic"},
+	} {
+		_, err := Functions(tc.path, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Functions(%s) = %v, want an error with %q", tc.path, err, tc.want)
+		}
+	}
+}
+
+func TestEventsAttrs(t *testing.T) {
+	obj := &Object{Path: "/bin/x", Probes: []Probe{{Name: "f", Offset: 0x1040}, {Name: "f", Offset: 0x1080}, {Name: "g h", Offset: 0x10c0}}}
+	base := perf.Attr{Flags: perf.FlagDisabled | perf.FlagInherit | perf.FlagMmap | perf.FlagComm | perf.FlagEnableOnExec | perf.FlagFreq,
+		SamplePeriod: 4000}
+	evs := Events(8, obj, base, true)
+	names := []string{"uprobes:f", "uprobes:f_2", "uprobes:g_h"}
+	for i, ev := range evs {
+		a := ev.Attr
+		if ev.Name != names[i] {
+			t.Errorf("event %d named %q, want %q", i, ev.Name, names[i])
+		}
+		if a.Type != 8 || a.Config != 0 || a.Config2 != obj.Probes[i].Offset || a.SamplePeriod != 1 || a.Freq() ||
+			a.SampleType != SampleType || a.SampleRegsUser != RegsUser || a.SampleStackUser != StackBytes ||
+			!a.Flags.Has(perf.FlagExcludeCallchainKernel|perf.FlagInherit|perf.FlagEnableOnExec|perf.FlagDisabled) {
+			t.Errorf("event %d attr %+v", i, a)
+		}
+		if got := a.Flags.Has(perf.FlagMmap | perf.FlagComm); got != (i == 0) {
+			t.Errorf("event %d tracks mmap/comm: %v, want only the first", i, got)
+		}
+		// config1 points at the NUL-terminated path.
+		if b := paths["/bin/x"]; string(b) != "/bin/x\x00" || a.Config1 != uint64(uintptr(unsafe.Pointer(&b[0]))) {
+			t.Errorf("config1 %#x does not point at the kept NUL-terminated path %q", a.Config1, b)
+		}
+	}
+	lib := Events(8, &Object{Path: "/lib/libm.so.6", Probes: obj.Probes[:1]}, base, false)
+	if lib[0].Name != "uprobes_libm:f" || lib[0].Attr.Flags.Has(perf.FlagMmap) {
+		t.Errorf("library event %q, flags %v", lib[0].Name, lib[0].Attr.Flags)
+	}
+}
+
+func TestReturnAddress(t *testing.T) {
+	var s perf.Sample
+	if _, ok := ReturnAddress(&s); ok {
+		t.Error("a sample without STACK_USER has a return address")
+	}
+	s.Present = perf.SampleStackUser
+	s.StackUser.Data = binary.LittleEndian.AppendUint64(nil, 0x401234)
+	s.StackUser.DynSize = 8
+	if ra, ok := ReturnAddress(&s); !ok || ra != 0x401234 {
+		t.Errorf("ReturnAddress = %#x, %v", ra, ok)
+	}
+	s.StackUser.DynSize = 4 // the stack ended before 8 bytes
+	if _, ok := ReturnAddress(&s); ok {
+		t.Error("a 4-byte stack copy gave a return address")
+	}
+}
