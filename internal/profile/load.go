@@ -436,10 +436,13 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 		caller.Object, caller.ObjAddr = m.Object, oa
 	}
 	ck := l.frameKey(&caller)
+	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}
 	// the frame-pointer chain at a function's entry skips the caller: the
-	// frames above the callee are the caller's callers
-	l.cframes = l.toFrames(l.cframes[:0], user[1:], true)
-	l.fold.AddEdge(l.cframes, ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}, callee, weight)
+	// frames above the callee are the caller's callers, so the context is
+	// the caller, then them
+	l.cframes = append(l.cframes[:0], ccmap.Frame{Func: site.Caller, Site: site.Addr})
+	l.cframes = l.toFrames(l.cframes, user[1:], true)
+	l.fold.AddEdge(l.cframes, site, callee, weight)
 }
 
 // returnAddress is the return address at a function's entry: the first 8
