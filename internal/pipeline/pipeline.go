@@ -1,0 +1,235 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/hwprof/hwprof/ccmap"
+)
+
+// DefaultPacketSize is the number of samples per packet when
+// Options.PacketSize is 0.
+const DefaultPacketSize = 4096
+
+// Options configure a Pipeline.
+type Options struct {
+	Workers    int     // folding goroutines; 0 = runtime.GOMAXPROCS(0)
+	PacketSize int     // samples (stacks and edges) per packet; 0 = DefaultPacketSize
+	DedupRatio float64 // redundancy skipping: 0 or 1 = off; else in (0,1), the re-enable ratio RR
+	Seed       uint64  // for the dedup draws
+}
+
+// Check reports whether the options are valid: no negative counts and a
+// DedupRatio of 0, 1 or in between. New treats invalid values as their
+// defaults (a negative count as 0, a bad ratio as off); commands should
+// call Check first to report them.
+func (o Options) Check() error {
+	switch {
+	case o.Workers < 0:
+		return fmt.Errorf("pipeline: %d workers: must be 0 (one per CPU) or more", o.Workers)
+	case o.PacketSize < 0:
+		return fmt.Errorf("pipeline: packet size %d: must be 0 (default) or more", o.PacketSize)
+	case math.IsNaN(o.DedupRatio) || o.DedupRatio < 0 || o.DedupRatio > 1:
+		return fmt.Errorf("pipeline: dedup ratio %v: must be in [0, 1] (0 or 1 turn skipping off)", o.DedupRatio)
+	}
+	return nil
+}
+
+// Stats count what the producer handed to the pipeline.
+type Stats struct {
+	Samples uint64 // stacks given to Add (skipped ones included)
+	Edges   uint64 // call-edge events given to AddEdge
+	Packets uint64 // packets handed to the workers
+	Skipped uint64 // stacks not folded by redundancy skipping
+	Stalls  uint64 // times the producer waited for a full queue
+}
+
+// A Pipeline folds samples on a pool of worker goroutines.
+//
+// Add, AddEdge, Snapshot, Stats and Close must be called from one
+// goroutine (the producer), or with the caller ordering them; workers are
+// the only other goroutines and touch only packets and their own shards.
+type Pipeline struct {
+	size  int
+	cur   *packet
+	send  func(*packet) // hands a full packet over; tests capture packets
+	dedup *deduper      // nil when skipping is off
+	stats Stats
+
+	work     chan *packet
+	free     chan *packet
+	shards   []*ccmap.Map
+	inflight sync.WaitGroup // packets sent and not yet folded
+	workers  sync.WaitGroup
+	result   *ccmap.Map // set by Close
+}
+
+// New starts a pipeline with its workers. Invalid options are taken as
+// their defaults (see Options.Check).
+func New(o Options) *Pipeline {
+	n := o.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	p := newProducer(o)
+	p.work = make(chan *packet, 2*n)
+	p.free = make(chan *packet, 3*n+1)
+	p.send = p.submit
+	p.shards = make([]*ccmap.Map, n)
+	for i := range p.shards {
+		p.shards[i] = ccmap.New()
+		p.workers.Add(1)
+		go p.worker(p.shards[i])
+	}
+	return p
+}
+
+// newProducer returns a pipeline's producer side without workers and
+// without send: tests set send to capture packets.
+func newProducer(o Options) *Pipeline {
+	size := o.PacketSize
+	if size <= 0 {
+		size = DefaultPacketSize
+	}
+	p := &Pipeline{size: size}
+	if r := o.DedupRatio; r > 0 && r < 1 {
+		p.dedup = &deduper{
+			ratio:      r,
+			seen:       make(map[uint64]struct{}),
+			rng:        rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
+			compensate: ccmap.Compensate,
+		}
+	}
+	p.cur = newPacket(size)
+	return p
+}
+
+// Add hands over one sampled stack, innermost frame first, weighted by
+// weight (the sample's period). The frames are copied; the caller may
+// reuse them. It blocks while the queue is full.
+func (p *Pipeline) Add(frames []ccmap.Frame, weight uint64) {
+	p.mustRun()
+	p.stats.Samples++
+	if len(frames) == 0 {
+		return // ccmap ignores empty stacks; no signature to keep either
+	}
+	if p.dedup != nil {
+		w, ok := p.dedup.admit(frames, weight)
+		if !ok {
+			p.stats.Skipped++
+			return
+		}
+		weight = w
+	}
+	p.cur.addStack(frames, weight)
+	p.full()
+}
+
+// AddEdge hands over one call-edge event: weight calls from site to
+// callee. With a nil ctx it is folded by ccmap's AddEdge; otherwise ctx
+// holds the caller's frames, innermost first, and it is folded by
+// AddEdgeInContext (an empty, non-nil ctx makes the caller a root). The
+// frames are copied. It blocks while the queue is full.
+func (p *Pipeline) AddEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64) {
+	p.mustRun()
+	p.stats.Edges++
+	p.cur.addEdge(ctx, site, callee, weight)
+	p.full()
+}
+
+func (p *Pipeline) mustRun() {
+	if p.result != nil {
+		panic("pipeline: sample added after Close")
+	}
+}
+
+// full hands the current packet over when it holds PacketSize samples,
+// or when its frames grew past 64 per sample on average (deep stacks),
+// to bound the memory of one packet.
+func (p *Pipeline) full() {
+	if len(p.cur.items) >= p.size || len(p.cur.frames) >= 64*p.size {
+		p.flush()
+	}
+}
+
+// flush hands the current packet over if it holds anything.
+func (p *Pipeline) flush() {
+	if len(p.cur.items) == 0 {
+		return
+	}
+	p.stats.Packets++
+	p.send(p.cur)
+	p.cur = p.newPacket()
+}
+
+func (p *Pipeline) newPacket() *packet {
+	select {
+	case pk := <-p.free:
+		return pk
+	default:
+		return newPacket(p.size)
+	}
+}
+
+// submit queues pk for the workers, waiting while the queue is full.
+func (p *Pipeline) submit(pk *packet) {
+	p.inflight.Add(1)
+	select {
+	case p.work <- pk:
+	default:
+		p.stats.Stalls++
+		p.work <- pk
+	}
+}
+
+// worker folds packets into its shard until the queue is closed.
+func (p *Pipeline) worker(shard *ccmap.Map) {
+	defer p.workers.Done()
+	for pk := range p.work {
+		pk.fold(shard)
+		pk.reset()
+		select {
+		case p.free <- pk:
+		default:
+		}
+		p.inflight.Done()
+	}
+}
+
+// Snapshot returns a new map holding exactly everything added before the
+// call, while the pipeline keeps running. It hands over the current
+// packet, waits until the workers have folded every packet sent (at most
+// the queue's worth) and merges copies of the shards; the producer is
+// held for that time.
+func (p *Pipeline) Snapshot() *ccmap.Map {
+	if p.result != nil {
+		return p.result.Clone()
+	}
+	p.flush()
+	p.inflight.Wait()
+	return ccmap.Merge(p.shards...)
+}
+
+// Close hands over the last packet, stops the workers and returns the
+// merged map. Later calls return the same map; Add after Close panics.
+func (p *Pipeline) Close() *ccmap.Map {
+	if p.result != nil {
+		return p.result
+	}
+	p.flush()
+	close(p.work)
+	p.workers.Wait()
+	m := p.shards[0]
+	for _, s := range p.shards[1:] {
+		m.Merge(s)
+	}
+	p.result = m
+	p.shards = nil
+	return m
+}
+
+// Stats returns the counts so far.
+func (p *Pipeline) Stats() Stats { return p.stats }
