@@ -147,8 +147,11 @@ func Disable(fd int) error { return wrap("disable event", ioctl(fd, iocDisable, 
 // the value of the ID and IDENTIFIER sample fields.
 func EventID(fd int) (uint64, error) {
 	var id uint64
-	err := ioctl(fd, iocID, uintptr(unsafe.Pointer(&id)))
-	return id, wrap("read event id", err)
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), iocID, uintptr(unsafe.Pointer(&id)))
+	if errno != 0 {
+		return 0, wrap("read event id", errno)
+	}
+	return id, nil
 }
 
 // SetOutput redirects fd's records into the ring of target
@@ -161,7 +164,13 @@ func SetOutput(fd, target int) error {
 // of fd. The kernel reads a u64 through the pointer; x/sys's
 // IoctlSetPointerInt passes an int32 and must not be used for it.
 func SetPeriod(fd int, period uint64) error {
-	return wrap("set period", ioctl(fd, iocPeriod, uintptr(unsafe.Pointer(&period))))
+	// The pointer conversion must be in the Syscall call itself for the
+	// compiler to keep period alive and in place during the call.
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), iocPeriod, uintptr(unsafe.Pointer(&period)))
+	if errno != 0 {
+		return wrap("set period", errno)
+	}
+	return nil
 }
 
 func wrap(op string, err error) error {

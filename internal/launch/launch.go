@@ -4,7 +4,8 @@
 //
 // Go cannot fork without exec, so hwprof re-executes its own binary
 // (/proc/self/exe) with a marker argument. That trampoline process runs the
-// init function below on its main thread, blocks reading a pipe, and when
+// init function below on its main thread, says it is ready, blocks reading a
+// pipe, and when
 // the parent writes the go-ahead byte it calls execve(2) with the user's
 // command. Events opened on the trampoline's pid with inherit and
 // enable_on_exec start counting at that execve. Should execve fail, the
@@ -24,12 +25,17 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // marker is argv[1] of a trampoline process.
 const marker = "--hwprof-internal-launch"
+
+// ready is the byte the trampoline writes on the error pipe once it
+// waits for the go-ahead.
+const ready = 'R'
 
 // File descriptors of the trampoline: 3 is the go-ahead pipe, 4 the
 // error pipe (ExtraFiles start at 3).
@@ -50,9 +56,20 @@ func init() {
 
 func trampoline(path string, argv []string) int {
 	unix.CloseOnExec(errFD)
+	// Tell the parent that the runtime has started its threads: only now
+	// may it open the events. A thread created after the open would
+	// inherit them, and the kernel may then swap the perf contexts of that
+	// thread and this one at a context switch (they are clones), so the
+	// program would run with inherited copies of the events, which
+	// PERF_EVENT_IOC_PERIOD on the parent's fds does not reach.
+	if _, err := unix.Write(errFD, []byte{ready}); err != nil {
+		return 127
+	}
+	// A raw read: the runtime does not see a blocking system call, so it
+	// does not hand this thread's P to a new thread while we wait.
 	var b [1]byte
-	n, _ := unix.Read(goFD, b[:])
-	if n != 1 {
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, goFD, uintptr(unsafe.Pointer(&b[0])), 1)
+	if errno != 0 || n != 1 {
 		return 127 // the parent gave up before the go-ahead
 	}
 	unix.Close(goFD)
@@ -86,7 +103,9 @@ func (e *ExecError) Error() string {
 
 // Start resolves argv[0] on PATH and starts a trampoline for it, with the
 // caller's standard streams and environment. The program does not run
-// until Go is called.
+// until Go is called. Start returns once the trampoline waits for the
+// go-ahead, with all its threads started, so that events opened on its pid
+// from then on stay its own and are not inherited copies.
 func Start(argv []string) (*Child, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command to run")
@@ -129,7 +148,13 @@ func Start(argv []string) (*Child, error) {
 		errR.Close()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	return &Child{Path: path, cmd: cmd, goW: goW, errR: errR}, nil
+	c := &Child{Path: path, cmd: cmd, goW: goW, errR: errR}
+	var b [1]byte
+	if n, _ := io.ReadFull(errR, b[:]); n != 1 || b[0] != ready {
+		c.Abort()
+		return nil, fmt.Errorf("start %s: the launcher exited before it was ready", argv[0])
+	}
+	return c, nil
 }
 
 func lookErr(err error) string {
