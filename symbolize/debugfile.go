@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
@@ -78,6 +79,42 @@ func BuildIDHex(path string) (string, error) {
 	return hex.EncodeToString(id), nil
 }
 
+// CleanBuildID returns a recorded hex build-id in lower case, or "" when it
+// is empty or all zeros (perf writes zeros for an object whose build-id it
+// did not know).
+func CleanBuildID(id string) string {
+	id = strings.ToLower(id)
+	if strings.Trim(id, "0") == "" {
+		return ""
+	}
+	return id
+}
+
+// SameBuildID reports whether a build-id a recording gives (recorded) is
+// that of a file (file), both hex. perf before 5.x wrote every build-id
+// padded with zero bytes to 20 bytes and without its length, so an 8-byte
+// (xxHash) or 16-byte (MD5, UUID) build-id of the file followed by zeros
+// matches too.
+func SameBuildID(recorded, file string) bool {
+	recorded, file = CleanBuildID(recorded), CleanBuildID(file)
+	if recorded == "" || file == "" || len(recorded) < len(file) {
+		return false
+	}
+	return recorded[:len(file)] == file && strings.Trim(recorded[len(file):], "0") == ""
+}
+
+// buildIDForms returns the names a recorded build-id may be filed under:
+// itself, then, when it ends in zero bytes (perf's padding), each shorter
+// form down to the last non-zero byte.
+func buildIDForms(id string) []string {
+	forms := []string{id}
+	for len(id) > 2 && id[len(id)-2:] == "00" {
+		id = id[:len(id)-2]
+		forms = append(forms, id)
+	}
+	return forms
+}
+
 // buildIDNames returns the names a file with build-id id may have under a
 // --debug-dir directory.
 func buildIDNames(dir, id string) []string {
@@ -100,8 +137,20 @@ func exists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// Find returns the file to read for the object key names and that file's
+// build-id: key.Path (under SymFS) when its build-id is key.BuildID (or
+// key.BuildID is empty), else a file with key.BuildID under a DebugDirs
+// directory. It fails with a *[BuildIDMismatchError] when key.Path holds
+// another build-id and no file with key.BuildID is found. Callers that
+// read an object's program headers or CFI use it to read the same file
+// the symbols come from.
+func (o Options) Find(key ObjectKey) (path, buildID string, err error) {
+	return o.findBinary(key)
+}
+
 // findBinary returns the file to read for key and its build-id.
 func (o Options) findBinary(key ObjectKey) (string, string, error) {
+	key.BuildID = CleanBuildID(key.BuildID)
 	p := o.symfs(key.Path)
 	var got string
 	found := exists(p)
@@ -110,19 +159,21 @@ func (o Options) findBinary(key ObjectKey) (string, string, error) {
 		if err != nil && key.BuildID == "" {
 			return "", "", fmt.Errorf("open object: %w", err)
 		}
-		if err == nil && (key.BuildID == "" || id == key.BuildID) {
+		if err == nil && (key.BuildID == "" || SameBuildID(key.BuildID, id)) {
 			return p, id, nil
 		}
 		got = id // "" when the file is not readable ELF
 	}
 	if key.BuildID != "" {
 		for _, dir := range o.DebugDirs {
-			for _, c := range buildIDNames(dir, key.BuildID) {
-				if !exists(c) {
-					continue
-				}
-				if id, err := BuildIDHex(c); err == nil && id == key.BuildID {
-					return c, id, nil
+			for _, want := range buildIDForms(key.BuildID) {
+				for _, c := range buildIDNames(dir, want) {
+					if !exists(c) {
+						continue
+					}
+					if id, err := BuildIDHex(c); err == nil && SameBuildID(key.BuildID, id) {
+						return c, id, nil
+					}
 				}
 			}
 		}

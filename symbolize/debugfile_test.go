@@ -1,11 +1,14 @@
 package symbolize
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -230,5 +233,97 @@ func TestSymFS(t *testing.T) {
 	// Cached: the same Object again.
 	if r2, _ := s.Resolver(ObjectKey{Path: "/usr/bin/prog"}); r2 != r {
 		t.Error("not cached")
+	}
+}
+
+func TestBuildIDForms(t *testing.T) {
+	tests := []struct {
+		name           string
+		recorded, file string
+		same           bool
+	}{
+		{"equal", "572ac72487ae1966", "572ac72487ae1966", true},
+		{"perf<5 pads to 20 bytes", "572ac72487ae1966000000000000000000000000", "572ac72487ae1966", true},
+		{"upper case", "572AC72487AE1966", "572ac72487ae1966", true},
+		{"padding must be zeros", "572ac72487ae1966000000000000000000000001", "572ac72487ae1966", false},
+		{"prefix of another id", "572ac72487ae19", "572ac72487ae1966", false},
+		{"all zeros is no build-id", "0000000000000000000000000000000000000000", "", false},
+		{"none", "", "572ac72487ae1966", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SameBuildID(tt.recorded, tt.file); got != tt.same {
+				t.Errorf("SameBuildID(%q, %q) = %v", tt.recorded, tt.file, got)
+			}
+		})
+	}
+	if got := CleanBuildID("0000"); got != "" {
+		t.Errorf("CleanBuildID of zeros: %q", got)
+	}
+	forms := buildIDForms("ab00cd0000")
+	if want := []string{"ab00cd0000", "ab00cd00", "ab00cd"}; !slices.Equal(forms, want) {
+		t.Errorf("buildIDForms: %q, want %q", forms, want)
+	}
+}
+
+// A recording of perf before 5.x pads a short build-id with zeros to 20
+// bytes; the --debug-dir file named by the short id is found and used.
+func TestDebugDirPaddedBuildID(t *testing.T) {
+	need(t, "gcc")
+	dir := t.TempDir()
+	bin := buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id=0x572ac72487ae1966")
+	id, err := BuildIDHex(bin)
+	if err != nil || id != "572ac72487ae1966" {
+		t.Fatalf("build-id %q, %v", id, err)
+	}
+	dd := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dd, id)); err != nil {
+		t.Fatal(err)
+	}
+	recorded := id + strings.Repeat("00", 12)
+	key := ObjectKey{Path: "/elsewhere/prog", BuildID: recorded}
+	path, got, err := Options{DebugDirs: []string{dd}}.Find(key)
+	if err != nil || path != filepath.Join(dd, id) || got != id {
+		t.Fatalf("Find: %q %q %v", path, got, err)
+	}
+	o, err := Open(key, Options{DebugRoots: []string{}, DebugDirs: []string{dd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAsFull(t, o, bin)
+	// The file at the recorded path with the padded id matches too.
+	if _, err := Open(ObjectKey{Path: bin, BuildID: recorded}, Options{DebugRoots: []string{}}); err != nil {
+		t.Errorf("recorded path with a padded build-id: %v", err)
+	}
+}
+
+func TestParseBuildIDNote(t *testing.T) {
+	note := func(name string, typ uint32, desc []byte) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, uint32(len(name)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(desc)))
+		b = binary.LittleEndian.AppendUint32(b, typ)
+		b = append(b, name...)
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+		b = append(b, desc...)
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+		return b
+	}
+	id := []byte{0xe4, 0xf1, 0x8d, 0x9d, 0xc1}
+	data := append(note("Xen\x00", 6, []byte{1, 2, 3}), note("GNU\x00", 3, id)...)
+	if got := ParseBuildIDNote(data); !bytes.Equal(got, id) {
+		t.Errorf("ParseBuildIDNote = %x, want %x", got, id)
+	}
+	for n := range len(data) {
+		if got := ParseBuildIDNote(data[:n]); got != nil {
+			t.Errorf("truncated at %d: %x", n, got)
+		}
+	}
+	// The running kernel's, when readable, is a build-id.
+	if kid, err := KernelBuildID(); err == nil && kid != "" && len(kid) < 16 {
+		t.Errorf("kernel build-id %q", kid)
 	}
 }
