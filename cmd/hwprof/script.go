@@ -2,11 +2,17 @@ package main
 
 import (
 	"bufio"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
@@ -19,33 +25,27 @@ import (
 // command, pid/tid, cpu, time, period and event, then one line per frame
 // (address, function+offset, object), with --srcline the source lines of
 // each frame including inlined ones, and with -F brstack/brstacksym the
-// branch stack. It reads the file in one pass (process model, unwinding),
-// symbolizes each unique address of each object once, objects in
-// parallel, and then prints.
+// branch stack. -F with perf's field names (comm, tid, time, ip, sym, dso,
+// brstack, ...) prints those fields in perf script's layout instead. It
+// reads the file in one pass (process model, unwinding), symbolizes each
+// unique address of each object once, objects in parallel, and then prints.
 func cmdScript(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F brstack,brstacksym] [--symfs DIR] [--debug-dir DIR]", stderr)
+	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F FIELDS] [--symfs DIR] [--debug-dir DIR]", stderr)
 	input := fs.String("i", "hwprof.data", "read the recording from `FILE`")
 	srcline := fs.Bool("srcline", false, "print the source file and line of every frame, inlined frames included")
-	fields := fs.String("F", "", "extra fields: `brstack` (branch stack addresses) and/or brstacksym (symbolized)")
+	fields := fs.String("F", "", "`FIELDS`: brstack and/or brstacksym add the branch stack to the default output; "+
+		"any of "+strings.Join(scriptFieldNames[:], ",")+" print only those, in perf script's layout")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	var o scriptOptions
-	o.srcline = *srcline
-	for f := range strings.SplitSeq(*fields, ",") {
-		switch strings.TrimSpace(f) {
-		case "":
-		case "brstack":
-			o.brstack = true
-		case "brstacksym":
-			o.brstackSym = true
-		default:
-			fmt.Fprintf(stderr, "hwprof script: unknown field %q in -F (known: brstack, brstacksym)\n", f)
-			return exitUsage
-		}
+	o, err := parseScriptFields(*fields)
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof script: %v\n", err)
+		return exitUsage
 	}
+	o.srcline = o.srcline || *srcline
 	so := symbolize.Options{SymFS: *symfs}
 	if *debugDir != "" {
 		so.DebugDirs = []string{*debugDir}
@@ -71,9 +71,63 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// scriptField is one of perf script's -F fields that hwprof prints.
+type scriptField uint8
+
+const (
+	fieldComm scriptField = iota
+	fieldTID
+	fieldPID
+	fieldCPU
+	fieldTime
+	fieldPeriod
+	fieldEvent
+	fieldIP
+	fieldSym
+	fieldSymOff
+	fieldDSO
+	fieldSrcline
+	fieldBrstack
+	fieldBrstackSym
+	numScriptFields
+)
+
+var scriptFieldNames = [numScriptFields]string{
+	"comm", "tid", "pid", "cpu", "time", "period", "event", "ip", "sym",
+	"symoff", "dso", "srcline", "brstack", "brstacksym",
+}
+
+// parseScriptFields reads -F. Only brstack and brstacksym (hwprof's first
+// use of -F) keep the default output and add the branch stack; any other
+// field selects perf's field mode: exactly the fields named, laid out as
+// perf script 6.1 prints them.
+func parseScriptFields(list string) (scriptOptions, error) {
+	var o scriptOptions
+	for f := range strings.SplitSeq(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		i := slices.Index(scriptFieldNames[:], f)
+		if i < 0 {
+			return o, fmt.Errorf("unknown field %q in -F (known: %s)", f, strings.Join(scriptFieldNames[:], ", "))
+		}
+		o.fields |= 1 << i
+	}
+	o.brstack = o.has(fieldBrstack)
+	o.brstackSym = o.has(fieldBrstackSym)
+	o.srcline = o.has(fieldSrcline)
+	o.perfFields = o.fields&^(1<<fieldBrstack|1<<fieldBrstackSym) != 0
+	return o, nil
+}
+
 type scriptOptions struct {
 	srcline, brstack, brstackSym bool
+	perfFields                   bool   // -F named perf fields: print only those
+	fields                       uint32 // bit i: scriptField i
 }
+
+func (o scriptOptions) has(f scriptField) bool { return o.fields&(1<<f) != 0 }
 
 // scriptSample is what is printed of one sample; its frames and branches
 // are ranges of the scripter's shared slices.
@@ -85,6 +139,7 @@ type scriptSample struct {
 	event            int
 	frames, framesTo int
 	branch, branchTo int
+	callchain        bool // the sample has a callchain (or stack) to print as one
 }
 
 // scriptAddr is one address to print: where it resolves (key and index
@@ -106,11 +161,18 @@ type scripter struct {
 	o        scriptOptions
 	symz     *symbolize.Symbolizer
 	maps     *procmap.Map
+	files    *objectFiles
 	unwinder *unwind.Unwinder
 	buildIDs map[string]string // path -> build-id hex, from the recording
-	samples  []scriptSample
-	frames   []scriptAddr
-	branches []scriptBranch
+	// kernelLocal says whether the recorded kernel is the running one,
+	// whose /proc/kallsyms then names kernel addresses; kernelWhy says
+	// why not.
+	kernelLocal bool
+	kernelWhy   string
+	kernelAsked bool // some address resolved to the kernel
+	samples     []scriptSample
+	frames      []scriptAddr
+	branches    []scriptBranch
 	// unique addresses per object
 	keys    []symbolize.ObjectKey
 	keyOf   map[*procmap.Object]int
@@ -121,22 +183,105 @@ type scripter struct {
 }
 
 func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scripter {
-	uo := unwind.Options{Root: so.SymFS}
-	if vdso, err := unwind.LocalVDSO(); err == nil {
-		uo.VDSO = vdso // the recorded processes' vdso, when recorded here
-	}
 	sc := &scripter{
 		r: r, o: o, symz: symbolize.New(so),
-		maps:     procmap.New(procmap.NewSegments(so.SymFS)),
-		unwinder: unwind.New(uo),
 		buildIDs: map[string]string{},
 		keyOf:    map[*procmap.Object]int{},
 		comms:    map[string]string{},
 	}
 	for _, b := range r.Features().BuildIDs {
-		sc.buildIDs[b.Path] = hex.EncodeToString(b.ID)
+		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
+			sc.buildIDs[b.Path] = id
+		}
 	}
+	sc.kernelLocal, sc.kernelWhy = recordedKernelIsLocal(r.Features(), sc.buildIDs[symbolize.KernelPath])
+	segs := procmap.NewSegments(so.SymFS)
+	sc.files = &objectFiles{opts: so, segs: segs, found: map[string]string{}}
+	sc.maps = procmap.New(segs)
+	uo := unwind.Options{Open: sc.files.open}
+	if sc.kernelLocal {
+		if vdso, err := unwind.LocalVDSO(); err == nil {
+			uo.VDSO = vdso // the recorded processes' vdso: same kernel
+		}
+	}
+	sc.unwinder = unwind.New(uo)
 	return sc
+}
+
+// recordedKernelIsLocal reports whether the recording was made on the
+// running kernel: its [kernel.kallsyms] build-id is the running kernel's,
+// or, when it names none, its OS release is the running one's (or it does
+// not say). perf uses /proc/kallsyms on the same build-id test.
+func recordedKernelIsLocal(f *perfdata.FileFeatures, recorded string) (bool, string) {
+	if recorded != "" {
+		local, err := symbolize.KernelBuildID()
+		if err != nil {
+			return false, fmt.Sprintf("the recording's kernel has build-id %s and the running kernel's is unknown (%v)", recorded, err)
+		}
+		if !symbolize.SameBuildID(recorded, local) {
+			return false, fmt.Sprintf("the recording's kernel has build-id %s, the running kernel %s", recorded, local)
+		}
+		return true, ""
+	}
+	if f.OSRelease == "" {
+		return true, ""
+	}
+	rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil || strings.TrimSpace(string(rel)) != f.OSRelease {
+		return false, fmt.Sprintf("the recording was made on kernel %s, this is %s", f.OSRelease, strings.TrimSpace(string(rel)))
+	}
+	return true, ""
+}
+
+// objectFiles finds the file of each recorded object once: its recorded
+// path (under --symfs) when the build-id matches, else a file named by
+// its build-id under --debug-dir (symbolize.Options.Find). The process
+// model then reads that file's PT_LOAD segments and the unwinder its CFI,
+// so a binary found by build-id gets the same address arithmetic as one at
+// its recorded path.
+type objectFiles struct {
+	opts  symbolize.Options
+	segs  *procmap.Segments
+	mu    sync.Mutex
+	found map[string]string // recorded path -> file read ("" when none)
+}
+
+// locate finds the file for path (recorded with build-id id, or "") and
+// gives its segments to the process model.
+func (f *objectFiles) locate(path, id string) {
+	if path == "" || strings.HasPrefix(path, "[") || strings.HasPrefix(path, "//") {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.found[path]; ok {
+		return
+	}
+	file, _, err := f.opts.Find(symbolize.ObjectKey{Path: path, BuildID: id})
+	f.found[path] = file
+	if err != nil {
+		return
+	}
+	if segs, err := procmap.ReadSegments(file); err == nil {
+		f.segs.Set(path, segs)
+	}
+}
+
+// open opens the file found for path (the unwinder's Options.Open).
+func (f *objectFiles) open(path string) (*elf.File, error) {
+	f.mu.Lock()
+	file, ok := f.found[path]
+	f.mu.Unlock()
+	if !ok {
+		file = path
+		if f.opts.SymFS != "" {
+			file = filepath.Join(f.opts.SymFS, path)
+		}
+	}
+	if file == "" {
+		return nil, fmt.Errorf("open %s: no file with the recorded build-id: %w", path, fs.ErrNotExist)
+	}
+	return elf.Open(file)
 }
 
 // read applies every record to the process model and unwinds every
@@ -155,9 +300,20 @@ func (sc *scripter) read() error {
 			sc.addSample(&s, frames)
 		case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm, perf.RecordFork, perf.RecordExit:
 			d, err := sc.r.Format().Decode(rec.Raw)
-			if err == nil {
-				sc.maps.Apply(d)
+			if err != nil {
+				continue
 			}
+			switch m := d.(type) {
+			case *perf.Mmap:
+				sc.files.locate(m.Filename, sc.buildIDs[m.Filename])
+			case *perf.Mmap2:
+				id := sc.buildIDs[m.Filename]
+				if m.HasBuildID() {
+					id = symbolize.CleanBuildID(hex.EncodeToString(m.BuildID))
+				}
+				sc.files.locate(m.Filename, id)
+			}
+			sc.maps.Apply(d)
 		}
 	}
 	return sc.r.Err()
@@ -168,6 +324,7 @@ func (sc *scripter) addSample(s *perf.Sample, frames []unwind.Frame) {
 	ss := scriptSample{
 		pid: s.PID, tid: s.TID, cpu: s.CPU, hasCPU: s.Has(perf.SampleCPU),
 		time: s.Time, period: s.Period, event: ev, frames: len(sc.frames),
+		callchain: s.Has(perf.SampleCallchain) || len(frames) > 1,
 	}
 	if !s.Has(perf.SamplePeriod) && ev >= 0 && ev < sc.r.Format().Len() {
 		if a := sc.r.Format().Attr(ev); !a.Freq() {
@@ -255,13 +412,14 @@ func (sc *scripter) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAd
 func (sc *scripter) objectKey(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, bool) {
 	switch obj.Kind {
 	case procmap.KindKernel, procmap.KindModule:
-		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
+		sc.kernelAsked = true
+		return symbolize.ObjectKey{Path: symbolize.KernelPath}, sc.kernelLocal
 	case procmap.KindJIT:
 		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
 	case procmap.KindFile:
 		id := sc.buildIDs[obj.Path]
 		if len(obj.BuildID) > 0 {
-			id = hex.EncodeToString(obj.BuildID)
+			id = symbolize.CleanBuildID(hex.EncodeToString(obj.BuildID))
 		}
 		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
 	}
@@ -274,6 +432,9 @@ func (sc *scripter) symbolize(stderr io.Writer) {
 	req := make(map[symbolize.ObjectKey][]symbolize.Addr, len(sc.keys))
 	for k, key := range sc.keys {
 		req[key] = sc.addrs[k]
+	}
+	if sc.kernelAsked && !sc.kernelLocal {
+		fmt.Fprintf(stderr, "hwprof: warning: %s: kernel frames print as [unknown]\n", sc.kernelWhy)
 	}
 	res := sc.symz.SymbolizeAll(req)
 	sc.results = make([]symbolize.Result, len(sc.keys))
@@ -309,33 +470,53 @@ func (sc *scripter) symOff(a scriptAddr) string {
 	return fmt.Sprintf("%s+0x%x", loc.Symbol.Name.Full, off)
 }
 
+// symName is the function's name or "[unknown]".
+func (sc *scripter) symName(a scriptAddr) string {
+	loc, ok := sc.location(a)
+	if !ok || loc.Symbol == nil {
+		return "[unknown]"
+	}
+	return loc.Symbol.Name.Full
+}
+
+// objName names an address's object as perf's dso name does: the
+// recorded path, "[kernel.kallsyms]" for the kernel image (whose mapping
+// is "[kernel.kallsyms]_text") and "[name]" for a module (kmod_path__parse:
+// the file name without .ko and compression suffix, '-' made '_').
 func objName(a scriptAddr) string {
 	if a.obj == nil {
 		return "[unknown]"
+	}
+	switch a.obj.Kind {
+	case procmap.KindKernel:
+		return symbolize.KernelPath
+	case procmap.KindModule:
+		if strings.HasPrefix(a.obj.Path, "[") {
+			return a.obj.Path
+		}
+		name := filepath.Base(a.obj.Path)
+		for _, ext := range []string{".gz", ".xz", ".zst", ".ko"} {
+			name = strings.TrimSuffix(name, ext)
+		}
+		return "[" + strings.ReplaceAll(name, "-", "_") + "]"
 	}
 	return a.obj.Path
 }
 
 func (sc *scripter) print(w *bufio.Writer) {
+	if sc.o.perfFields {
+		sc.printFields(w)
+		return
+	}
 	attrs := sc.r.Attrs()
 	for _, s := range sc.samples {
-		event := "?"
-		if s.event >= 0 && s.event < len(attrs) {
-			event = attrs[s.event].Name
-		} else if len(attrs) == 1 {
-			event = attrs[0].Name
-		}
-		comm := s.comm
-		if comm == "" {
-			comm = ":" + fmt.Sprint(s.pid)
-		}
-		fmt.Fprintf(w, "%16s %6d/%-6d ", comm, s.pid, s.tid)
+		fmt.Fprintf(w, "%16s %6d/%-6d ", sc.commOf(s), s.pid, s.tid)
 		if s.hasCPU {
 			fmt.Fprintf(w, "[%03d] ", s.cpu)
 		}
-		fmt.Fprintf(w, "%d.%06d: %10d %s:", s.time/1e9, s.time%1e9/1e3, s.period, event)
+		fmt.Fprintf(w, "%d.%06d: %10d %s:", s.time/1e9, s.time%1e9/1e3, s.period, eventName(attrs, s.event))
 		if s.branchTo > s.branch {
-			sc.printBranches(w, sc.branches[s.branch:s.branchTo])
+			sc.printBranches(w, sc.branches[s.branch:s.branchTo], false)
 		}
 		w.WriteByte('\n')
 		for _, f := range sc.frames[s.frames:s.framesTo] {
@@ -345,6 +526,108 @@ func (sc *scripter) print(w *bufio.Writer) {
 			}
 		}
 		w.WriteByte('\n')
+	}
+}
+
+func eventName(attrs []perfdata.EventAttr, ev int) string {
+	switch {
+	case ev >= 0 && ev < len(attrs):
+		return attrs[ev].Name
+	case len(attrs) == 1:
+		return attrs[0].Name
+	}
+	return "[unknown]"
+}
+
+func (sc *scripter) commOf(s scriptSample) string {
+	if s.comm == "" {
+		return ":" + fmt.Sprint(s.pid)
+	}
+	return s.comm
+}
+
+// printFields prints the -F fields of every sample in perf script 6.1's
+// layout (perf_sample__fprintf_start, process_event, sample__fprintf_sym
+// and perf_sample__fprintf_brstack* in tools/perf/builtin-script.c): the
+// fields in perf's order whatever the order given, the event name padded
+// to the longest, the frames of a callchain one per line, else the IP,
+// symbol and object on the sample's line, then the branch stack.
+func (sc *scripter) printFields(w *bufio.Writer) {
+	o := sc.o
+	attrs := sc.r.Attrs()
+	width := 0
+	for _, a := range attrs {
+		width = max(width, len(a.Name))
+	}
+	for _, s := range sc.samples {
+		if o.has(fieldComm) {
+			if o.has(fieldIP) && s.callchain {
+				fmt.Fprintf(w, "%s ", sc.commOf(s))
+			} else {
+				fmt.Fprintf(w, "%16s ", sc.commOf(s))
+			}
+		}
+		switch {
+		case o.has(fieldPID) && o.has(fieldTID):
+			fmt.Fprintf(w, "%5d/%-5d ", s.pid, s.tid)
+		case o.has(fieldPID):
+			fmt.Fprintf(w, "%5d ", s.pid)
+		case o.has(fieldTID):
+			fmt.Fprintf(w, "%5d ", s.tid)
+		}
+		if o.has(fieldCPU) && s.hasCPU {
+			fmt.Fprintf(w, "[%03d] ", s.cpu)
+		}
+		if o.has(fieldTime) {
+			fmt.Fprintf(w, "%12s: ", fmt.Sprintf("%d.%06d", s.time/1e9, s.time%1e9/1e3))
+		}
+		if o.has(fieldPeriod) {
+			fmt.Fprintf(w, "%10d ", s.period)
+		}
+		if o.has(fieldEvent) {
+			fmt.Fprintf(w, "%*s: ", width, eventName(attrs, s.event))
+		}
+		if o.has(fieldIP) {
+			frames := sc.frames[s.frames:s.framesTo]
+			if s.callchain {
+				w.WriteByte('\n')
+				for _, f := range frames {
+					w.WriteByte('\t')
+					sc.printFrame(w, f)
+					w.WriteByte('\n')
+				}
+			} else if len(frames) > 0 {
+				w.WriteByte(' ')
+				sc.printFrame(w, frames[0])
+			}
+		}
+		if s.branchTo > s.branch {
+			sc.printBranches(w, sc.branches[s.branch:s.branchTo], o.has(fieldDSO))
+		}
+		w.WriteByte('\n')
+	}
+}
+
+// printFrame prints one frame as perf's sample__fprintf_sym: the address,
+// the symbol (with +0xoffset for symoff), the object in parentheses, and
+// with srcline the source lines.
+func (sc *scripter) printFrame(w *bufio.Writer, f scriptAddr) {
+	o := sc.o
+	fmt.Fprintf(w, "%16x", f.addr)
+	if o.has(fieldSym) || o.has(fieldSymOff) {
+		w.WriteByte(' ')
+		if o.has(fieldSymOff) {
+			w.WriteString(sc.symOff(f))
+		} else {
+			w.WriteString(sc.symName(f))
+		}
+	}
+	if o.has(fieldDSO) {
+		fmt.Fprintf(w, " (%s)", objName(f))
+	}
+	if o.srcline {
+		w.WriteByte('\n')
+		sc.printSrcline(w, f)
 	}
 }
 
@@ -368,8 +651,21 @@ func (sc *scripter) printSrcline(w *bufio.Writer, a scriptAddr) {
 }
 
 // printBranches prints the branch stack as perf's brstack and brstacksym
-// fields do: from/to/predicted-or-mispredicted/in_tx/abort/cycles.
-func (sc *scripter) printBranches(w *bufio.Writer, bs []scriptBranch) {
+// fields do (perf_sample__fprintf_brstack*, print_bstack_flags):
+// from/to/predicted-or-mispredicted/in_tx/abort/cycles/type, each end with
+// its object in parentheses when dso is printed too. perf prints a
+// brstacksym entry without a space before it.
+func (sc *scripter) printBranches(w *bufio.Writer, bs []scriptBranch, dso bool) {
+	end := func(a scriptAddr, sym bool) {
+		if sym {
+			w.WriteString(sc.symOff(a))
+		} else {
+			fmt.Fprintf(w, "0x%x", a.addr)
+		}
+		if dso {
+			fmt.Fprintf(w, "(%s)", objName(a))
+		}
+	}
 	for _, b := range bs {
 		pred := "-"
 		if b.flags.Mispred() {
@@ -384,11 +680,26 @@ func (sc *scripter) printBranches(w *bufio.Writer, bs []scriptBranch) {
 		if b.flags.Abort() {
 			abort = "A"
 		}
-		if sc.o.brstack {
-			fmt.Fprintf(w, " 0x%x/0x%x/%s/%s/%s/%d", b.from.addr, b.to.addr, pred, tx, abort, b.flags.Cycles())
+		typ := ""
+		if t := b.flags.FullType(); t != perf.BrUnknown {
+			typ = t.String()
 		}
-		if sc.o.brstackSym {
-			fmt.Fprintf(w, " %s/%s/%s/%s/%s/%d", sc.symOff(b.from), sc.symOff(b.to), pred, tx, abort, b.flags.Cycles())
+		flags := fmt.Sprintf("/%s/%s/%s/%d/%s ", pred, tx, abort, b.flags.Cycles(), typ)
+		if sc.o.brstack {
+			w.WriteByte(' ')
+			end(b.from, false)
+			w.WriteByte('/')
+			end(b.to, false)
+			w.WriteString(flags)
+		}
+		if sc.o.brstackSym && !(sc.o.perfFields && sc.o.brstack) { // perf prints only brstack then
+			if !sc.o.perfFields {
+				w.WriteByte(' ')
+			}
+			end(b.from, true)
+			w.WriteByte('/')
+			end(b.to, true)
+			w.WriteString(flags)
 		}
 	}
 }
