@@ -44,10 +44,28 @@ func Open(key ObjectKey, opts Options) (o *Object, err error) {
 			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
 		}
 	}()
-	return open(key, opts, path, id)
+	return open(key, opts, path, id, true)
 }
 
-func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
+// OpenSymbols is Open without DWARF: the object's symbols (and a Go
+// binary's pclntab) only, so every Location has its Symbol and a single
+// frame without file and line. It is much faster for objects with large
+// debug information (a libc debug package), for callers that need
+// function names only.
+func OpenSymbols(key ObjectKey, opts Options) (o *Object, err error) {
+	path, id, err := opts.findBinary(key)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
+		}
+	}()
+	return open(key, opts, path, id, false)
+}
+
+func open(key ObjectKey, opts Options, path, id string, withDWARF bool) (*Object, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open object: %w", err)
@@ -71,7 +89,7 @@ func open(key ObjectKey, opts Options, path, id string) (*Object, error) {
 	o.syms.addPLT(f)
 	o.syms.addPLTGOT(f)
 	o.syms.finish(sectionEnds(f))
-	if hasDWARF(dw) {
+	if withDWARF && hasDWARF(dw) {
 		d, err := dw.DWARF()
 		if err == nil {
 			o.dwarf, err = buildDWARF(d)
