@@ -28,6 +28,11 @@ type LoadOptions struct {
 	// for it, for recordings of programs whose file has another name here
 	// (not under SymFS; its build-id is not checked).
 	Objects map[string]string
+	// SiteLines resolves the source file and line of every call site
+	// from the objects' DWARF (slow for large debug packages: it reads
+	// all of their DWARF). Without it, functions are named by the objects'
+	// symbols and sites have their object and offset only.
+	SiteLines bool
 	// Workers, DedupRatio and Seed configure the folding (package
 	// pipeline): the number of folding goroutines (0: GOMAXPROCS), the
 	// share RR in (0, 1] of already-seen stacks folded (with weight 1/RR;
@@ -110,7 +115,9 @@ type loader struct {
 	last       uint64
 	timed      bool
 	lastPeriod []uint64 // per event, 0 before its first sample
-	noRetAddr  uint64   // exact samples without a return address
+	fpOnly     []bool   // per event: unwound from the callchain alone
+	stacks     *stackCache
+	noRetAddr  uint64 // exact samples without a return address
 	warnings   []string
 
 	// buffers reused from sample to sample
@@ -147,6 +154,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
 		buildIDs: map[string]string{},
 		lbrSums:  map[lbrKey]lbrSum{},
+		stacks:   newStackCache(),
 	}
 	l.code = newCodeReader(l.localPath)
 	l.addrs = newAddrTable(l.code)
@@ -180,7 +188,12 @@ func (l *loader) read() error {
 				continue // the reader counts undecodable samples in its warnings
 			}
 			l.sample(&s)
-		case perf.RecordMmap, perf.RecordMmap2, perf.RecordFork, perf.RecordExit:
+		case perf.RecordMmap, perf.RecordMmap2:
+			if d, err := l.r.Decode(); err == nil {
+				l.maps.Apply(d)
+				l.stacks.clear()
+			}
+		case perf.RecordFork, perf.RecordExit:
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
 			}
@@ -189,6 +202,7 @@ func (l *loader) read() error {
 				l.maps.Apply(d)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
 					l.dec.Forget(c.PID)
+					l.stacks.clear()
 				}
 			}
 		case perf.RecordLost:
@@ -241,8 +255,10 @@ func (l *loader) growEvents() {
 	if len(l.srcs) < n {
 		l.srcs = classify(l.r.Attrs(), l.r.Features())
 		for len(l.used) < len(l.srcs) {
+			a := l.r.Format().Attr(len(l.used))
 			l.used = append(l.used, false)
 			l.lastPeriod = append(l.lastPeriod, 0)
+			l.fpOnly = append(l.fpOnly, unwind.MethodFor(a) == unwind.MethodFP)
 		}
 	}
 }
@@ -262,10 +278,10 @@ func (l *loader) sample(s *perf.Sample) {
 	case srcExact:
 		l.exact(s, weight)
 	case srcLBR:
-		l.stack(s, weight)
+		l.stack(s, ev, weight)
 		l.branches(s, period)
 	default:
-		l.stack(s, weight)
+		l.stack(s, ev, weight)
 	}
 }
 
@@ -338,7 +354,16 @@ func (l *loader) ipFrame(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
 	return append(dst, f)
 }
 
-func (l *loader) stack(s *perf.Sample, weight uint64) {
+func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
+	fp := l.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
+	var h uint64
+	if fp {
+		h = hashChain(s.PID, s.Callchain)
+		if frames, ok := l.stacks.get(h, s.PID, s.Callchain); ok {
+			l.fold.Add(frames, weight)
+			return
+		}
+	}
 	l.frames, _ = l.unwinder.Append(l.frames[:0], s, l.maps)
 	if len(l.frames) == 0 {
 		l.frames = l.ipFrame(l.frames, s)
@@ -347,6 +372,9 @@ func (l *loader) stack(s *perf.Sample, weight uint64) {
 		return
 	}
 	l.cframes = l.toFrames(l.cframes[:0], l.frames, false)
+	if fp {
+		l.stacks.put(h, s.PID, s.Callchain, l.cframes)
+	}
 	l.fold.Add(l.cframes, weight)
 }
 

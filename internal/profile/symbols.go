@@ -41,10 +41,11 @@ func (l *loader) finish() *Profile {
 
 func (l *loader) warn(s string) { l.warnings = append(l.warnings, s) }
 
-// symbolize resolves every address id: objects read through the
-// symbolizer in parallel (objects mapped by LoadOptions.Objects opened
-// directly), the kernel through /proc/kallsyms only when the recording
-// was made on this kernel.
+// symbolize resolves every address id: by the objects' symbols alone, or
+// with LoadOptions.SiteLines through their DWARF too (objects in parallel:
+// building the tables of a large debug package is the slow part); the
+// kernel through /proc/kallsyms only when the recording was made on this
+// kernel.
 func (l *loader) symbolize() []symbolize.Location {
 	keys := l.addrs.keys
 	locs := make([]symbolize.Location, len(keys))
@@ -80,7 +81,7 @@ func (l *loader) symbolize() []symbolize.Location {
 	req := map[symbolize.ObjectKey][]symbolize.Addr{}
 	for _, obj := range order {
 		g := groups[obj]
-		if _, mapped := l.o.Objects[obj.Path]; mapped {
+		if _, mapped := l.o.Objects[obj.Path]; mapped || !l.o.SiteLines {
 			continue
 		}
 		req[g.key] = append(req[g.key], g.addrs...)
@@ -88,16 +89,22 @@ func (l *loader) symbolize() []symbolize.Location {
 	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs}
 	res := symbolize.New(so).SymbolizeAll(req)
 	next := map[symbolize.ObjectKey]int{} // objects of one key share its result
+	var kernel symbolize.Resolver
+	var kernelErr error
 	for _, obj := range order {
 		g := groups[obj]
 		var r symbolize.Result
 		if local, mapped := l.o.Objects[obj.Path]; mapped {
-			so := symbolize.Options{DebugDirs: l.o.DebugDirs}
-			o, err := symbolize.Open(symbolize.ObjectKey{Path: local}, so)
-			r.Err = err
-			if err == nil {
-				r.Locations = o.Symbolize(g.addrs)
+			r = symbolizeObject(symbolize.ObjectKey{Path: local}, symbolize.Options{DebugDirs: l.o.DebugDirs}, l.o.SiteLines, g.addrs)
+		} else if !l.o.SiteLines && g.key.Path == symbolize.KernelPath {
+			if kernel == nil && kernelErr == nil {
+				kernel, kernelErr = symbolize.New(so).Resolver(g.key)
 			}
+			if r.Err = kernelErr; r.Err == nil {
+				r.Locations = kernel.Symbolize(g.addrs)
+			}
+		} else if !l.o.SiteLines {
+			r = symbolizeObject(g.key, so, false, g.addrs)
 		} else {
 			r = res[g.key]
 			start := next[g.key]
@@ -117,6 +124,20 @@ func (l *loader) symbolize() []symbolize.Location {
 		}
 	}
 	return locs
+}
+
+// symbolizeObject opens one object, with DWARF or for its symbols only,
+// and resolves addrs.
+func symbolizeObject(key symbolize.ObjectKey, so symbolize.Options, lines bool, addrs []symbolize.Addr) symbolize.Result {
+	open := symbolize.OpenSymbols
+	if lines {
+		open = symbolize.Open
+	}
+	o, err := open(key, so)
+	if err != nil {
+		return symbolize.Result{Err: err}
+	}
+	return symbolize.Result{Locations: o.Symbolize(addrs)}
 }
 
 func (l *loader) symbolizeWarning(key symbolize.ObjectKey, err error) {
