@@ -1,6 +1,9 @@
 package profile
 
-import "github.com/hwprof/hwprof/ccmap"
+import (
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/pipeline"
+)
 
 // folder takes the address-level stacks and call edges the reader
 // produces and folds them into a CC-Map (internal/pipeline's shape).
@@ -10,10 +13,13 @@ type folder interface {
 	Close() *ccmap.Map
 }
 
-// newFolder returns the folder for o.
-func newFolder(o LoadOptions) folder { return &directFolder{m: ccmap.New()} }
+// newFolder returns the folder for o: the worker pool of package
+// pipeline (folding off the reader's path, redundancy skipping).
+func newFolder(o LoadOptions) folder {
+	return pipeline.New(pipeline.Options{Workers: o.Workers, DedupRatio: o.DedupRatio, Seed: o.Seed})
+}
 
-// directFolder folds on the caller's goroutine into one map.
+// directFolder folds on the caller's goroutine into one map (tests).
 type directFolder struct{ m *ccmap.Map }
 
 func (d *directFolder) Add(frames []ccmap.Frame, weight uint64) { d.m.AddStack(frames, weight) }
