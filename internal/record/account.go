@@ -12,8 +12,13 @@ var le = binary.LittleEndian
 // so readers can sort samples by time one round at a time.
 func (r *recorder) drain() {
 	wrote := false
-	for _, rg := range r.rings {
-		n, _, err := rg.Read(r.write)
+	for i, rg := range r.rings {
+		n, _, err := rg.ReadPos(func(pos uint64, rec []byte) error {
+			if r.adaptive != nil {
+				rec = r.adaptive.fixPeriod(r.format, i, pos, rec)
+			}
+			return r.write(rec)
+		})
 		if err != nil {
 			r.stats.RingErrors++
 		}

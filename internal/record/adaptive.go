@@ -48,6 +48,12 @@ func PrepareAdaptive(events []perf.Event, p tuning.Policy) ([]bool, error) {
 		a.Flags &^= perf.FlagFreq
 		a.SamplePeriod = c.Period()
 		a.SampleType |= perf.SamplePeriod
+		if KindOf(a) == tuning.Time {
+			// The kernel does not update a clock event's PERIOD field
+			// after a change (see adaptive); STREAM_ID tells the samples
+			// of the events hwprof changed from inherited copies.
+			a.SampleType |= perf.SampleStreamID
+		}
 		tuned[i] = true
 	}
 	return tuned, nil
@@ -60,6 +66,22 @@ type tuner struct {
 	fds     []int
 	// this interval's counts
 	samples, lost, throttled uint64
+
+	// For a clock event, the PERIOD correction: the ids of the events
+	// opened on fds (their samples' STREAM_ID; inherited copies have
+	// other ids), the offsets of STREAM_ID and PERIOD in a sample, and
+	// per ring the positions from which each new period holds.
+	fix                  bool
+	ids                  map[uint64]bool
+	streamOff, periodOff int
+	marks                [][]periodMark
+}
+
+// periodMark says that the records of a ring from Pos on were written
+// after the period became Period.
+type periodMark struct {
+	Pos    uint64
+	Period uint64
 }
 
 // adaptive is the live side of the tuning package: it counts what the
@@ -78,11 +100,14 @@ type tuner struct {
 //     the sampling interval changes, but the PERIOD field of the samples
 //     keeps the period the event was created with (hw.last_period is set
 //     only when the hrtimer is initialised). Hardware count events set it
-//     at every overflow and report the new period. Until hwprof corrects
-//     the field for clock events as it drains them (samples past the ring
-//     position read right after the ioctl, of the tids it opened), weights
-//     from the PERIOD field of a tuned clock event are wrong after a
-//     change; that is why --adaptive is not the default.
+//     at every overflow and report the new period. So hwprof corrects the
+//     field of clock events as it drains them: right after the ioctls it
+//     notes each ring's write position (data_head), and a later sample of
+//     an event it changed (told from inherited copies by its STREAM_ID,
+//     which is the id of the event itself, not of its parent) gets the new
+//     period written into its PERIOD field before it goes to the file.
+//     Samples of inherited copies keep both their old period and their
+//     old field, which agree.
 type adaptive struct {
 	tuners   []tuner
 	tuned    int // how many tuners have a controller: hwprof's CPU is split among them
@@ -93,6 +118,9 @@ type adaptive struct {
 	cpus     int
 	changes  []PeriodChange
 	applyErr error
+	// PERIOD correction of clock events (fixPeriod)
+	buf       []byte
+	corrected uint64
 }
 
 const adaptiveInterval = 100 * time.Millisecond
@@ -116,6 +144,24 @@ func (r *recorder) startAdaptive() error {
 	}
 	for _, e := range r.events {
 		ad.tuners[e.event].fds = append(ad.tuners[e.event].fds, e.fd)
+	}
+	for i := range ad.tuners {
+		t := &ad.tuners[i]
+		a := &r.o.Events[i].Attr
+		if t.ctl == nil || KindOf(a) != tuning.Time || a.SampleType&(perf.SampleStreamID|perf.SamplePeriod) != perf.SampleStreamID|perf.SamplePeriod {
+			continue
+		}
+		t.ids = map[uint64]bool{}
+		for _, fd := range t.fds {
+			id, err := perf.EventID(fd)
+			if err != nil {
+				return fmt.Errorf("record: adaptive period: %w", err)
+			}
+			t.ids[id] = true
+		}
+		t.fix = true
+		t.streamOff = sampleOffset(a.SampleType, perf.SampleStreamID)
+		t.periodOff = sampleOffset(a.SampleType, perf.SamplePeriod)
 	}
 	ad.start, ad.last = time.Now(), time.Now()
 	ad.lastCPU = selfCPU()
@@ -178,7 +224,62 @@ func (r *recorder) observe(now time.Time) {
 			}
 		}
 		ad.changes = append(ad.changes, PeriodChange{Time: now.Sub(ad.start), Event: i, Period: d.Period, Reason: d.Reason})
+		if t.fix {
+			for len(t.marks) < len(r.rings) {
+				t.marks = append(t.marks, nil)
+			}
+			for ri, rg := range r.rings {
+				t.marks[ri] = append(t.marks[ri], periodMark{Pos: rg.Head(), Period: d.Period})
+			}
+		}
 	}
+}
+
+// sampleOffset is the offset in a sample record (header included) of
+// field, one of the fixed u64 fields that precede PERIOD
+// (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD).
+func sampleOffset(st, field perf.SampleType) int {
+	off := 8 // struct perf_event_header
+	for _, f := range []perf.SampleType{perf.SampleIdentifier, perf.SampleIP, perf.SampleTID,
+		perf.SampleTime, perf.SampleAddr, perf.SampleID, perf.SampleStreamID, perf.SampleCPU, perf.SamplePeriod} {
+		if f == field {
+			return off
+		}
+		if st&f != 0 {
+			off += 8
+		}
+	}
+	return -1
+}
+
+// fixPeriod returns rec with the PERIOD field a clock event's sample
+// should have: the period in force where the sample sits in ring ri (at
+// pos), if it is a sample of an event whose period hwprof changed.
+// Otherwise, and for every other record, rec itself.
+func (ad *adaptive) fixPeriod(f *perf.SampleFormat, ri int, pos uint64, rec []byte) []byte {
+	if perf.RecordType(le.Uint32(rec)) != perf.RecordSample {
+		return rec
+	}
+	ei, err := f.EventOf(rec)
+	if err != nil || ei < 0 || ei >= len(ad.tuners) {
+		return rec
+	}
+	t := &ad.tuners[ei]
+	if !t.fix || ri >= len(t.marks) || len(rec) < t.periodOff+8 {
+		return rec
+	}
+	marks := t.marks[ri]
+	k := len(marks) - 1
+	for k >= 0 && marks[k].Pos > pos {
+		k--
+	}
+	if k < 0 || !t.ids[le.Uint64(rec[t.streamOff:])] {
+		return rec
+	}
+	ad.buf = append(ad.buf[:0], rec...)
+	le.PutUint64(ad.buf[t.periodOff:], marks[k].Period)
+	ad.corrected++
+	return ad.buf
 }
 
 func selfCPU() time.Duration {

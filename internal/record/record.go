@@ -91,6 +91,9 @@ type Stats struct {
 	Attach       time.Duration  // opening every event (and mapping the rings)
 	Periods      []PeriodChange // adaptive period changes, in time order
 	AdaptiveErr  error          // the first period change the kernel refused
+	// PeriodsFixed counts the samples of tuned clock events whose PERIOD
+	// field was set to the period in force (see adaptive.go).
+	PeriodsFixed uint64
 }
 
 // Record runs one recording. In command mode the error is an
@@ -378,6 +381,7 @@ func (r *recorder) finish(err error) error {
 	}
 	if r.adaptive != nil {
 		r.stats.Periods, r.stats.AdaptiveErr = r.adaptive.changes, r.adaptive.applyErr
+		r.stats.PeriodsFixed = r.adaptive.corrected
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast

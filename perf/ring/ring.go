@@ -180,6 +180,22 @@ func (r *Ring) Pending() uint64 {
 // architectures Go's atomics are sequentially consistent, which is at
 // least acquire/release.
 func (r *Ring) Read(fn func(rec []byte) error) (records int, bytes int, err error) {
+	return r.ReadPos(func(_ uint64, rec []byte) error { return fn(rec) })
+}
+
+// Head returns the kernel's write position (data_head): every record the
+// kernel writes from now on starts at or after it.
+func (r *Ring) Head() uint64 {
+	if r.head == nil {
+		return 0
+	}
+	return atomic.LoadUint64(r.head)
+}
+
+// ReadPos is Read that also hands fn each record's position: its offset
+// in the stream of bytes the kernel has written to the ring (the
+// data_head/data_tail counters, which only grow), comparable with Head.
+func (r *Ring) ReadPos(fn func(pos uint64, rec []byte) error) (records int, bytes int, err error) {
 	if r.head == nil {
 		return 0, 0, errors.New("ring read: ring is closed")
 	}
@@ -199,10 +215,11 @@ func (r *Ring) Read(fn func(rec []byte) error) (records int, bytes int, err erro
 			return records, bytes, r.corrupt(tail, head, h)
 		}
 		rec := r.record(tail, int(h.size))
+		pos := tail
 		tail += uint64(h.size)
 		records++
 		bytes += int(h.size)
-		if err := fn(rec); err != nil {
+		if err := fn(pos, rec); err != nil {
 			atomic.StoreUint64(r.tail, tail)
 			return records, bytes, err
 		}

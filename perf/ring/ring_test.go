@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -495,5 +496,36 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatalf("Read = %d, %v; want %d", got, err, n)
 		}
 		i += n
+	}
+}
+
+// TestReadPos checks that each record's position is the stream offset at
+// which it starts, that positions keep growing across wrap-around, and
+// that Head is where the next record will start.
+func TestReadPos(t *testing.T) {
+	f := newFake(t, 4096)
+	r := f.ring(t)
+	var want, got []uint64
+	var next uint64
+	for round := 0; round < 5; round++ { // 5 × 1872 bytes: wraps the 4 KiB area
+		for _, s := range []int{24, 1024, 320, 504} {
+			if !f.produce(s) {
+				t.Fatalf("round %d: no room for %d", round, s)
+			}
+			want = append(want, next)
+			next += uint64(s)
+		}
+		if h := r.Head(); h != next {
+			t.Fatalf("round %d: Head = %d, want %d", round, h, next)
+		}
+		if _, _, err := r.ReadPos(func(pos uint64, rec []byte) error {
+			got = append(got, pos)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("positions %v, want %v", got, want)
 	}
 }
