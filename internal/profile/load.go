@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -452,7 +452,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	if len(user) == 0 {
 		user = l.ipFrame(user, s)
 	}
-	ra, ok := returnAddress(s)
+	ra, ok := uprobe.ReturnAddress(s)
 	if len(user) == 0 || !ok {
 		l.noRetAddr++
 		return
@@ -465,26 +465,17 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	}
 	ck := l.frameKey(&caller)
 	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}
-	// the frame-pointer chain at a function's entry skips the caller: the
-	// frames above the callee are the caller's callers, so the context is
-	// the caller, then them
+	// The frame-pointer chain at a function's entry skips the caller (the
+	// callee has not pushed its frame yet), unless the kernel put the
+	// return address in itself (Linux 6.12+ does for uprobes at function
+	// entry): the context is the caller, then its callers.
+	above := user[1:]
+	if len(above) > 0 && above[0].Addr == caller.Addr {
+		above = above[1:]
+	}
 	l.cframes = append(l.cframes[:0], ccmap.Frame{Func: site.Caller, Site: site.Addr})
-	l.cframes = l.toFrames(l.cframes, user[1:], true)
+	l.cframes = l.toFrames(l.cframes, above, true)
 	l.fold.AddEdge(l.cframes, site, callee, weight)
-}
-
-// returnAddress is the return address at a function's entry: the first 8
-// bytes (little-endian) of the sample's user stack copy, which starts at
-// the user stack pointer.
-func returnAddress(s *perf.Sample) (uint64, bool) {
-	if !s.Has(perf.SampleStackUser) {
-		return 0, false
-	}
-	b := s.StackUser.Valid()
-	if len(b) < 8 {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint64(b), true
 }
 
 // lbrCode reads code for the LBR decoder through the process model at
