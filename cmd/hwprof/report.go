@@ -16,11 +16,12 @@ import (
 // early or holds a corrupt record is reported up to there, with a warning
 // and exit status 1.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[-i FILE] [--format text|json] [--top N] [--contexts N] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
+	fs := newFlagSet("report", "[-i FILE] [--format text|json] [--top N] [--contexts N] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
 	input := fs.String("i", "hwprof.data", "read the recording from `FILE`")
 	format := fs.String("format", "text", "output `format`: text or json")
 	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all)")
 	contexts := fs.Int("contexts", 10, "show the `N` hottest calling contexts (0: none)")
+	srcline := fs.Bool("srcline", false, "give every call site its source file and line from DWARF (slower with large debug packages)")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
 	workers := fs.Int("j", 0, "fold with `N` workers (0: one per CPU)")
@@ -44,7 +45,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hwprof report: --dedup-ratio %v is not in (0, 1]\n", *dedup)
 		return exitUsage
 	}
-	o := profile.LoadOptions{SymFS: *symfs, Workers: *workers, DedupRatio: *dedup}
+	o := profile.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
 	if *debugDir != "" {
 		o.DebugDirs = []string{*debugDir}
 	}

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/fixtures"
+)
+
+// reportProg has a known shape: main calls a, which calls b ten times
+// (the hot path: b does 10/11 of the work), and main calls c once per
+// round (the cold path: 1/11 of the work). Built at -O0 with frame
+// pointers, so every function sets up its frame and every sampled stack
+// is complete (at -O1 gcc leaves the frame out of leaf loops like b).
+const reportProg = `#include <stdlib.h>
+volatile unsigned long sink;
+__attribute__((noinline)) void b(int n) { for (int i = 0; i < n; i++) sink += i * 7; }
+__attribute__((noinline)) void a(int n) { for (int i = 0; i < 10; i++) b(n); }
+__attribute__((noinline)) void c(int n) { for (int i = 0; i < n; i++) sink += i * 7; }
+int main(int argc, char **argv) {
+	int reps = argc > 1 ? atoi(argv[1]) : 100;
+	for (int r = 0; r < reps; r++) { a(100000); c(100000); }
+	return 0;
+}
+`
+
+// reportJSON is the part of the --format json output the tests read.
+type reportJSON struct {
+	Version   int `json:"hwprof_json"`
+	Recording struct {
+		Source  string `json:"source"`
+		Samples uint64 `json:"samples"`
+		Events  []struct {
+			Name   string `json:"name"`
+			Period uint64 `json:"period"`
+		} `json:"events"`
+		Periods []struct {
+			Event  string `json:"event"`
+			Period uint64 `json:"period"`
+		} `json:"periods"`
+	} `json:"recording"`
+	Functions []struct {
+		Name   string  `json:"name"`
+		Object string  `json:"object"`
+		Self   float64 `json:"self"`
+		Total  float64 `json:"total"`
+		Calls  *uint64 `json:"calls"`
+	} `json:"functions"`
+	Edges []struct {
+		Caller, Callee string
+		Callsite       struct {
+			Object, Offset, File string
+			Line                 int
+		}
+		Count  *uint64
+		Weight float64
+	} `json:"edges"`
+	Contexts []struct {
+		Path   []string
+		Weight float64
+	} `json:"contexts"`
+}
+
+func (r *reportJSON) self(name string) float64 {
+	for _, f := range r.Functions {
+		if f.Name == name {
+			return f.Self
+		}
+	}
+	return -1
+}
+
+// edge returns the weight and count of the edge caller -> callee (summed
+// over call sites), and whether it is there.
+func (r *reportJSON) edge(caller, callee string) (w float64, count uint64, ok bool) {
+	for _, e := range r.Edges {
+		if e.Caller == caller && e.Callee == callee {
+			w += e.Weight
+			if e.Count != nil {
+				count += *e.Count
+			}
+			ok = true
+		}
+	}
+	return w, count, ok
+}
+
+func buildReportProg(t *testing.T, flags ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(reportProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	args := append(append([]string{"-g"}, flags...), "-o", bin, src)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func runReportJSON(t *testing.T, args ...string) *reportJSON {
+	t.Helper()
+	r := hwprof(t, append([]string{"report", "--format", "json", "--top", "0"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("hwprof report %q: exit %d\n%s", args, r.code, r.stderr)
+	}
+	var rep reportJSON
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, r.stdout)
+	}
+	if rep.Version != 1 {
+		t.Errorf("hwprof_json %d, want 1", rep.Version)
+	}
+	return &rep
+}
+
+// checkTimerShape checks a timer profile of reportProg: b hot, c cold,
+// the edges of the program's call tree, no call counts.
+func checkTimerShape(t *testing.T, rep *reportJSON) {
+	t.Helper()
+	if rep.Recording.Source != "timer" {
+		t.Errorf("source %q, want timer", rep.Recording.Source)
+	}
+	if rep.Recording.Samples < 200 {
+		t.Fatalf("only %d samples", rep.Recording.Samples)
+	}
+	b, c := rep.self("b"), rep.self("c")
+	// b does 10/11 of the work, c 1/11; allow wide margins for a loaded machine
+	if b < 0.7 || c < 0.03 || c > 0.25 {
+		t.Errorf("self shares b %.3f, c %.3f; want about 0.91 and 0.09", b, c)
+	}
+	ab, n, ok := rep.edge("a", "b")
+	mc, _, ok2 := rep.edge("main", "c")
+	ma, _, ok3 := rep.edge("main", "a")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("missing edges: a->b %v, main->c %v, main->a %v; edges %+v", ok, ok2, ok3, rep.Edges)
+	}
+	if n != 0 {
+		t.Errorf("a timer profile counts calls: a->b count %d", n)
+	}
+	if !(ab > mc && ma > mc) {
+		t.Errorf("edge weights a->b %.3f, main->a %.3f, main->c %.3f: the hot path must outweigh the cold one", ab, ma, mc)
+	}
+	if len(rep.Contexts) == 0 {
+		t.Fatal("no contexts")
+	}
+	if p := rep.Contexts[0].Path; len(p) < 3 || strings.Join(p[len(p)-3:], ">") != "main>a>b" {
+		t.Errorf("hottest context %v, want one ending main > a > b", p)
+	}
+}
+
+// TestReportTimerLive records reportProg with hwprof (cpu-clock with
+// frame-pointer callchains) and checks the JSON report's shape.
+func TestReportTimerLive(t *testing.T) {
+	needPerfEvents(t)
+	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
+	data := filepath.Join(t.TempDir(), "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "100"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", data)
+	checkTimerShape(t, rep)
+	if len(rep.Recording.Periods) == 0 || rep.Recording.Periods[0].Period == 0 {
+		t.Errorf("no period history: %+v", rep.Recording.Periods)
+	}
+	// the text report names the hot function
+	r := hwprof(t, "report", "-i", data)
+	if r.code != 0 || !strings.Contains(r.stdout, "main") || !strings.Contains(r.stdout, "b") {
+		t.Errorf("text report: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// redundancy skipping keeps the shares (weights are compensated)
+	dd := runReportJSON(t, "-i", data, "--dedup-ratio", "0.2", "-j", "2")
+	if d := dd.self("b") - rep.self("b"); d > 0.08 || d < -0.08 {
+		t.Errorf("--dedup-ratio 0.2: b's self %.3f, all stacks %.3f", dd.self("b"), rep.self("b"))
+	}
+}
+
+// TestReportExactLive records reportProg with uprobes at every function
+// entry and checks the exact call counts: main -> a and main -> c once
+// per round, a -> b ten times per round.
+func TestReportExactLive(t *testing.T) {
+	needPerfEvents(t)
+	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
+	data := filepath.Join(t.TempDir(), "exact.data")
+	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "5"); r.code != 0 {
+		t.Skipf("the exact source cannot record here: %s", r.stderr)
+	}
+	rep := runReportJSON(t, "-i", data)
+	if rep.Recording.Source != "exact" {
+		t.Errorf("source %q, want exact", rep.Recording.Source)
+	}
+	for _, w := range []struct {
+		caller, callee string
+		count          uint64
+	}{{"main", "a", 5}, {"a", "b", 50}, {"main", "c", 5}} {
+		if _, n, ok := rep.edge(w.caller, w.callee); !ok || n != w.count {
+			t.Errorf("%s -> %s: %d calls (present %v), want %d", w.caller, w.callee, n, ok, w.count)
+		}
+	}
+	found := false
+	for _, c := range rep.Contexts {
+		if strings.Join(c.Path, ">") == "__libc_start_call_main>main>a>b" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no context __libc_start_call_main > main > a > b among %+v", rep.Contexts)
+	}
+}
+
+// TestReportPerfRecordFile reports a recording made by perf itself.
+func TestReportPerfRecordFile(t *testing.T) {
+	perfBin, err := exec.LookPath("perf")
+	if err != nil {
+		t.Skip("perf not found")
+	}
+	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
+	data := filepath.Join(t.TempDir(), "perf.data")
+	if out, err := exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", bin, "100").CombinedOutput(); err != nil {
+		t.Skipf("perf record cannot record here: %v\n%s", err, out)
+	}
+	checkTimerShape(t, runReportJSON(t, "-i", data))
+}
+
+// TestReportLBRFixture reports the real LBR recording of autofdo's
+// test.binary (its binary put where the recording says it was, under a
+// --symfs): an lbr profile with call counts, the edges package lbr
+// verifies against perf script among them.
+func TestReportLBRFixture(t *testing.T) {
+	fx := fixtures.Dir(t)
+	bin, err := filepath.Abs(filepath.Join(fx, "autofdo", "test.binary"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("fixture binary absent: %v", err)
+	}
+	symfs := t.TempDir()
+	at := filepath.Join(symfs, "export/hda3/tmp/test.binary") // the path in the recording's MMAP
+	if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, at); err != nil {
+		t.Fatal(err)
+	}
+	rep := runReportJSON(t, "-i", filepath.Join(fx, "autofdo", "test.lbr"), "--symfs", symfs)
+	if rep.Recording.Source != "lbr" || rep.Recording.Samples != 9232 {
+		t.Errorf("source %q, %d samples; want lbr, 9232 (perf's count)", rep.Recording.Source, rep.Recording.Samples)
+	}
+	if len(rep.Edges) == 0 || rep.Edges[0].Count == nil {
+		t.Fatalf("no counted edges: %+v", rep.Edges)
+	}
+	top := rep.Edges[0]
+	if top.Caller != "compress_block" || top.Callee != "send_bits" || top.Callsite.Object != "/export/hda3/tmp/test.binary" {
+		t.Errorf("hottest edge %s -> %s at %+v, want compress_block -> send_bits in /export/hda3/tmp/test.binary", top.Caller, top.Callee, top.Callsite)
+	}
+	// 500000 taken branches per sample over a 16-deep window: each
+	// appearance stands for 31250 calls
+	if *top.Count == 0 || *top.Count%31250 > 1 && 31250-*top.Count%31250 > 1 {
+		t.Errorf("hottest edge: %d calls, not a whole number of appearances × 31250", *top.Count)
+	}
+}
+
+// TestReportBadInput: a missing file, a file that is not perf.data and a
+// truncated recording give clear errors; the truncated one is reported up
+// to where it ends, with a warning and exit status 1.
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	r := hwprof(t, "report", "-i", filepath.Join(dir, "absent.data"))
+	if r.code != exitError || !strings.Contains(r.stderr, "hwprof: ") || !strings.Contains(r.stderr, "absent.data") {
+		t.Errorf("missing file: exit %d, stderr %q", r.code, r.stderr)
+	}
+	junk := filepath.Join(dir, "junk.data")
+	if err := os.WriteFile(junk, []byte(strings.Repeat("not a perf.data file\n", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = hwprof(t, "report", "-i", junk)
+	if r.code != exitError || !strings.Contains(r.stderr, "not a perf.data file") || strings.Contains(r.stderr, "panic") {
+		t.Errorf("junk file: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := hwprof(t, "report", "--format", "xml"); r.code != exitUsage {
+		t.Errorf("--format xml: exit %d, want %d", r.code, exitUsage)
+	}
+
+	fx := fixtures.Dir(t)
+	full, err := os.ReadFile(filepath.Join(fx, "autofdo", "test.lbr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, frac := range []float64{0.5, 0.9} {
+		cut := filepath.Join(dir, "cut.data")
+		if err := os.WriteFile(cut, full[:int(float64(len(full))*frac)], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := hwprof(t, "report", "-i", cut, "--format", "json")
+		if r.code != exitError || !strings.Contains(r.stderr, "warning") || strings.Contains(r.stderr, "panic") {
+			t.Errorf("truncated at %.0f%%: exit %d, stderr %q", 100*frac, r.code, r.stderr)
+			continue
+		}
+		var rep reportJSON
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Errorf("truncated at %.0f%%: no report of what was read: %v", 100*frac, err)
+			continue
+		}
+		if rep.Recording.Samples == 0 || rep.Recording.Samples >= 9232 {
+			t.Errorf("truncated at %.0f%%: %d samples reported, want some of 9232", 100*frac, rep.Recording.Samples)
+		}
+	}
+}
