@@ -1,0 +1,30 @@
+// Package report renders a named profile (package profile) as the text
+// report and the JSON report of `hwprof report`. It reads no files: the
+// caller loads the profile and passes a writer.
+//
+// Both renderers show the same lists, computed once (summarize):
+//
+//   - functions: self and total (inclusive, once per sample under
+//     recursion) as shares of the sampled weight (Totals.Samples), and the
+//     calls into the function when the source counts calls (HasCalls);
+//     hottest by self, then total, then calls.
+//   - edges: for a source that counts calls, every edge's Calls, as count
+//     and as share of all calls. For a timer profile, edges come from
+//     adjacent frames of sampled stacks as pprof and Go PGO derive them:
+//     every adjacent pair (caller frame, callee frame) of a sample adds the
+//     sample's weight, once per occurrence (a recursive edge twice on one
+//     stack counts twice), summed from the calling contexts of the edge
+//     (their Total); shares are of the sum over all edges, and there is no
+//     count. Contexts removed by ccmap's Prune take their edges' weight
+//     with them.
+//   - contexts: calling contexts from the outermost caller to the callee,
+//     hottest first. With call counts, by the calls made in that context
+//     (share of the calls that came with a context); for timer, by the
+//     samples whose whole stack is that path (share of the sampled weight).
+//
+// Every list is sorted by weight, ties broken by names (then objects and
+// call-site offsets, then ids), so the output is deterministic. Shares are
+// 0 when their total is 0. The JSON follows REPORT-JSON.md (hwprof_json
+// 1); unknown strings (an object, a source file) are null there, and a
+// call site missing from Profile.Sites is a null callsite.
+package report

@@ -1,0 +1,150 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/hwprof/hwprof/internal/profile"
+)
+
+// JSONVersion is the value of "hwprof_json": the version of the format
+// of REPORT-JSON.md this package writes.
+const JSONVersion = 1
+
+// The JSON report, field by field in REPORT-JSON.md's order.
+type jsonReport struct {
+	Version   int           `json:"hwprof_json"`
+	Recording jsonRecording `json:"recording"`
+	Functions []jsonFunc    `json:"functions"`
+	Edges     []jsonEdge    `json:"edges"`
+	Contexts  []jsonContext `json:"contexts"`
+}
+
+type jsonRecording struct {
+	File       string       `json:"file"`
+	Command    []string     `json:"command"` // null when the recording has no command line
+	Source     string       `json:"source"`
+	Events     []jsonEvent  `json:"events"`
+	Samples    uint64       `json:"samples"`
+	Lost       uint64       `json:"lost"`
+	Throttled  uint64       `json:"throttled"`
+	DurationNS uint64       `json:"duration_ns"`
+	Periods    []jsonPeriod `json:"periods"`
+}
+
+type jsonEvent struct {
+	Name   string `json:"name"`
+	Period uint64 `json:"period"`
+	Freq   uint64 `json:"freq"`
+}
+
+type jsonPeriod struct {
+	TimeNS uint64 `json:"time_ns"`
+	Event  string `json:"event"`
+	Period uint64 `json:"period"`
+}
+
+type jsonFunc struct {
+	Name   string  `json:"name"`
+	Object *string `json:"object"` // null when unknown
+	Self   float64 `json:"self"`
+	Total  float64 `json:"total"`
+	Calls  *uint64 `json:"calls"` // null without call counts (timer)
+}
+
+type jsonEdge struct {
+	Caller   string    `json:"caller"`
+	Callee   string    `json:"callee"`
+	Callsite *jsonSite `json:"callsite"` // null when the profile does not describe it
+	Count    *uint64   `json:"count"`    // null without call counts (timer)
+	Weight   float64   `json:"weight"`
+}
+
+type jsonSite struct {
+	Object *string `json:"object"` // null when unknown
+	Offset string  `json:"offset"` // "0x…" in the object
+	File   *string `json:"file"`   // null without debug information
+	Line   *int    `json:"line"`   // null with file
+}
+
+type jsonContext struct {
+	Path   []string `json:"path"`
+	Count  *uint64  `json:"count"` // null without call counts (timer)
+	Weight float64  `json:"weight"`
+}
+
+// JSON writes p as the JSON report of REPORT-JSON.md.
+func JSON(w io.Writer, p *profile.Profile, o Options) error {
+	s, err := summarize(p, o)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // C++ names have < and >
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s.json()); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func (s *summary) json() *jsonReport {
+	r := &jsonReport{
+		Version:   JSONVersion,
+		Recording: recordingJSON(&s.p.Recording),
+		Functions: make([]jsonFunc, 0, len(s.funcs)),
+		Edges:     make([]jsonEdge, 0, len(s.edges)),
+		Contexts:  make([]jsonContext, 0, len(s.contexts)),
+	}
+	for _, f := range s.funcs {
+		r.Functions = append(r.Functions, jsonFunc{Name: f.Name, Object: str(f.Object),
+			Self: f.selfShare, Total: f.totShare, Calls: s.count(f.calls)})
+	}
+	for _, e := range s.edges {
+		je := jsonEdge{Caller: e.caller.Name, Callee: e.callee.Name, Count: s.count(e.weight), Weight: e.share}
+		if e.info != nil {
+			je.Callsite = &jsonSite{Object: str(e.info.Object), Offset: fmt.Sprintf("%#x", e.info.Offset)}
+			if e.info.File != "" {
+				line := e.info.Line
+				je.Callsite.File, je.Callsite.Line = &e.info.File, &line
+			}
+		}
+		r.Edges = append(r.Edges, je)
+	}
+	for _, c := range s.contexts {
+		r.Contexts = append(r.Contexts, jsonContext{Path: c.names, Count: s.count(c.weight), Weight: c.share})
+	}
+	return r
+}
+
+func recordingJSON(rec *profile.Recording) jsonRecording {
+	r := jsonRecording{
+		File: rec.File, Command: rec.Command, Source: rec.Source,
+		Events:  make([]jsonEvent, 0, len(rec.Events)),
+		Samples: rec.Samples, Lost: rec.Lost, Throttled: rec.Throttled, DurationNS: rec.DurationNS,
+		Periods: make([]jsonPeriod, 0, len(rec.Periods)),
+	}
+	for _, e := range rec.Events {
+		r.Events = append(r.Events, jsonEvent(e))
+	}
+	for _, p := range rec.Periods {
+		r.Periods = append(r.Periods, jsonPeriod(p))
+	}
+	return r
+}
+
+// count returns n as a call count, or nil (null) if the profile has none.
+func (s *summary) count(n uint64) *uint64 {
+	if !s.p.HasCalls {
+		return nil
+	}
+	return &n
+}
+
+func str(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

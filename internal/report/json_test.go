@@ -1,0 +1,274 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/profile"
+)
+
+// randomProfile folds random stacks and (with calls) edges in context
+// over a few functions with repeated names, weights from a small set so
+// that ties are common.
+func randomProfile(seed uint64, calls bool) (*profile.Profile, []func(*ccmap.Map)) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	nf := 3 + r.IntN(10)
+	p := &profile.Profile{Funcs: make([]profile.Func, nf), Sites: map[ccmap.CallSite]profile.Site{}, HasCalls: calls}
+	for i := range p.Funcs {
+		p.Funcs[i] = profile.Func{Name: fmt.Sprintf("f%d", r.IntN(nf)), Object: []string{"", "/bin/a", "/lib/b.so"}[r.IntN(3)]}
+	}
+	var folds []func(*ccmap.Map)
+	for range 50 + r.IntN(100) {
+		n := 1 + r.IntN(8)
+		fr := make([]ccmap.Frame, n)
+		for i := range fr {
+			fr[i].Func = ccmap.FuncID(r.IntN(nf))
+			if i > 0 {
+				fr[i].Site = uint64(0x100 * (1 + r.IntN(3)))
+				s := ccmap.CallSite{Caller: fr[i].Func, Addr: fr[i].Site}
+				if r.IntN(4) > 0 {
+					info := profile.Site{Object: p.Funcs[s.Caller].Object, Offset: s.Addr}
+					if r.IntN(2) == 0 {
+						info.File, info.Line = "x.c", int(s.Addr)
+					}
+					p.Sites[s] = info
+				}
+			}
+		}
+		w := uint64(1+r.IntN(3)) * 1000
+		if calls && n > 1 && r.IntN(2) == 0 {
+			site := ccmap.CallSite{Caller: fr[1].Func, Addr: fr[1].Site}
+			ctx := fr[1:]
+			folds = append(folds, func(m *ccmap.Map) { m.AddEdgeInContext(ctx, site, fr[0].Func, w/1000) })
+		} else {
+			folds = append(folds, func(m *ccmap.Map) { m.AddStack(fr, w) })
+		}
+	}
+	return p, folds
+}
+
+func build(p *profile.Profile, folds []func(*ccmap.Map)) *profile.Profile {
+	q := *p
+	q.Map = ccmap.New()
+	for _, f := range folds {
+		f(q.Map)
+	}
+	return &q
+}
+
+// TestJSONSpec decodes the JSON of random profiles and checks every rule
+// of REPORT-JSON.md.
+func TestJSONSpec(t *testing.T) {
+	for seed := range uint64(40) {
+		for _, calls := range []bool{false, true} {
+			base, folds := randomProfile(seed, calls)
+			p := build(base, folds)
+			p.Recording = profile.Recording{File: "f", Source: "timer", Events: []profile.Event{{Name: "cpu-clock", Freq: 4000}}}
+			if calls {
+				p.Recording.Source = "exact"
+			}
+			for _, o := range []Options{{Top: -1, Contexts: -1}, {}, {Top: 3, Contexts: 2}} {
+				var b bytes.Buffer
+				if err := JSON(&b, p, o); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkSpec(b.Bytes(), p, o); err != nil {
+					t.Fatalf("seed %d calls %v options %+v: %v\n%s", seed, calls, o, err, b.Bytes())
+				}
+			}
+			// Deterministic: the same input folded in another order, in
+			// shards merged, gives the same bytes.
+			r := rand.New(rand.NewPCG(seed, 2))
+			shuffled := slices.Clone(folds)
+			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			q := build(base, shuffled[:len(shuffled)/2])
+			q.Map.Merge(build(base, shuffled[len(shuffled)/2:]).Map)
+			q.Recording = p.Recording
+			for _, f := range []func(*bytes.Buffer, *profile.Profile) error{
+				func(b *bytes.Buffer, p *profile.Profile) error { return JSON(b, p, Options{}) },
+				func(b *bytes.Buffer, p *profile.Profile) error { return Text(b, p, Options{}) },
+			} {
+				var x, y bytes.Buffer
+				if f(&x, p) != nil || f(&y, q) != nil || !bytes.Equal(x.Bytes(), y.Bytes()) {
+					t.Fatalf("seed %d: output depends on the order of folding:\n%s\n%s", seed, x.Bytes(), y.Bytes())
+				}
+			}
+		}
+	}
+}
+
+var offsetRE = regexp.MustCompile(`^0x[0-9a-f]+$`)
+
+// checkSpec checks a JSON report against REPORT-JSON.md.
+func checkSpec(data []byte, p *profile.Profile, o Options) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if err := keys(raw, "hwprof_json", "recording", "functions", "edges", "contexts"); err != nil {
+		return err
+	}
+	var rec map[string]json.RawMessage
+	if err := json.Unmarshal(raw["recording"], &rec); err != nil {
+		return err
+	}
+	if err := keys(rec, "file", "command", "source", "events", "samples", "lost", "throttled", "duration_ns", "periods"); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	var r struct {
+		Version   int `json:"hwprof_json"`
+		Functions []struct {
+			Name        string
+			Object      *string
+			Self, Total float64
+			Calls       *uint64
+		}
+		Edges []struct {
+			Caller, Callee string
+			Callsite       *struct {
+				Object *string
+				Offset string
+				File   *string
+				Line   *int
+			}
+			Count  *uint64
+			Weight float64
+		}
+		Contexts []struct {
+			Path   []string
+			Count  *uint64
+			Weight float64
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&r); err != nil {
+		return err
+	}
+	if r.Version != 1 {
+		return fmt.Errorf("hwprof_json %d", r.Version)
+	}
+	for _, list := range []string{"functions", "edges", "contexts"} {
+		var items []map[string]json.RawMessage
+		if err := json.Unmarshal(raw[list], &items); err != nil {
+			return fmt.Errorf("%s: %w", list, err)
+		}
+		want := map[string][]string{
+			"functions": {"name", "object", "self", "total", "calls"},
+			"edges":     {"caller", "callee", "callsite", "count", "weight"},
+			"contexts":  {"path", "count", "weight"},
+		}[list]
+		for i, it := range items {
+			if err := keys(it, want...); err != nil {
+				return fmt.Errorf("%s[%d]: %w", list, i, err)
+			}
+		}
+	}
+	top, nctx := o.limits()
+	all := top < 0
+	tot := p.Map.Totals()
+
+	if top >= 0 && len(r.Functions) > top || nctx >= 0 && len(r.Contexts) > nctx || top >= 0 && len(r.Edges) > top {
+		return fmt.Errorf("%d functions, %d edges, %d contexts for %+v", len(r.Functions), len(r.Edges), len(r.Contexts), o)
+	}
+	var selfSum float64
+	for i, f := range r.Functions {
+		selfSum += f.Self
+		if f.Self < 0 || f.Total < f.Self-1e-12 || f.Total > 1+1e-12 {
+			return fmt.Errorf("function %d: self %v total %v", i, f.Self, f.Total)
+		}
+		if (f.Calls != nil) != p.HasCalls {
+			return fmt.Errorf("function %d: calls %v with HasCalls %v", i, f.Calls, p.HasCalls)
+		}
+		if f.Object != nil && *f.Object == "" {
+			return fmt.Errorf("function %d: empty object instead of null", i)
+		}
+		if i > 0 {
+			g := r.Functions[i-1]
+			if f.Self > g.Self || f.Self == g.Self && (f.Total > g.Total || f.Total == g.Total && f.Name < g.Name && (f.Calls == nil || *f.Calls == *g.Calls)) {
+				return fmt.Errorf("functions %d and %d out of order", i-1, i)
+			}
+		}
+	}
+	if all && tot.Samples > 0 && math.Abs(selfSum-1) > 1e-9 {
+		return fmt.Errorf("functions' self sums to %v", selfSum)
+	}
+
+	var wsum float64
+	var csum uint64
+	for i, e := range r.Edges {
+		wsum += e.Weight
+		if (e.Count != nil) != p.HasCalls {
+			return fmt.Errorf("edge %d: count %v with HasCalls %v", i, e.Count, p.HasCalls)
+		}
+		if e.Count != nil {
+			csum += *e.Count
+		}
+		if s := e.Callsite; s != nil {
+			if !offsetRE.MatchString(s.Offset) || (s.File == nil) != (s.Line == nil) {
+				return fmt.Errorf("edge %d: callsite %+v", i, s)
+			}
+		}
+		if i > 0 {
+			g := r.Edges[i-1]
+			if e.Weight > g.Weight || e.Weight == g.Weight && (e.Caller < g.Caller || e.Caller == g.Caller && e.Callee < g.Callee) {
+				return fmt.Errorf("edges %d and %d out of order", i-1, i)
+			}
+		}
+	}
+	if all && len(r.Edges) > 0 && math.Abs(wsum-1) > 1e-9 {
+		return fmt.Errorf("edge weights sum to %v", wsum)
+	}
+	if all && p.HasCalls {
+		for i, e := range r.Edges {
+			if math.Abs(e.Weight-float64(*e.Count)/float64(csum)) > 1e-12 {
+				return fmt.Errorf("edge %d: weight %v is not count %d / %d", i, e.Weight, *e.Count, csum)
+			}
+		}
+		if csum != tot.Calls {
+			return fmt.Errorf("edge counts sum to %d, calls %d", csum, tot.Calls)
+		}
+	}
+
+	wsum = 0
+	for i, c := range r.Contexts {
+		wsum += c.Weight
+		if len(c.Path) == 0 || (c.Count != nil) != p.HasCalls {
+			return fmt.Errorf("context %d: %+v", i, c)
+		}
+		if i > 0 {
+			g := r.Contexts[i-1]
+			if c.Weight > g.Weight || c.Weight == g.Weight && slices.Compare(c.Path, g.Path) < 0 {
+				return fmt.Errorf("contexts %d and %d out of order", i-1, i)
+			}
+		}
+	}
+	if nctx < 0 && len(r.Contexts) > 0 && math.Abs(wsum-1) > 1e-9 {
+		return fmt.Errorf("context weights sum to %v", wsum)
+	}
+	if dec.More() {
+		return fmt.Errorf("data after the report")
+	}
+	return nil
+}
+
+// keys checks that m has exactly the keys want.
+func keys(m map[string]json.RawMessage, want ...string) error {
+	var got []string
+	for k := range m {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("keys %s, want %s", strings.Join(got, ","), strings.Join(want, ","))
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/profile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const app, libstd = "/opt/app/bin/app", "/usr/lib/libstdc++.so.6"
+
+// Function ids of the hand-built profiles.
+const (
+	fMain ccmap.FuncID = iota
+	fA
+	fB
+	fLeaf
+	fUnknown
+	fPush
+)
+
+var funcs = []profile.Func{
+	fMain:    {Name: "main", Object: app},
+	fA:       {Name: "A", Object: app},
+	fB:       {Name: "B", Object: app},
+	fLeaf:    {Name: "leaf", Object: app},
+	fUnknown: {Name: "[unknown]"},
+	fPush:    {Name: "std::vector<int>::push_back", Object: libstd},
+}
+
+var sites = map[ccmap.CallSite]profile.Site{
+	{Caller: fMain, Addr: 0x1000}: {Object: app, Offset: 0x1000, File: "/src/app/app.c", Line: 10},
+	{Caller: fMain, Addr: 0x1004}: {Object: app, Offset: 0x1004, File: "/src/app/app.c", Line: 11},
+	{Caller: fA, Addr: 0x1010}:    {Object: app, Offset: 0x1010, File: "/src/app/a.c", Line: 20},
+	{Caller: fA, Addr: 0x1020}:    {Object: app, Offset: 0x1020}, // no debug information
+	// main@0x1008 (the call into push_back) is left out: not described.
+}
+
+type stack struct {
+	frames []ccmap.Frame
+	weight uint64
+}
+
+// timerStacks: recursion (A calls A), a tie of 200 between two stacks,
+// a call site the profile does not describe, an unknown root.
+var timerStacks = []stack{
+	{[]ccmap.Frame{{Func: fB}, {Func: fA, Site: 0x1010}, {Func: fMain, Site: 0x1000}}, 300000},
+	{[]ccmap.Frame{{Func: fB}, {Func: fA, Site: 0x1010}, {Func: fA, Site: 0x1020}, {Func: fMain, Site: 0x1000}}, 200000},
+	{[]ccmap.Frame{{Func: fLeaf}, {Func: fMain, Site: 0x1004}}, 200000},
+	{[]ccmap.Frame{{Func: fMain}}, 100000},
+	{[]ccmap.Frame{{Func: fPush}, {Func: fMain, Site: 0x1008}}, 100000},
+	{[]ccmap.Frame{{Func: fUnknown}}, 100000},
+}
+
+func timerProfile(order []int) *profile.Profile {
+	m := ccmap.New()
+	for _, i := range order {
+		m.AddStack(timerStacks[i].frames, timerStacks[i].weight)
+	}
+	return &profile.Profile{
+		Map: m, Funcs: funcs, Sites: sites,
+		Recording: profile.Recording{
+			File: "hwprof.data", Command: []string{"./app", "x"}, Source: "timer",
+			Events:  []profile.Event{{Name: "cpu-clock", Period: 100000}},
+			Samples: 10, Lost: 2, Throttled: 1, DurationNS: 1_500_000_000,
+			Periods: []profile.PeriodChange{
+				{TimeNS: 0, Event: "cpu-clock", Period: 100000},
+				{TimeNS: 500_000_000, Event: "cpu-clock", Period: 200000},
+			},
+		},
+	}
+}
+
+// exactProfile counts calls in context: A→B in two contexts, a tie
+// between main→leaf and A→B (1050 calls each), an edge without a context,
+// and one sampled stack (samples and calls together).
+func exactProfile() *profile.Profile {
+	m := ccmap.New()
+	main := []ccmap.Frame{{Func: fMain}}
+	m.AddEdgeInContext(main, ccmap.CallSite{Caller: fMain, Addr: 0x1000}, fA, 10)
+	aMain := []ccmap.Frame{{Func: fA, Site: 0x1010}, {Func: fMain, Site: 0x1000}}
+	m.AddEdgeInContext(aMain, ccmap.CallSite{Caller: fA, Addr: 0x1010}, fB, 1000)
+	m.AddEdgeInContext(aMain, ccmap.CallSite{Caller: fA, Addr: 0x1020}, fA, 5)
+	aaMain := []ccmap.Frame{{Func: fA}, {Func: fA, Site: 0x1020}, {Func: fMain, Site: 0x1000}}
+	m.AddEdgeInContext(aaMain, ccmap.CallSite{Caller: fA, Addr: 0x1010}, fB, 50)
+	m.AddEdgeInContext(main, ccmap.CallSite{Caller: fMain, Addr: 0x1004}, fLeaf, 1050)
+	m.AddEdge(ccmap.CallSite{Caller: fLeaf, Addr: 0x2000}, fPush, 7)
+	m.AddStack([]ccmap.Frame{{Func: fB}, {Func: fA, Site: 0x1010}, {Func: fMain, Site: 0x1000}}, 1)
+	return &profile.Profile{
+		Map: m, Funcs: funcs, Sites: sites, HasCalls: true,
+		Recording: profile.Recording{
+			File: "exact.data", Source: "exact",
+			Events:  []profile.Event{{Name: "uprobes:A", Period: 1}, {Name: "uprobes:B", Period: 1}},
+			Samples: 2122, DurationNS: 20_000_000,
+			Periods: []profile.PeriodChange{{Event: "uprobes:A", Period: 1}, {Event: "uprobes:B", Period: 1}},
+		},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output:\n%s", path, got)
+	}
+}
+
+func output(t *testing.T, f func(*bytes.Buffer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := f(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    *profile.Profile
+		o    Options
+	}{
+		{"timer", timerProfile([]int{0, 1, 2, 3, 4, 5}), Options{}},
+		{"timer-top2-contexts3", timerProfile([]int{0, 1, 2, 3, 4, 5}), Options{Top: 2, Contexts: 3}},
+		{"exact", exactProfile(), Options{}},
+	} {
+		golden(t, c.name+".txt", output(t, func(b *bytes.Buffer) error { return Text(b, c.p, c.o) }))
+		golden(t, c.name+".json", output(t, func(b *bytes.Buffer) error { return JSON(b, c.p, c.o) }))
+	}
+}
+
+func TestBadProfile(t *testing.T) {
+	bad := timerProfile([]int{0})
+	bad.Funcs = funcs[:2] // B has no name
+	for _, p := range []*profile.Profile{nil, {}, bad} {
+		for name, f := range map[string]func(*bytes.Buffer) error{
+			"text": func(b *bytes.Buffer) error { return Text(b, p, Options{}) },
+			"json": func(b *bytes.Buffer) error { return JSON(b, p, Options{}) },
+		} {
+			var b bytes.Buffer
+			err := f(&b)
+			if err == nil || !strings.HasPrefix(err.Error(), "report: ") {
+				t.Errorf("%s of a bad profile: error %v", name, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/profile"
+)
+
+// Options bound the lists of a report.
+type Options struct {
+	Top      int // functions and edges; 0 = 20, negative = all
+	Contexts int // contexts; 0 = 10, negative = all
+}
+
+func (o Options) limits() (top, contexts int) {
+	top, contexts = o.Top, o.Contexts
+	if top == 0 {
+		top = 20
+	}
+	if contexts == 0 {
+		contexts = 10
+	}
+	return top, contexts
+}
+
+// summary is what both renderers show.
+type summary struct {
+	p        *profile.Profile
+	funcs    []funcRow
+	edges    []edgeRow
+	contexts []contextRow
+}
+
+type funcRow struct {
+	profile.Func
+	id                  ccmap.FuncID
+	self, total, calls  uint64
+	selfShare, totShare float64
+}
+
+type edgeRow struct {
+	caller, callee profile.Func
+	site           ccmap.CallSite
+	calleeID       ccmap.FuncID
+	info           *profile.Site // nil when Profile.Sites lacks the site
+	weight         uint64        // calls, or sampled weight of adjacent frames
+	share          float64
+}
+
+type contextRow struct {
+	path   []ccmap.Frame // root first
+	names  []string
+	weight uint64 // calls in the context, or samples of the whole stack
+	share  float64
+}
+
+func share(w, total uint64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(w) / float64(total)
+}
+
+// summarize computes the lists of p, each bounded by o.
+func summarize(p *profile.Profile, o Options) (*summary, error) {
+	if p == nil || p.Map == nil {
+		return nil, errors.New("report: no profile")
+	}
+	s := &summary{p: p}
+	top, nctx := o.limits()
+	var err error
+	if s.funcs, err = s.functions(top); err != nil {
+		return nil, err
+	}
+	if s.edges, err = s.edgeRows(top); err != nil {
+		return nil, err
+	}
+	if s.contexts, err = s.contextRows(nctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// fn returns the Func of id, or an error if the profile has none.
+func (s *summary) fn(id ccmap.FuncID) (profile.Func, error) {
+	if int64(id) >= int64(len(s.p.Funcs)) {
+		return profile.Func{}, fmt.Errorf("report: function id %d has no entry in the profile's %d functions", id, len(s.p.Funcs))
+	}
+	return s.p.Funcs[id], nil
+}
+
+func bound[T any](rows []T, n int) []T {
+	if n >= 0 && len(rows) > n {
+		return rows[:n]
+	}
+	return rows
+}
+
+func (s *summary) functions(top int) ([]funcRow, error) {
+	m := s.p.Map
+	samples := m.Totals().Samples
+	var rows []funcRow
+	for _, f := range m.Functions(ccmap.Self) {
+		if f.Self == 0 && f.Total == 0 && (f.Calls == 0 || !s.p.HasCalls) {
+			continue
+		}
+		pf, err := s.fn(f.Func)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, funcRow{Func: pf, id: f.Func, self: f.Self, total: f.Total, calls: f.Calls,
+			selfShare: share(f.Self, samples), totShare: share(f.Total, samples)})
+	}
+	slices.SortFunc(rows, func(a, b funcRow) int {
+		return cmp.Or(cmp.Compare(b.self, a.self), cmp.Compare(b.total, a.total), cmp.Compare(b.calls, a.calls),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Object, b.Object), cmp.Compare(a.id, b.id))
+	})
+	return bound(rows, top), nil
+}
+
+// edgeRows returns the edges by calls (HasCalls) or by the sampled weight
+// of adjacent frames (timer).
+func (s *summary) edgeRows(top int) ([]edgeRow, error) {
+	m := s.p.Map
+	var rows []edgeRow
+	var sum uint64
+	for _, e := range m.Edges(ccmap.Calls) {
+		w := e.Calls
+		if !s.p.HasCalls {
+			w = 0
+			for _, c := range m.EdgeContexts(e.Site, e.Callee, ccmap.Total) {
+				w += c.Total
+			}
+		}
+		if w == 0 {
+			continue
+		}
+		sum += w
+		caller, err := s.fn(e.Site.Caller)
+		if err != nil {
+			return nil, err
+		}
+		callee, err := s.fn(e.Callee)
+		if err != nil {
+			return nil, err
+		}
+		r := edgeRow{caller: caller, callee: callee, site: e.Site, calleeID: e.Callee, weight: w}
+		if info, ok := s.p.Sites[e.Site]; ok {
+			r.info = &info
+		}
+		rows = append(rows, r)
+	}
+	for i := range rows {
+		rows[i].share = share(rows[i].weight, sum)
+	}
+	slices.SortFunc(rows, compareEdges)
+	return bound(rows, top), nil
+}
+
+func compareEdges(a, b edgeRow) int {
+	return cmp.Or(cmp.Compare(b.weight, a.weight),
+		cmp.Compare(a.caller.Name, b.caller.Name), cmp.Compare(a.callee.Name, b.callee.Name),
+		cmp.Compare(siteObject(a), siteObject(b)), cmp.Compare(siteOffset(a), siteOffset(b)),
+		cmp.Compare(a.caller.Object, b.caller.Object), cmp.Compare(a.callee.Object, b.callee.Object),
+		cmp.Compare(a.site.Caller, b.site.Caller), cmp.Compare(a.site.Addr, b.site.Addr), cmp.Compare(a.calleeID, b.calleeID))
+}
+
+func siteObject(e edgeRow) string {
+	if e.info == nil {
+		return ""
+	}
+	return e.info.Object
+}
+
+func siteOffset(e edgeRow) uint64 {
+	if e.info == nil {
+		return e.site.Addr
+	}
+	return e.info.Offset
+}
+
+// contextRows returns the hottest contexts by calls (HasCalls) or by
+// whole-stack samples (timer), ties by the names along the path.
+func (s *summary) contextRows(n int) ([]contextRow, error) {
+	m := s.p.Map
+	by, total := ccmap.Self, m.Totals().Samples
+	if s.p.HasCalls {
+		by, total = ccmap.Calls, m.Totals().ContextCalls
+	}
+	cands := hottest(m, by, n)
+	rows := make([]contextRow, 0, len(cands))
+	for _, c := range cands {
+		w := c.Get(by)
+		if w == 0 {
+			continue
+		}
+		r := contextRow{path: m.Path(c.ID), weight: w, share: share(w, total)}
+		for _, f := range r.path {
+			pf, err := s.fn(f.Func)
+			if err != nil {
+				return nil, err
+			}
+			r.names = append(r.names, pf.Name)
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b contextRow) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), slices.Compare(a.names, b.names),
+			slices.CompareFunc(a.path, b.path, compareFrames))
+	})
+	return bound(rows, n), nil
+}
+
+func compareFrames(a, b ccmap.Frame) int {
+	return cmp.Or(cmp.Compare(a.Func, b.Func), cmp.Compare(a.Site, b.Site))
+}
+
+// hottest returns at least the n hottest contexts by the measure and
+// every context as hot as the n-th, so that ties at the cut can be broken
+// by name (all of them if n < 0).
+func hottest(m *ccmap.Map, by ccmap.Measure, n int) []ccmap.Context {
+	if n < 0 {
+		return m.HotContexts(by, 0)
+	}
+	if n == 0 {
+		return nil
+	}
+	for k := n; ; k *= 2 {
+		cs := m.HotContexts(by, k)
+		if len(cs) < k || cs[n-1].Get(by) == 0 || cs[k-1].Get(by) < cs[n-1].Get(by) {
+			return cs
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/hwprof/hwprof/internal/profile"
+)
+
+// Text writes p as the short text report: what was recorded and what was
+// lost, the period changes, then the top functions, edges and contexts.
+func Text(w io.Writer, p *profile.Profile, o Options) error {
+	s, err := summarize(p, o)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	s.header(&b)
+	if err := s.tables(&b); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	// tablewriter pads the last column; drop trailing blanks.
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	if _, err := io.WriteString(w, strings.Join(lines, "\n")); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func (s *summary) header(b *bytes.Buffer) {
+	r := &s.p.Recording
+	fmt.Fprintf(b, "recording: %s\n", orDash(r.File))
+	if len(r.Command) > 0 {
+		fmt.Fprintf(b, "command:   %s\n", strings.Join(r.Command, " "))
+	}
+	var evs []string
+	for _, e := range r.Events {
+		switch {
+		case e.Freq != 0:
+			evs = append(evs, fmt.Sprintf("%s (%d Hz)", e.Name, e.Freq))
+		case e.Period != 0:
+			evs = append(evs, fmt.Sprintf("%s (period %d)", e.Name, e.Period))
+		default:
+			evs = append(evs, e.Name)
+		}
+	}
+	fmt.Fprintf(b, "source:    %s; events: %s\n", orDash(r.Source), orDash(strings.Join(evs, ", ")))
+	fmt.Fprintf(b, "samples:   %d in %v; lost %d, throttled %d\n", r.Samples, time.Duration(r.DurationNS), r.Lost, r.Throttled)
+	if r.Lost > 0 {
+		fmt.Fprintf(b, "lost %d samples (%.2f%%): weights are of what was kept\n", r.Lost, 100*share(r.Lost, r.Samples+r.Lost))
+	}
+	if r.Throttled > 0 {
+		fmt.Fprintf(b, "the kernel throttled sampling %d times\n", r.Throttled)
+	}
+	if changed(r.Periods) {
+		b.WriteString("period changes:\n")
+		for _, c := range r.Periods {
+			fmt.Fprintf(b, "  %-12v %s period %d\n", time.Duration(c.TimeNS), c.Event, c.Period)
+		}
+	}
+}
+
+// changed reports whether some event's period changed during the
+// recording (Periods holds each event's first period too).
+func changed(ps []profile.PeriodChange) bool {
+	seen := make(map[string]bool)
+	for _, c := range ps {
+		if seen[c.Event] {
+			return true
+		}
+		seen[c.Event] = true
+	}
+	return false
+}
+
+func (s *summary) tables(b *bytes.Buffer) error {
+	calls := s.p.HasCalls
+	fmt.Fprintf(b, "\nfunctions (self and total: shares of %d sampled weight)\n", s.p.Map.Totals().Samples)
+	t := newTable(b, "RRRLL")
+	t.Header("self", "total", "calls", "function", "object")
+	for _, f := range s.funcs {
+		c := "-"
+		if calls {
+			c = fmt.Sprint(f.calls)
+		}
+		if err := t.Append(pct(f.selfShare), pct(f.totShare), c, f.Name, base(f.Object)); err != nil {
+			return err
+		}
+	}
+	if err := render(b, t, len(s.funcs)); err != nil {
+		return err
+	}
+
+	if calls {
+		b.WriteString("\ncall edges (by calls)\n")
+	} else {
+		b.WriteString("\ncall edges (from adjacent frames of sampled stacks; no call counts)\n")
+	}
+	t = newTable(b, "RRLL")
+	t.Header("share", "count", "caller → callee", "call site")
+	for _, e := range s.edges {
+		c := "-"
+		if calls {
+			c = fmt.Sprint(e.weight)
+		}
+		if err := t.Append(pct(e.share), c, e.caller.Name+" → "+e.callee.Name, siteText(e)); err != nil {
+			return err
+		}
+	}
+	if err := render(b, t, len(s.edges)); err != nil {
+		return err
+	}
+
+	if calls {
+		b.WriteString("\ncontexts (by calls in the context)\n")
+	} else {
+		b.WriteString("\ncontexts (whole stacks, by samples)\n")
+	}
+	t = newTable(b, "RRL")
+	t.Header("share", "count", "path (outermost first)")
+	for _, c := range s.contexts {
+		n := "-"
+		if calls {
+			n = fmt.Sprint(c.weight)
+		}
+		if err := t.Append(pct(c.share), n, pathText(c.names)); err != nil {
+			return err
+		}
+	}
+	return render(b, t, len(s.contexts))
+}
+
+// newTable returns a borderless table whose columns are aligned by
+// align: R right, L left.
+func newTable(w io.Writer, align string) *tablewriter.Table {
+	al := make([]tw.Align, len(align))
+	for i, c := range align {
+		al[i] = tw.AlignLeft
+		if c == 'R' {
+			al[i] = tw.AlignRight
+		}
+	}
+	return tablewriter.NewTable(w,
+		tablewriter.WithRendition(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off, ShowHeader: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		}),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: al}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: al}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+}
+
+func render(b *bytes.Buffer, t *tablewriter.Table, rows int) error {
+	if rows == 0 {
+		b.WriteString("  (none)\n")
+		return nil
+	}
+	return t.Render()
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func base(path string) string {
+	if path == "" {
+		return "-"
+	}
+	return filepath.Base(path)
+}
+
+// siteText shows a call site as file:line when debug information has
+// it, else as object+0xoffset, else as the address the map holds.
+func siteText(e edgeRow) string {
+	switch {
+	case e.info == nil:
+		return fmt.Sprintf("%#x", e.site.Addr)
+	case e.info.File != "":
+		return fmt.Sprintf("%s:%d", filepath.Base(e.info.File), e.info.Line)
+	default:
+		return fmt.Sprintf("%s+%#x", base(e.info.Object), e.info.Offset)
+	}
+}
+
+// pathText joins a context's names; a path deeper than 6 frames shows
+// its two outermost and three innermost frames around the count left out.
+func pathText(names []string) string {
+	if len(names) > 6 {
+		n := len(names)
+		mid := fmt.Sprintf("…%d…", n-5)
+		names = append(append(append([]string(nil), names[:2]...), mid), names[n-3:]...)
+	}
+	return strings.Join(names, " → ")
+}
