@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
 )
@@ -29,6 +31,10 @@ type recordFlags struct {
 	printAttr bool
 	quiet     bool
 	adaptive  adaptiveFlag
+	source    string          // --source: lbr, calls, timer, exact ("" = perf's -e, or the default source)
+	cpu       string          // --cpu: plan the hardware sources for this CPU model (with --print-attr)
+	exact     exactFlags      // the exact source's options
+	set       map[string]bool // the flags given on the command line
 }
 
 // adaptiveFlag is --adaptive[=min,max,budget] and --no-adaptive.
@@ -74,6 +80,11 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (experimental: see the README); "+
 		"=`MIN,MAX,BUDGET` sets the repetition band and the overhead budget, e.g. 1%,15%,1%")
 	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep perf's default frequency (4000 Hz) instead of tuning the period (the default for now)")
+	fs.StringVar(&f.source, "source", "", "sample `SOURCE`: lbr (calls event + LBR call branch stack), calls (precise calls event), "+
+		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+
+		"-c/-F/-g replace the source's period and call graph, -j the lbr source's branch filter; -e and --source exclude each other")
+	fs.StringVar(&f.cpu, "cpu", "", "with --print-attr: plan the lbr and calls sources for CPU `VENDOR-FAMILY-MODEL` (perf's mapfile form, e.g. GenuineIntel-6-5E) instead of this machine's")
+	f.exact.register(fs)
 }
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
@@ -88,10 +99,14 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	o, err := f.options(fs.Args())
+	f.set = setFlags(fs)
+	o, note, err := f.sourceOptions(fs.Args(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
 		return exitUsage
+	}
+	if note != "" && !f.quiet {
+		fmt.Fprintln(stderr, "hwprof: "+note)
 	}
 	if f.printAttr {
 		for _, ev := range o.Events {
@@ -105,8 +120,14 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	return runRecord(o, f.quiet, stderr)
 }
 
+// eventBuilder makes the events to record for the target (command mode:
+// argv; attach mode: pids).
+type eventBuilder func(argv []string, pids []int, target perf.Target) ([]perf.Event, error)
+
 // options turns the flags into recorder options; errors are usage errors.
-func (f *recordFlags) options(argv []string) (record.Options, error) {
+// build, when not nil, makes the events instead of perf's event flags
+// (-e, -c, ...) alone.
+func (f *recordFlags) options(argv []string, build eventBuilder) (record.Options, error) {
 	o := record.Options{Argv: argv, Duration: f.duration, Output: f.output}
 	if f.pids != "" {
 		if len(argv) > 0 {
@@ -128,10 +149,15 @@ func (f *recordFlags) options(argv []string) (record.Options, error) {
 		}
 		o.DataPages = pages
 	}
-	if len(f.cfg.Events) == 0 {
-		f.cfg.Events = []string{"cpu-clock"}
+	if build == nil {
+		build = func([]string, []int, perf.Target) ([]perf.Event, error) {
+			if len(f.cfg.Events) == 0 {
+				f.cfg.Events = []string{"cpu-clock"}
+			}
+			return perf.BuildAttrs(f.cfg)
+		}
 	}
-	events, err := perf.BuildAttrs(f.cfg)
+	events, err := build(o.Argv, o.PIDs, f.cfg.Target)
 	if err != nil {
 		return o, err
 	}
@@ -285,4 +311,138 @@ func printPeriods(w io.Writer, o record.Options, st record.Stats) {
 	if st.AdaptiveErr != nil {
 		fmt.Fprintf(w, "hwprof: warning: the kernel refused a period change: %v\n", st.AdaptiveErr)
 	}
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set
+}
+
+// given reports whether any of the flags names was on the command line,
+// and which.
+func (f *recordFlags) given(names ...string) (string, bool) {
+	for _, n := range names {
+		if f.set[n] {
+			return "-" + n, true
+		}
+	}
+	return "", false
+}
+
+// Flags that choose events, periods, call graphs and branch stacks the way
+// perf record's do.
+var (
+	eventFlags  = []string{"e", "event"}
+	periodFlags = []string{"c", "count", "F", "freq"}
+	graphFlags  = []string{"g", "call-graph"}
+	branchFlags = []string{"j", "branch-filter", "b", "branch-any"}
+)
+
+// sourceOptions decides what to record: the events of -e as perf would, or
+// a sample source (--source, or the default one when neither -e nor
+// --source is given) with -c/-F/-g/-j as overrides. It returns the options
+// and a line saying which source was chosen and why ("" when the events
+// come from -e).
+//
+// Rules: -e and --source exclude each other. With a source, -c or -F
+// replace its period, -g/--call-graph its call graph, and -j/-b the lbr
+// source's branch filter; -j/-b with calls or timer is an error (they
+// would add a branch stack those sources do not have), and exact takes
+// none of these flags. A source that does not work on this machine is an
+// error naming what is missing and the sources that work, except with
+// --print-attr, which only prints what would be opened.
+func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Options, string, error) {
+	if f.cpu != "" && !f.printAttr {
+		return record.Options{}, "", errors.New("--cpu plans for another machine: it goes with --print-attr only")
+	}
+	if f.source == "" {
+		if _, ok := f.given(eventFlags...); ok {
+			o, err := f.options(argv, nil)
+			return o, "", err
+		}
+	} else if fl, ok := f.given(eventFlags...); ok {
+		return record.Options{}, "", fmt.Errorf("--source %s and %s both choose the events: give one of them", f.source, fl)
+	}
+	facts := source.Gather()
+	if f.cpu != "" {
+		id, err := perf.ParseCPUID(f.cpu)
+		if err != nil {
+			return record.Options{}, "", err
+		}
+		facts.CPU, facts.CPUErr = id, nil
+	}
+	verdicts := source.Assess(facts)
+	var src source.Source
+	var note string
+	if f.source == "" {
+		var why string
+		src, why = source.Choose(verdicts)
+		note = "source " + why
+	} else {
+		var err error
+		if src, err = source.Parse(f.source); err != nil {
+			return record.Options{}, "", err
+		}
+		v := verdicts[slices.IndexFunc(verdicts, func(v source.Verdict) bool { return v.Source == src })]
+		if !v.OK {
+			msg := fmt.Sprintf("source %s does not work here: %s; %s (hwprof check lists what this machine offers)", src, v.Why, v.Instead)
+			if !f.printAttr {
+				return record.Options{}, "", errors.New(msg)
+			}
+			note = "note: " + msg
+		} else {
+			note = fmt.Sprintf("source %s: %s", src, v.Why)
+		}
+	}
+	build, desc, err := f.sourceBuilder(src, facts, stderr)
+	if err != nil {
+		return record.Options{}, "", err
+	}
+	if desc != "" {
+		note += "; event " + desc
+	}
+	o, err := f.options(argv, build)
+	if src == source.Exact {
+		o.ShareRing = true
+	}
+	return o, note, err
+}
+
+// sourceBuilder returns how to build the events of source src with the
+// command line's overrides, and a description of the event.
+func (f *recordFlags) sourceBuilder(src source.Source, facts source.Facts, stderr io.Writer) (eventBuilder, string, error) {
+	if src == source.Exact {
+		for _, group := range [][]string{periodFlags, graphFlags, branchFlags} {
+			if fl, ok := f.given(group...); ok {
+				return nil, "", fmt.Errorf("--source exact counts every call with uprobes: %s does not apply to it", fl)
+			}
+		}
+		return func(argv []string, pids []int, _ perf.Target) ([]perf.Event, error) {
+			return f.exact.events(argv, pids, stderr)
+		}, "", nil
+	}
+	if fl, ok := f.given(branchFlags...); ok && src != source.LBR {
+		return nil, "", fmt.Errorf("%s adds a branch stack, which the %s source does not have: use --source lbr, or -e EVENT with %s", fl, src, fl)
+	}
+	setup, err := source.Plan(src, facts)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := setup.Config
+	if _, ok := f.given(periodFlags...); ok {
+		cfg.Period, cfg.Freq = f.cfg.Period, f.cfg.Freq
+	}
+	if _, ok := f.given(graphFlags...); ok {
+		cfg.CallGraph = f.cfg.CallGraph
+	}
+	if _, ok := f.given(branchFlags...); ok {
+		cfg.BranchFilter = f.cfg.BranchFilter
+	}
+	cfg.NoInherit, cfg.Limits = f.cfg.NoInherit, f.cfg.Limits
+	return func(_ []string, _ []int, target perf.Target) ([]perf.Event, error) {
+		cfg.Target = target
+		return perf.BuildAttrs(cfg)
+	}, setup.Event, nil
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// perfAttrs returns the attr blocks `perf record -vv ARGS -- true` prints
+// (perf prints them before an open fails on a machine without the PMU).
+func perfAttrs(t *testing.T, args []string) string {
+	t.Helper()
+	cmd := exec.Command("perf", append(append([]string{"record", "-vv"}, args...), "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")...)
+	cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=")
+	out, _ := cmd.CombinedOutput()
+	var b strings.Builder
+	in := false
+	for line := range strings.Lines(string(out)) {
+		switch {
+		case strings.TrimSpace(line) == "perf_event_attr:":
+			in = true
+		case in && strings.HasPrefix(line, "-----"):
+			return b.String() // the first block: the event as perf first tries it
+		}
+		if in {
+			b.WriteString(line)
+		}
+	}
+	t.Fatalf("perf record -vv %q printed no attr:\n%s", args, out)
+	return ""
+}
+
+// `hwprof record --source S --print-attr` prints what `perf record -vv`
+// prints for the source's equivalent perf options, for this machine's CPU
+// and for models given with --cpu.
+func TestSourcePrintAttrMatchesPerf(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	for _, tc := range []struct {
+		args []string // after record --print-attr
+		perf []string
+	}{
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-j", "any_call,u,save_type", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-55-7", "-c", "20011", "--call-graph", "dwarf"},
+			[]string{"-e", "r02c4:u", "-c", "20011", "-j", "any_call,u,save_type", "--call-graph", "dwarf"}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-7E", "-j", "any,u"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any,u", "-g"}},
+		{[]string{"--source", "calls", "--cpu", "GenuineIntel-6-8F"}, []string{"-e", "r02c4:upp", "-c", "10007", "-g"}},
+		{[]string{"--source", "timer"}, []string{"-e", "cpu-clock", "-g"}},
+		{[]string{"--source", "timer", "-F", "999"}, []string{"-e", "cpu-clock", "-g", "-F", "999"}},
+	} {
+		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
+		if r.code != 0 {
+			t.Errorf("%q: exit %d: %s", tc.args, r.code, r.stderr)
+			continue
+		}
+		if want := perfAttrs(t, tc.perf); r.stdout != want {
+			t.Errorf("%q:\nhwprof:\n%sperf record -vv %s:\n%s", tc.args, r.stdout, strings.Join(tc.perf, " "), want)
+		}
+	}
+}
+
+// On a machine without a hardware PMU (such as this project's VMs) the lbr
+// and calls sources fail with what is missing and what works instead.
+func TestSourceUnavailable(t *testing.T) {
+	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err == nil {
+		t.Skip("this machine has a cpu PMU: the hardware sources may work")
+	}
+	for _, src := range []string{"lbr", "calls"} {
+		r := hwprof(t, "record", "--source", src, "-o", filepath.Join(t.TempDir(), "x.data"), "--", "true")
+		if r.code != exitUsage {
+			t.Errorf("--source %s: exit %d, want %d", src, r.code, exitUsage)
+		}
+		for _, want := range []string{"source " + src + " does not work here", "no hardware PMU", "/sys/bus/event_source/devices", "--source timer"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("--source %s: message lacks %q:\n%s", src, want, r.stderr)
+			}
+		}
+	}
+	// --print-attr still shows what would be opened, with a note.
+	r := hwprof(t, "record", "--source", "lbr", "--print-attr", "--", "true")
+	if r.code != 0 || !strings.Contains(r.stdout, "branch_sample_type") || !strings.Contains(r.stderr, "does not work here") {
+		t.Errorf("print-attr of an unavailable source: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestSourceFlagConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--source", "timer", "-e", "cycles"}, "both choose the events"},
+		{[]string{"--source", "timer", "-j", "any_call"}, "-j adds a branch stack"},
+		{[]string{"--source", "calls", "-b", "--cpu", "GenuineIntel-6-5E", "--print-attr"}, "-b adds a branch stack"},
+		{[]string{"--source", "exact", "-c", "1000"}, "does not apply"},
+		{[]string{"--source", "exact", "-g"}, "does not apply"},
+		{[]string{"--source", "pebs"}, "unknown source"},
+		{[]string{"--cpu", "GenuineIntel-6-5E"}, "--print-attr only"},
+		{[]string{"--source", "lbr", "--cpu", "Intel-x", "--print-attr"}, "cpu id"},
+	} {
+		r := hwprof(t, append(append([]string{"record", "-o", filepath.Join(t.TempDir(), "x.data")}, tc.args...), "--", "true")...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, exitUsage, tc.msg)
+		}
+	}
+}
+
+// Without -e and --source, hwprof records with the default source and says
+// which and why in one line (not with -q); the timer source records here.
+func TestSourceDefault(t *testing.T) {
+	needPerfEvents(t)
+	dir := t.TempDir()
+	r := hwprof(t, "record", "-o", filepath.Join(dir, "a.data"), "--", "true")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var line string
+	for l := range strings.Lines(r.stderr) {
+		if strings.HasPrefix(l, "hwprof: source ") {
+			if line != "" {
+				t.Errorf("two source lines:\n%s", r.stderr)
+			}
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no line saying which source was chosen:\n%s", r.stderr)
+	}
+	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil && !strings.Contains(line, "source timer (") {
+		t.Errorf("without a cpu PMU the default should be timer: %s", line)
+	}
+	q := hwprof(t, "record", "-q", "-o", filepath.Join(dir, "b.data"), "--", "true")
+	if q.code != 0 || strings.Contains(q.stderr, "source") {
+		t.Errorf("-q: exit %d, stderr %q", q.code, q.stderr)
+	}
+	timer := hwprof(t, "record", "--source", "timer", "-o", filepath.Join(dir, "c.data"), "--", hwprofBin, workloadArg)
+	if timer.code != 0 || !strings.Contains(timer.stderr, "source timer: software cpu-clock") {
+		t.Errorf("--source timer: exit %d: %s", timer.code, timer.stderr)
+	}
+	if n := samplesWritten(t, timer.stderr); n == 0 {
+		t.Errorf("--source timer recorded no samples:\n%s", timer.stderr)
+	}
+}
