@@ -42,6 +42,7 @@ func init() {
 		{"record", "record a program (-- CMD) or running processes (-p) to perf.data", cmdRecord},
 		{"report", "fold a recording into functions, call edges and contexts (text or --format json)", cmdReport},
 		{"script", "print every sample with its symbolized stack, like perf script", cmdScript},
+		{"compare", "record a program with several sources and show how far each is from the reference (exact)", cmdCompare},
 		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},
 		{"demo", "record the built-in call-heavy workload and show what was recorded", cmdDemo},
 		{"dump", "print a perf.data file record by record, or its header and counts (--stats)", cmdDump},

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/perf"
+)
+
+// hotThreshold is the hot-edge threshold of the adaptive bursting paper:
+// an edge is hot when its weight is at least this share of the hottest's.
+const hotThreshold = 0.1
+
+// compareFlags are the options of `hwprof compare`.
+type compareFlags struct {
+	sources   string
+	reference string
+	dir       string
+	top       int
+	quiet     bool
+	exact     exactFlags
+}
+
+func (c *compareFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.sources, "sources", "", "compare these sources `LIST` (comma-separated: lbr, calls, timer, exact); "+
+		"default: the default source of hwprof record, and timer")
+	fs.StringVar(&c.reference, "reference", "exact", "the source taken as the truth: `SOURCE`")
+	fs.StringVar(&c.dir, "o", "hwprof-compare", "keep the recordings in `DIR` as SOURCE.data (existing ones become .old)")
+	fs.IntVar(&c.top, "top", 15, "show the reference's `N` hottest edges")
+	fs.BoolVar(&c.quiet, "q", false, "print only the comparison")
+}
+
+// cmdCompare records a program once per source and prints how far each
+// source's call edges are from the reference's.
+//
+// Every source is recorded in its own run of the program (also the timer
+// beside a hardware source: one run for both is not done yet), with the
+// events `hwprof record --source S` uses. Each recording is folded by
+// profile.Load; edges are aligned across recordings by caller and callee
+// name and the call site's object and offset, functions by name. The
+// weight of an edge is its call count for sources that count calls (lbr,
+// calls, exact: ccmap.Calls) and, for timer, the period-weighted samples
+// whose innermost frames are that edge (ccmap.Self: what stack sampling
+// counts as a call).
+func cmdCompare(args []string, stdout, stderr io.Writer) int {
+	var c compareFlags
+	fs := newFlagSet("compare", "[--sources timer,lbr] [--reference exact] [-o DIR] -- CMD [ARGS]", stderr)
+	c.register(fs)
+	c.exact.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "hwprof compare: give the program to run: hwprof compare -- ./app")
+		return exitUsage
+	}
+	facts := source.Gather()
+	sources, err := c.plan(facts)
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof compare: %v\n", err)
+		return exitUsage
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return fail(stderr, err)
+	}
+	profiles := make([]*profile.Profile, len(sources))
+	for i, src := range sources {
+		path := filepath.Join(c.dir, src.String()+".data")
+		if err := c.record(src, facts, argv, path, stderr); err != nil {
+			return fail(stderr, fmt.Errorf("compare: recording with %s: %w", src, err))
+		}
+		if profiles[i], err = profile.Load(path, profile.LoadOptions{}); err != nil {
+			return fail(stderr, fmt.Errorf("compare: reading %s: %w", path, err))
+		}
+	}
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = s.String()
+	}
+	cmpd := compareProfiles(names, profiles)
+	cmpd.print(stdout, c.top)
+	return 0
+}
+
+// plan returns the sources to record, the reference first, each checked to
+// work here.
+func (c *compareFlags) plan(facts source.Facts) ([]source.Source, error) {
+	ref, err := source.Parse(c.reference)
+	if err != nil {
+		return nil, fmt.Errorf("--reference: %w", err)
+	}
+	verdicts := source.Assess(facts)
+	var others []source.Source
+	if c.sources == "" {
+		def, _ := source.Choose(verdicts)
+		others = []source.Source{def}
+		if def != source.Timer {
+			others = append(others, source.Timer)
+		}
+	} else {
+		for name := range strings.SplitSeq(c.sources, ",") {
+			s, err := source.Parse(strings.TrimSpace(name))
+			if err != nil {
+				return nil, fmt.Errorf("--sources: %w", err)
+			}
+			others = append(others, s)
+		}
+	}
+	all := []source.Source{ref}
+	for _, s := range others {
+		if !slices.Contains(all, s) {
+			all = append(all, s)
+		}
+	}
+	if len(all) < 2 {
+		return nil, fmt.Errorf("nothing to compare: give --sources other than the reference %s", ref)
+	}
+	for _, s := range all {
+		if v := verdicts[slices.IndexFunc(verdicts, func(v source.Verdict) bool { return v.Source == s })]; !v.OK {
+			return nil, fmt.Errorf("source %s does not work here: %s; %s", s, v.Why, v.Instead)
+		}
+	}
+	return all, nil
+}
+
+// record runs the program once, recording with src into path.
+func (c *compareFlags) record(src source.Source, facts source.Facts, argv []string, path string, stderr io.Writer) error {
+	o := record.Options{Argv: argv, Output: path}
+	if src == source.Exact {
+		evs, err := c.exact.events(argv, nil, stderr)
+		if err != nil {
+			return err
+		}
+		o.Events, o.ShareRing = evs, true
+	} else {
+		setup, err := source.Plan(src, facts)
+		if err != nil {
+			return err
+		}
+		if o.Events, err = perf.BuildAttrs(setup.Config); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		os.Rename(path, path+".old")
+	}
+	st, err := record.Record(o)
+	if err != nil {
+		var ee *launch.ExecError
+		if errors.As(err, &ee) || st.Records == 0 {
+			return err
+		}
+		fmt.Fprintf(stderr, "hwprof compare: %s: %v (the recording is kept)\n", src, err)
+	}
+	if !c.quiet {
+		fmt.Fprintf(stderr, "hwprof compare: %-5s %d samples, %d lost, in %.2fs -> %s\n",
+			src, st.Samples, st.Lost+st.LostSamples, st.Duration.Seconds(), path)
+	}
+	if st.ExitCode != 0 {
+		fmt.Fprintf(stderr, "hwprof compare: warning: the program exited with status %d under %s\n", st.ExitCode, src)
+	}
+	return nil
+}
+
+// edgeKey is an edge as compare aligns it across recordings: by function
+// names and the call site's place in its object.
+type edgeKey struct {
+	Caller, Callee string
+	Object         string
+	Offset         uint64
+}
+
+// comparison holds the aligned profiles: profile 0 is the reference.
+type comparison struct {
+	names  []string
+	dcgs   []ccmap.DCG           // in one FuncID and site space
+	funcs  []string              // FuncID -> name
+	sites  []edgeKey             // site id -> object and offset (Caller/Callee unused)
+	counts [][]float64           // per profile, per FuncID: calls into the function
+	edges  []map[edgeKey]float64 // per profile: the edge's share of the total
+}
+
+// compareProfiles aligns the profiles (the first is the reference).
+func compareProfiles(names []string, ps []*profile.Profile) *comparison {
+	c := &comparison{names: names}
+	funcID := map[string]ccmap.FuncID{}
+	siteID := map[edgeKey]uint64{}
+	intern := func(name string) ccmap.FuncID {
+		id, ok := funcID[name]
+		if !ok {
+			id = ccmap.FuncID(len(c.funcs))
+			funcID[name] = id
+			c.funcs = append(c.funcs, name)
+		}
+		return id
+	}
+	for _, p := range ps {
+		measure := ccmap.Self
+		if p.HasCalls {
+			measure = ccmap.Calls
+		}
+		g := p.Map.DCG(measure)
+		out := ccmap.DCG{Measure: measure, Total: g.Total}
+		shares := map[edgeKey]float64{}
+		for _, e := range g.Edges {
+			k := edgeKey{Caller: funcName(p, e.Site.Caller), Callee: funcName(p, e.Callee)}
+			if s, ok := p.Sites[e.Site]; ok {
+				k.Object, k.Offset = s.Object, s.Offset
+			} else {
+				k.Offset = e.Site.Addr
+			}
+			sk := edgeKey{Object: k.Object, Offset: k.Offset}
+			sid, ok := siteID[sk]
+			if !ok {
+				sid = uint64(len(c.sites)) + 1
+				siteID[sk] = sid
+				c.sites = append(c.sites, sk)
+			}
+			out.Edges = append(out.Edges, ccmap.DCGEdge{
+				Site:   ccmap.CallSite{Caller: intern(k.Caller), Addr: sid},
+				Callee: intern(k.Callee), Weight: e.Weight})
+			if g.Total > 0 {
+				shares[k] += float64(e.Weight) / float64(g.Total)
+			}
+		}
+		c.dcgs = append(c.dcgs, out)
+		c.edges = append(c.edges, shares)
+	}
+	for _, g := range c.dcgs {
+		counts := make([]float64, len(c.funcs))
+		for _, e := range g.Edges {
+			counts[e.Callee] += float64(e.Weight)
+		}
+		c.counts = append(c.counts, counts)
+	}
+	return c
+}
+
+func funcName(p *profile.Profile, id ccmap.FuncID) string {
+	if int(id) < len(p.Funcs) {
+		return p.Funcs[id].Name
+	}
+	return fmt.Sprintf("[func %d]", id)
+}
+
+// sourceStats are one source's agreement with the reference.
+type sourceStats struct {
+	Overlap, OverlapNoSites float64 // degree of overlap of the DCGs, 0..1
+	HotCoverage             float64 // of the reference's hot edges at hotThreshold
+	Pearson, Spearman       float64 // of per-function call counts (NaN when undefined)
+	Edges                   int     // edges with weight
+}
+
+// stats compares profile i with the reference.
+func (c *comparison) stats(i int) sourceStats {
+	ref, g := c.dcgs[0], c.dcgs[i]
+	return sourceStats{
+		Overlap:        ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{}),
+		OverlapNoSites: ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{IgnoreSites: true}),
+		HotCoverage:    ccmap.DCGHotCoverage(g, ref, hotThreshold, ccmap.MatchOptions{}),
+		Pearson:        ccmap.Pearson(c.counts[0], c.counts[i]),
+		Spearman:       ccmap.Spearman(c.counts[0], c.counts[i]),
+		Edges:          len(g.Edges),
+	}
+}
+
+// print writes the table of the reference's top edges with every source's
+// share, then each source's agreement.
+func (c *comparison) print(w io.Writer, top int) {
+	type row struct {
+		k     edgeKey
+		share float64
+	}
+	var rows []row
+	for k, s := range c.edges[0] {
+		rows = append(rows, row{k, s})
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(b.share, a.share), cmp.Compare(a.k.Caller, b.k.Caller),
+			cmp.Compare(a.k.Callee, b.k.Callee), cmp.Compare(a.k.Object, b.k.Object), cmp.Compare(a.k.Offset, b.k.Offset))
+	})
+	if len(rows) > top {
+		rows = rows[:top]
+	}
+	fmt.Fprintf(w, "top %d call edges of %s, with each source's share of its own total:\n\n", len(rows), c.names[0])
+	fmt.Fprintf(w, "%-52s %-28s", "caller -> callee", "call site")
+	for _, n := range c.names {
+		fmt.Fprintf(w, " %8s", n)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-52s %-28s", clip(r.k.Caller+" -> "+r.k.Callee, 52), clip(siteLabel(r.k), 28))
+		for i := range c.names {
+			fmt.Fprintf(w, " %7.2f%%", 100*c.edges[i][r.k])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nagreement with %s (overlap: sum of min shares over common edges; hot: share of %s's edges >= %.1f x its hottest also hot in the source; correlation of calls per function over %d functions):\n\n",
+		c.names[0], c.names[0], hotThreshold, len(c.funcs))
+	fmt.Fprintf(w, "%-8s %8s %16s %8s %8s %8s %6s\n", "source", "overlap", "overlap(no site)", "hot", "pearson", "spearman", "edges")
+	for i := 1; i < len(c.names); i++ {
+		s := c.stats(i)
+		fmt.Fprintf(w, "%-8s %7.1f%% %15.1f%% %8.2f %8s %8s %6d\n", c.names[i], 100*s.Overlap, 100*s.OverlapNoSites,
+			s.HotCoverage, fmtCorr(s.Pearson), fmtCorr(s.Spearman), s.Edges)
+	}
+}
+
+func siteLabel(k edgeKey) string {
+	if k.Object == "" {
+		return fmt.Sprintf("%#x", k.Offset)
+	}
+	return fmt.Sprintf("%s+%#x", filepath.Base(k.Object), k.Offset)
+}
+
+func fmtCorr(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
