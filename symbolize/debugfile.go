@@ -35,6 +35,10 @@ type Options struct {
 	// Kallsyms is the kallsyms file read for KernelPath. Empty means
 	// /proc/kallsyms (under SymFS when set).
 	Kallsyms string
+	// SymbolsOnly makes a Symbolizer open objects with OpenSymbols: ELF
+	// symbols only, no DWARF lines and inlines, for output that names
+	// functions only (function+offset, as perf script without srcline).
+	SymbolsOnly bool
 }
 
 // BuildIDMismatchError says that the file at Path has another build-id than

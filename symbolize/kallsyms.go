@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 )
 
@@ -40,16 +39,17 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	lineNo, nonzero, any := 0, false, false
+	var fields [4][]byte
 	for sc.Scan() {
 		lineNo++
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
+		nf := splitFields(sc.Bytes(), fields[:])
+		if nf == 0 {
 			continue
 		}
-		if len(fields) < 3 {
+		if nf < 3 {
 			return nil, fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, sc.Text())
 		}
-		addr, err := strconv.ParseUint(fields[0], 16, 64)
+		addr, err := parseHexBytes(fields[0])
 		if err != nil {
 			return nil, fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
 		}
@@ -57,14 +57,17 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 		if addr != 0 {
 			nonzero = true
 		}
-		switch fields[1] {
-		case "t", "T", "w", "W":
+		if len(fields[1]) != 1 {
+			continue
+		}
+		switch fields[1][0] {
+		case 't', 'T', 'w', 'W':
 		default:
 			continue
 		}
-		s := textSym{start: addr, name: fields[2]}
-		if len(fields) > 3 {
-			s.module = strings.Trim(fields[3], "[]")
+		s := textSym{start: addr, name: string(fields[2])}
+		if nf > 3 {
+			s.module = strings.Trim(string(fields[3]), "[]")
 		}
 		k.table.syms = append(k.table.syms, s)
 	}
@@ -92,3 +95,47 @@ func (k *Kallsyms) Module(a Addr) string {
 
 // Symbolize resolves kernel runtime addresses.
 func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
+
+// splitFields splits line at runs of spaces and tabs into at most
+// len(dst) fields (the last holding the first word of the rest) and
+// returns how many it found; it allocates nothing.
+func splitFields(line []byte, dst [][]byte) int {
+	n := 0
+	for i := 0; i < len(line) && n < len(dst); {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		if j > i {
+			dst[n] = line[i:j]
+			n++
+		}
+		i = j
+	}
+	return n
+}
+
+// parseHexBytes parses a hex number without a prefix.
+func parseHexBytes(b []byte) (uint64, error) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, fmt.Errorf("bad address %q", b)
+	}
+	var v uint64
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, fmt.Errorf("bad address %q", b)
+		}
+		v = v<<4 | uint64(c)
+	}
+	return v, nil
+}

@@ -55,7 +55,11 @@ func (s *Symbolizer) open(key ObjectKey) (Resolver, error) {
 	case perfMapName.MatchString(filepath.Clean(key.Path)):
 		return LoadPerfMap(s.opts.symfs(key.Path))
 	}
-	o, err := Open(key, s.opts)
+	open := Open
+	if s.opts.SymbolsOnly {
+		open = OpenSymbols
+	}
+	o, err := open(key, s.opts)
 	if err != nil {
 		return nil, err
 	}
