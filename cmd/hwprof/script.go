@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -46,7 +47,9 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.srcline = o.srcline || *srcline
-	so := symbolize.Options{SymFS: *symfs}
+	// Function names alone come from the symbol tables; DWARF is read
+	// only for source lines.
+	so := symbolize.Options{SymFS: *symfs, SymbolsOnly: !o.srcline}
 	if *debugDir != "" {
 		so.DebugDirs = []string{*debugDir}
 	}
@@ -56,6 +59,7 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	}
 	defer r.Close()
 	sc := newScripter(r, o, so)
+	defer sc.cleanup()
 	if err := sc.read(); err != nil {
 		fmt.Fprintf(stderr, "hwprof: %v (printing the %d samples read before it)\n", err, len(sc.samples))
 	}
@@ -130,25 +134,42 @@ type scriptOptions struct {
 func (o scriptOptions) has(f scriptField) bool { return o.fields&(1<<f) != 0 }
 
 // scriptSample is what is printed of one sample; its frames and branches
-// are ranges of the scripter's shared slices.
+// are ranges of the scripter's shared slices. It holds no pointers, so a
+// million of them cost the garbage collector nothing.
 type scriptSample struct {
-	comm             string
 	pid, tid, cpu    uint32
-	hasCPU           bool
+	comm             int32 // index in scripter.commList, -1 when unknown
+	event            int32
 	time, period     uint64
-	event            int
-	frames, framesTo int
-	branch, branchTo int
+	frames, framesTo uint32
+	branch, branchTo uint32
+	hasCPU           bool
 	callchain        bool // the sample has a callchain (or stack) to print as one
 }
 
-// scriptAddr is one address to print: where it resolves (key and index
-// into that object's unique addresses) once symbolized.
+// scriptAddr is one address to print: its object (an index in
+// scripter.objs, -1 when unmapped) and, once symbolized, where its symbol
+// is: the index of its object-relative address among its key's unique
+// addresses. It holds no pointers.
 type scriptAddr struct {
 	addr uint64
-	obj  *procmap.Object
-	key  int // index in scripter.keys, -1 when unmapped
-	idx  int // index in the object's addresses
+	obj  int32
+	idx  uint32 // index | backBit
+}
+
+// backBit in scriptAddr.idx marks a return address, looked up at the call
+// (ra-1): the offset printed is still addr's own, as perf prints it.
+const backBit = 1 << 31
+
+func (a scriptAddr) index() int { return int(a.idx &^ backBit) }
+
+func (a scriptAddr) back() uint64 { return uint64(a.idx >> 31) }
+
+// scriptSym is the symbol of one unique address: its name ("" when
+// unknown) and the address's offset in it.
+type scriptSym struct {
+	name string
+	off  uint64
 }
 
 type scriptBranch struct {
@@ -170,24 +191,39 @@ type scripter struct {
 	kernelLocal bool
 	kernelWhy   string
 	kernelAsked bool // some address resolved to the kernel
-	samples     []scriptSample
-	frames      []scriptAddr
-	branches    []scriptBranch
-	// unique addresses per object
-	keys    []symbolize.ObjectKey
-	keyOf   map[*procmap.Object]int
-	addrs   [][]symbolize.Addr
-	addrIdx []map[symbolize.Addr]int
-	results []symbolize.Result
-	comms   map[string]string // interned command names
+	// vdso is this kernel's vdso image when the recording was made on
+	// it; vdsoFile holds it for symbolizing, written on first need.
+	vdso     []byte
+	vdsoFile string
+	samples  []scriptSample
+	frames   []scriptAddr
+	branches []scriptBranch
+	// the objects of the addresses, each with its printed name and its
+	// key (-1: not symbolizable)
+	objs     []*procmap.Object
+	objNames []string
+	objKey   []int32
+	objIdx   map[*procmap.Object]int32
+	lastObj  *procmap.Object // the object of the last address asked for
+	lastIdx  int32           // and its index
+	// unique addresses per key
+	keys     []symbolize.ObjectKey
+	keyIdx   map[symbolize.ObjectKey]int32
+	addrs    [][]symbolize.Addr
+	addrIdx  []map[symbolize.Addr]uint32
+	results  []symbolize.Result
+	syms     [][]scriptSym // per key, per unique address
+	commList []string
+	comms    map[string]int32 // index in commList
 }
 
 func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scripter {
 	sc := &scripter{
 		r: r, o: o, symz: symbolize.New(so),
 		buildIDs: map[string]string{},
-		keyOf:    map[*procmap.Object]int{},
-		comms:    map[string]string{},
+		objIdx:   map[*procmap.Object]int32{},
+		keyIdx:   map[symbolize.ObjectKey]int32{},
+		comms:    map[string]int32{},
 	}
 	for _, b := range r.Features().BuildIDs {
 		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
@@ -202,6 +238,7 @@ func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scr
 	if sc.kernelLocal {
 		if vdso, err := unwind.LocalVDSO(); err == nil {
 			uo.VDSO = vdso // the recorded processes' vdso: same kernel
+			sc.vdso = vdso
 		}
 	}
 	sc.unwinder = unwind.New(uo)
@@ -322,8 +359,8 @@ func (sc *scripter) read() error {
 func (sc *scripter) addSample(s *perf.Sample, frames []unwind.Frame) {
 	ev, _ := sc.r.Format().EventOf(sc.r.Record().Raw)
 	ss := scriptSample{
-		pid: s.PID, tid: s.TID, cpu: s.CPU, hasCPU: s.Has(perf.SampleCPU),
-		time: s.Time, period: s.Period, event: ev, frames: len(sc.frames),
+		pid: s.PID, tid: s.TID, cpu: s.CPU, hasCPU: s.Has(perf.SampleCPU), comm: -1,
+		time: s.Time, period: s.Period, event: int32(ev), frames: uint32(len(sc.frames)),
 		callchain: s.Has(perf.SampleCallchain) || len(frames) > 1,
 	}
 	if !s.Has(perf.SamplePeriod) && ev >= 0 && ev < sc.r.Format().Len() {
@@ -342,10 +379,14 @@ func (sc *scripter) addSample(s *perf.Sample, frames []unwind.Frame) {
 		}
 	}
 	for _, f := range frames {
-		sc.frames = append(sc.frames, sc.want(uint64(f.Addr), f.Object, f.LookupAddr(), s.PID))
+		a := sc.want(uint64(f.Addr), f.Object, f.LookupAddr(), s.PID)
+		if f.ObjAddr != f.LookupAddr() && a.obj >= 0 && sc.objKey[a.obj] >= 0 {
+			a.idx |= backBit
+		}
+		sc.frames = append(sc.frames, a)
 	}
-	ss.framesTo = len(sc.frames)
-	ss.branch = len(sc.branches)
+	ss.framesTo = uint32(len(sc.frames))
+	ss.branch = uint32(len(sc.branches))
 	if sc.o.brstack || sc.o.brstackSym {
 		for _, b := range s.Branches {
 			sc.branches = append(sc.branches, scriptBranch{
@@ -353,16 +394,18 @@ func (sc *scripter) addSample(s *perf.Sample, frames []unwind.Frame) {
 			})
 		}
 	}
-	ss.branchTo = len(sc.branches)
+	ss.branchTo = uint32(len(sc.branches))
 	sc.samples = append(sc.samples, ss)
 }
 
-func (sc *scripter) intern(s string) string {
+func (sc *scripter) intern(s string) int32 {
 	if v, ok := sc.comms[s]; ok {
 		return v
 	}
-	sc.comms[s] = s
-	return s
+	i := int32(len(sc.commList))
+	sc.commList = append(sc.commList, s)
+	sc.comms[s] = i
+	return i
 }
 
 // wantRuntime resolves a runtime address (a branch end) of the sample's
@@ -370,41 +413,62 @@ func (sc *scripter) intern(s string) string {
 func (sc *scripter) wantRuntime(s *perf.Sample, a uint64) scriptAddr {
 	m, oa, ok := sc.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a))
 	if !ok {
-		return scriptAddr{addr: a, key: -1}
+		return scriptAddr{addr: a, obj: -1}
 	}
 	return sc.want(a, m.Object, oa, s.PID)
 }
 
-// want records that addr (in obj at objAddr) is to be symbolized.
+// want records that addr (in obj at objAddr) is to be symbolized, once
+// per unique address of its key.
 func (sc *scripter) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAddr, pid uint32) scriptAddr {
-	sa := scriptAddr{addr: addr, obj: obj, key: -1}
+	sa := scriptAddr{addr: addr, obj: -1}
 	if obj == nil {
 		return sa
 	}
-	k, ok := sc.keyOf[obj]
-	if !ok {
-		key, symbolizable := sc.objectKey(obj, pid)
-		k = -1
-		if symbolizable {
-			k = len(sc.keys)
-			sc.keys = append(sc.keys, key)
-			sc.addrs = append(sc.addrs, nil)
-			sc.addrIdx = append(sc.addrIdx, map[symbolize.Addr]int{})
+	o := sc.lastIdx
+	if obj != sc.lastObj {
+		var ok bool
+		if o, ok = sc.objIdx[obj]; !ok {
+			o = sc.addObject(obj, pid)
 		}
-		sc.keyOf[obj] = k
+		sc.lastObj, sc.lastIdx = obj, o
 	}
+	sa.obj = o
+	k := sc.objKey[o]
 	if k < 0 {
 		return sa
 	}
 	a := symbolize.Addr(objAddr)
 	i, ok := sc.addrIdx[k][a]
 	if !ok {
-		i = len(sc.addrs[k])
+		i = uint32(len(sc.addrs[k]))
 		sc.addrs[k] = append(sc.addrs[k], a)
 		sc.addrIdx[k][a] = i
 	}
-	sa.key, sa.idx = k, i
+	sa.idx = i
 	return sa
+}
+
+// addObject numbers a new object and finds its key. Objects with one key
+// (the kernel and its modules, a file seen under two inodes) share one
+// list of addresses.
+func (sc *scripter) addObject(obj *procmap.Object, pid uint32) int32 {
+	o := int32(len(sc.objs))
+	sc.objIdx[obj] = o
+	sc.objs = append(sc.objs, obj)
+	sc.objNames = append(sc.objNames, objName(obj))
+	k := int32(-1)
+	if key, ok := sc.objectKey(obj, pid); ok {
+		if k, ok = sc.keyIdx[key]; !ok {
+			k = int32(len(sc.keys))
+			sc.keyIdx[key] = k
+			sc.keys = append(sc.keys, key)
+			sc.addrs = append(sc.addrs, nil)
+			sc.addrIdx = append(sc.addrIdx, map[symbolize.Addr]uint32{})
+		}
+	}
+	sc.objKey = append(sc.objKey, k)
+	return o
 }
 
 // objectKey names the resolver of an object: the kernel's kallsyms, a
@@ -416,6 +480,8 @@ func (sc *scripter) objectKey(obj *procmap.Object, pid uint32) (symbolize.Object
 		return symbolize.ObjectKey{Path: symbolize.KernelPath}, sc.kernelLocal
 	case procmap.KindJIT:
 		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
+	case procmap.KindVDSO:
+		return symbolize.ObjectKey{Path: sc.vdsoPath()}, sc.vdsoPath() != ""
 	case procmap.KindFile:
 		id := sc.buildIDs[obj.Path]
 		if len(obj.BuildID) > 0 {
@@ -424,6 +490,37 @@ func (sc *scripter) objectKey(obj *procmap.Object, pid uint32) (symbolize.Object
 		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
 	}
 	return symbolize.ObjectKey{}, false
+}
+
+// vdsoPath returns a file holding the running kernel's vdso, for a
+// recording made on this kernel, or "". The file is removed by cleanup.
+func (sc *scripter) vdsoPath() string {
+	if sc.vdsoFile != "" || sc.vdso == nil {
+		return sc.vdsoFile
+	}
+	f, err := os.CreateTemp("", "hwprof-vdso-*.so")
+	if err != nil {
+		sc.vdso = nil
+		return ""
+	}
+	_, err = f.Write(sc.vdso)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		sc.vdso = nil
+		return ""
+	}
+	sc.vdsoFile = f.Name()
+	return sc.vdsoFile
+}
+
+// cleanup removes the files the scripter wrote.
+func (sc *scripter) cleanup() {
+	if sc.vdsoFile != "" {
+		os.Remove(sc.vdsoFile)
+	}
 }
 
 // symbolize resolves every object's unique addresses at once; objects
@@ -438,8 +535,16 @@ func (sc *scripter) symbolize(stderr io.Writer) {
 	}
 	res := sc.symz.SymbolizeAll(req)
 	sc.results = make([]symbolize.Result, len(sc.keys))
+	sc.syms = make([][]scriptSym, len(sc.keys))
 	for k, key := range sc.keys {
 		sc.results[k] = res[key]
+		sc.syms[k] = make([]scriptSym, len(sc.addrs[k]))
+		for i, loc := range res[key].Locations {
+			if i < len(sc.syms[k]) && loc.Symbol != nil {
+				off, _ := loc.Offset()
+				sc.syms[k][i] = scriptSym{name: loc.Symbol.Name.Full, off: off}
+			}
+		}
 		if err := res[key].Err; err != nil && key.Path != symbolize.KernelPath && !isPerfMap(key.Path) {
 			var mm *symbolize.BuildIDMismatchError
 			if errors.As(err, &mm) {
@@ -454,53 +559,77 @@ func (sc *scripter) symbolize(stderr io.Writer) {
 func isPerfMap(path string) bool { return strings.HasPrefix(path, "/tmp/perf-") }
 
 func (sc *scripter) location(a scriptAddr) (symbolize.Location, bool) {
-	if a.key < 0 || sc.results[a.key].Err != nil || a.idx >= len(sc.results[a.key].Locations) {
+	if a.obj < 0 || sc.objKey[a.obj] < 0 {
 		return symbolize.Location{}, false
 	}
-	return sc.results[a.key].Locations[a.idx], true
-}
-
-// symOff is "function+0xoff" or "[unknown]".
-func (sc *scripter) symOff(a scriptAddr) string {
-	loc, ok := sc.location(a)
-	if !ok || loc.Symbol == nil {
-		return "[unknown]"
+	r := sc.results[sc.objKey[a.obj]]
+	if r.Err != nil || a.index() >= len(r.Locations) {
+		return symbolize.Location{}, false
 	}
-	off, _ := loc.Offset()
-	return fmt.Sprintf("%s+0x%x", loc.Symbol.Name.Full, off)
+	return r.Locations[a.index()], true
 }
 
-// symName is the function's name or "[unknown]".
-func (sc *scripter) symName(a scriptAddr) string {
-	loc, ok := sc.location(a)
-	if !ok || loc.Symbol == nil {
-		return "[unknown]"
+// sym returns the symbol of a, or false.
+func (sc *scripter) sym(a scriptAddr) (scriptSym, bool) {
+	if a.obj < 0 || sc.objKey[a.obj] < 0 {
+		return scriptSym{}, false
 	}
-	return loc.Symbol.Name.Full
+	syms := sc.syms[sc.objKey[a.obj]]
+	if a.index() >= len(syms) {
+		return scriptSym{}, false
+	}
+	ss := syms[a.index()]
+	return ss, ss.name != ""
 }
 
-// objName names an address's object as perf's dso name does: the
-// recorded path, "[kernel.kallsyms]" for the kernel image (whose mapping
-// is "[kernel.kallsyms]_text") and "[name]" for a module (kmod_path__parse:
+// appendSymOff appends "function+0xoff" (the offset of a's own address)
+// or "[unknown]".
+func (sc *scripter) appendSymOff(b []byte, a scriptAddr) []byte {
+	ss, ok := sc.sym(a)
+	if !ok {
+		return append(b, "[unknown]"...)
+	}
+	b = append(b, ss.name...)
+	b = append(b, "+0x"...)
+	return strconv.AppendUint(b, ss.off+a.back(), 16)
+}
+
+// appendSym appends the function's name or "[unknown]".
+func (sc *scripter) appendSym(b []byte, a scriptAddr) []byte {
+	ss, ok := sc.sym(a)
+	if !ok {
+		return append(b, "[unknown]"...)
+	}
+	return append(b, ss.name...)
+}
+
+// objName names an object as perf's dso name does: the recorded path,
+// "[kernel.kallsyms]" for the kernel image (whose mapping is
+// "[kernel.kallsyms]_text") and "[name]" for a module (kmod_path__parse:
 // the file name without .ko and compression suffix, '-' made '_').
-func objName(a scriptAddr) string {
-	if a.obj == nil {
-		return "[unknown]"
-	}
-	switch a.obj.Kind {
+func objName(obj *procmap.Object) string {
+	switch obj.Kind {
 	case procmap.KindKernel:
 		return symbolize.KernelPath
 	case procmap.KindModule:
-		if strings.HasPrefix(a.obj.Path, "[") {
-			return a.obj.Path
+		if strings.HasPrefix(obj.Path, "[") {
+			return obj.Path
 		}
-		name := filepath.Base(a.obj.Path)
+		name := filepath.Base(obj.Path)
 		for _, ext := range []string{".gz", ".xz", ".zst", ".ko"} {
 			name = strings.TrimSuffix(name, ext)
 		}
 		return "[" + strings.ReplaceAll(name, "-", "_") + "]"
 	}
-	return a.obj.Path
+	return obj.Path
+}
+
+// objName is the name printed for a's object, "[unknown]" when unmapped.
+func (sc *scripter) objName(a scriptAddr) string {
+	if a.obj < 0 {
+		return "[unknown]"
+	}
+	return sc.objNames[a.obj]
 }
 
 func (sc *scripter) print(w *bufio.Writer) {
@@ -509,24 +638,89 @@ func (sc *scripter) print(w *bufio.Writer) {
 		return
 	}
 	attrs := sc.r.Attrs()
+	var b []byte
 	for _, s := range sc.samples {
-		fmt.Fprintf(w, "%16s %6d/%-6d ", sc.commOf(s), s.pid, s.tid)
+		b = appendPadLeft(b[:0], sc.commOf(s), 16)
+		b = append(b, ' ')
+		b = appendPadLeft(b, strconv.FormatUint(uint64(s.pid), 10), 6)
+		b = append(b, '/')
+		b = appendPadRight(b, strconv.FormatUint(uint64(s.tid), 10), 6)
+		b = append(b, ' ')
 		if s.hasCPU {
-			fmt.Fprintf(w, "[%03d] ", s.cpu)
+			b = append(b, '[')
+			b = appendZeroPad(b, uint64(s.cpu), 3)
+			b = append(b, "] "...)
 		}
-		fmt.Fprintf(w, "%d.%06d: %10d %s:", s.time/1e9, s.time%1e9/1e3, s.period, eventName(attrs, s.event))
+		b = appendTime(b, s.time)
+		b = append(b, ": "...)
+		b = appendPadLeft(b, strconv.FormatUint(s.period, 10), 10)
+		b = append(b, ' ')
+		b = append(b, eventName(attrs, int(s.event))...)
+		b = append(b, ':')
 		if s.branchTo > s.branch {
-			sc.printBranches(w, sc.branches[s.branch:s.branchTo], false)
+			b = sc.appendBranches(b, sc.branches[s.branch:s.branchTo], false)
 		}
-		w.WriteByte('\n')
+		b = append(b, '\n')
+		w.Write(b)
 		for _, f := range sc.frames[s.frames:s.framesTo] {
-			fmt.Fprintf(w, "\t%16x %s (%s)\n", f.addr, sc.symOff(f), objName(f))
+			b = append(b[:0], '\t')
+			b = appendHexPad(b, f.addr, 16)
+			b = append(b, ' ')
+			b = sc.appendSymOff(b, f)
+			b = append(b, " ("...)
+			b = append(b, sc.objName(f)...)
+			b = append(b, ")\n"...)
+			w.Write(b)
 			if sc.o.srcline {
 				sc.printSrcline(w, f)
 			}
 		}
 		w.WriteByte('\n')
 	}
+}
+
+// appendPadLeft appends s right-aligned in width columns (%*s).
+func appendPadLeft(b []byte, s string, width int) []byte {
+	for range width - len(s) {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendPadRight appends s left-aligned in width columns (%-*s).
+func appendPadRight(b []byte, s string, width int) []byte {
+	b = append(b, s...)
+	for range width - len(s) {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// appendHexPad appends v in hex right-aligned in width columns (%*x).
+func appendHexPad(b []byte, v uint64, width int) []byte {
+	var buf [16]byte
+	h := strconv.AppendUint(buf[:0], v, 16)
+	for range width - len(h) {
+		b = append(b, ' ')
+	}
+	return append(b, h...)
+}
+
+// appendZeroPad appends v in decimal with leading zeros to width (%0*d).
+func appendZeroPad(b []byte, v uint64, width int) []byte {
+	var buf [20]byte
+	d := strconv.AppendUint(buf[:0], v, 10)
+	for range width - len(d) {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}
+
+// appendTime appends a perf clock time as seconds.microseconds.
+func appendTime(b []byte, t uint64) []byte {
+	b = strconv.AppendUint(b, t/1e9, 10)
+	b = append(b, '.')
+	return appendZeroPad(b, t%1e9/1e3, 6)
 }
 
 func eventName(attrs []perfdata.EventAttr, ev int) string {
@@ -540,10 +734,10 @@ func eventName(attrs []perfdata.EventAttr, ev int) string {
 }
 
 func (sc *scripter) commOf(s scriptSample) string {
-	if s.comm == "" {
-		return ":" + fmt.Sprint(s.pid)
+	if s.comm < 0 {
+		return ":" + strconv.FormatUint(uint64(s.pid), 10)
 	}
-	return s.comm
+	return sc.commList[s.comm]
 }
 
 // printFields prints the -F fields of every sample in perf script 6.1's
@@ -559,76 +753,98 @@ func (sc *scripter) printFields(w *bufio.Writer) {
 	for _, a := range attrs {
 		width = max(width, len(a.Name))
 	}
+	var b []byte
 	for _, s := range sc.samples {
+		b = b[:0]
 		if o.has(fieldComm) {
 			if o.has(fieldIP) && s.callchain {
-				fmt.Fprintf(w, "%s ", sc.commOf(s))
+				b = append(b, sc.commOf(s)...)
 			} else {
-				fmt.Fprintf(w, "%16s ", sc.commOf(s))
+				b = appendPadLeft(b, sc.commOf(s), 16)
 			}
+			b = append(b, ' ')
 		}
+		pid, tid := strconv.FormatUint(uint64(s.pid), 10), strconv.FormatUint(uint64(s.tid), 10)
 		switch {
 		case o.has(fieldPID) && o.has(fieldTID):
-			fmt.Fprintf(w, "%5d/%-5d ", s.pid, s.tid)
+			b = appendPadLeft(b, pid, 5)
+			b = append(b, '/')
+			b = appendPadRight(b, tid, 5)
+			b = append(b, ' ')
 		case o.has(fieldPID):
-			fmt.Fprintf(w, "%5d ", s.pid)
+			b = append(appendPadLeft(b, pid, 5), ' ')
 		case o.has(fieldTID):
-			fmt.Fprintf(w, "%5d ", s.tid)
+			b = append(appendPadLeft(b, tid, 5), ' ')
 		}
 		if o.has(fieldCPU) && s.hasCPU {
-			fmt.Fprintf(w, "[%03d] ", s.cpu)
+			b = append(b, '[')
+			b = appendZeroPad(b, uint64(s.cpu), 3)
+			b = append(b, "] "...)
 		}
 		if o.has(fieldTime) {
-			fmt.Fprintf(w, "%12s: ", fmt.Sprintf("%d.%06d", s.time/1e9, s.time%1e9/1e3))
+			b = appendPadLeft(b, string(appendTime(nil, s.time)), 12)
+			b = append(b, ": "...)
 		}
 		if o.has(fieldPeriod) {
-			fmt.Fprintf(w, "%10d ", s.period)
+			b = append(appendPadLeft(b, strconv.FormatUint(s.period, 10), 10), ' ')
 		}
 		if o.has(fieldEvent) {
-			fmt.Fprintf(w, "%*s: ", width, eventName(attrs, s.event))
+			b = appendPadLeft(b, eventName(attrs, int(s.event)), width)
+			b = append(b, ": "...)
 		}
 		if o.has(fieldIP) {
 			frames := sc.frames[s.frames:s.framesTo]
 			if s.callchain {
-				w.WriteByte('\n')
+				b = append(b, '\n')
 				for _, f := range frames {
-					w.WriteByte('\t')
-					sc.printFrame(w, f)
-					w.WriteByte('\n')
+					b = append(b, '\t')
+					b = sc.appendFrame(b, f)
+					b = append(b, '\n')
+					if o.srcline {
+						w.Write(b)
+						b = b[:0]
+						sc.printSrcline(w, f)
+					}
 				}
 			} else if len(frames) > 0 {
-				w.WriteByte(' ')
-				sc.printFrame(w, frames[0])
+				b = append(b, ' ')
+				b = sc.appendFrame(b, frames[0])
+				if o.srcline {
+					b = append(b, '\n')
+					w.Write(b)
+					b = b[:0]
+					sc.printSrcline(w, frames[0])
+				}
 			}
 		}
 		if s.branchTo > s.branch {
-			sc.printBranches(w, sc.branches[s.branch:s.branchTo], o.has(fieldDSO))
+			b = sc.appendBranches(b, sc.branches[s.branch:s.branchTo], o.has(fieldDSO))
 		}
-		w.WriteByte('\n')
+		b = append(b, '\n')
+		w.Write(b)
 	}
 }
 
-// printFrame prints one frame as perf's sample__fprintf_sym: the address,
-// the symbol (with +0xoffset for symoff), the object in parentheses, and
-// with srcline the source lines.
-func (sc *scripter) printFrame(w *bufio.Writer, f scriptAddr) {
+// appendFrame appends one frame as perf's sample__fprintf_sym: the
+// address, the symbol (with +0xoffset for symoff) and the object in
+// parentheses.
+func (sc *scripter) appendFrame(b []byte, f scriptAddr) []byte {
 	o := sc.o
-	fmt.Fprintf(w, "%16x", f.addr)
+	b = appendHexPad(b, f.addr, 16)
 	if o.has(fieldSym) || o.has(fieldSymOff) {
-		w.WriteByte(' ')
+		b = append(b, ' ')
 		if o.has(fieldSymOff) {
-			w.WriteString(sc.symOff(f))
+			b = sc.appendSymOff(b, f)
 		} else {
-			w.WriteString(sc.symName(f))
+			b = sc.appendSym(b, f)
 		}
 	}
 	if o.has(fieldDSO) {
-		fmt.Fprintf(w, " (%s)", objName(f))
+		b = append(b, " ("...)
+		b = append(b, sc.objName(f)...)
+		b = append(b, ')')
 	}
-	if o.srcline {
-		w.WriteByte('\n')
-		sc.printSrcline(w, f)
-	}
+	return b
 }
 
 // printSrcline prints the source frames of an address, innermost first;
@@ -650,56 +866,69 @@ func (sc *scripter) printSrcline(w *bufio.Writer, a scriptAddr) {
 	}
 }
 
-// printBranches prints the branch stack as perf's brstack and brstacksym
-// fields do (perf_sample__fprintf_brstack*, print_bstack_flags):
-// from/to/predicted-or-mispredicted/in_tx/abort/cycles/type, each end with
-// its object in parentheses when dso is printed too. perf prints a
-// brstacksym entry without a space before it.
-func (sc *scripter) printBranches(w *bufio.Writer, bs []scriptBranch, dso bool) {
-	end := func(a scriptAddr, sym bool) {
+// appendBranches appends the branch stack as perf's brstack and
+// brstacksym fields do (perf_sample__fprintf_brstack*,
+// print_bstack_flags): from/to/predicted-or-mispredicted/in_tx/abort/
+// cycles/type, each end with its object in parentheses when dso is printed
+// too. perf prints a brstacksym entry without a space before it.
+func (sc *scripter) appendBranches(b []byte, bs []scriptBranch, dso bool) []byte {
+	end := func(b []byte, a scriptAddr, sym bool) []byte {
 		if sym {
-			w.WriteString(sc.symOff(a))
+			b = sc.appendSymOff(b, a)
 		} else {
-			fmt.Fprintf(w, "0x%x", a.addr)
+			b = append(b, "0x"...)
+			b = strconv.AppendUint(b, a.addr, 16)
 		}
 		if dso {
-			fmt.Fprintf(w, "(%s)", objName(a))
+			b = append(b, '(')
+			b = append(b, sc.objName(a)...)
+			b = append(b, ')')
 		}
+		return b
 	}
-	for _, b := range bs {
-		pred := "-"
-		if b.flags.Mispred() {
-			pred = "M"
-		} else if b.flags.Predicted() {
-			pred = "P"
+	flags := func(b []byte, f perf.BranchFlags) []byte {
+		switch {
+		case f.Mispred():
+			b = append(b, "/M/"...)
+		case f.Predicted():
+			b = append(b, "/P/"...)
+		default:
+			b = append(b, "/-/"...)
 		}
-		tx, abort := "-", "-"
-		if b.flags.InTX() {
-			tx = "X"
+		if f.InTX() {
+			b = append(b, "X/"...)
+		} else {
+			b = append(b, "-/"...)
 		}
-		if b.flags.Abort() {
-			abort = "A"
+		if f.Abort() {
+			b = append(b, "A/"...)
+		} else {
+			b = append(b, "-/"...)
 		}
-		typ := ""
-		if t := b.flags.FullType(); t != perf.BrUnknown {
-			typ = t.String()
+		b = strconv.AppendUint(b, uint64(f.Cycles()), 10)
+		b = append(b, '/')
+		if t := f.FullType(); t != perf.BrUnknown {
+			b = append(b, t.String()...)
 		}
-		flags := fmt.Sprintf("/%s/%s/%s/%d/%s ", pred, tx, abort, b.flags.Cycles(), typ)
+		return append(b, ' ')
+	}
+	for _, br := range bs {
 		if sc.o.brstack {
-			w.WriteByte(' ')
-			end(b.from, false)
-			w.WriteByte('/')
-			end(b.to, false)
-			w.WriteString(flags)
+			b = append(b, ' ')
+			b = end(b, br.from, false)
+			b = append(b, '/')
+			b = end(b, br.to, false)
+			b = flags(b, br.flags)
 		}
 		if sc.o.brstackSym && !(sc.o.perfFields && sc.o.brstack) { // perf prints only brstack then
 			if !sc.o.perfFields {
-				w.WriteByte(' ')
+				b = append(b, ' ')
 			}
-			end(b.from, true)
-			w.WriteByte('/')
-			end(b.to, true)
-			w.WriteString(flags)
+			b = end(b, br.from, true)
+			b = append(b, '/')
+			b = end(b, br.to, true)
+			b = flags(b, br.flags)
 		}
 	}
+	return b
 }
