@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,6 +163,37 @@ func TestBadProfile(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), "report: ") {
 				t.Errorf("%s of a bad profile: error %v", name, err)
 			}
+		}
+	}
+}
+
+// TestTiesAtTheCut: of 2000 equally hot contexts, the first by name are
+// shown, whatever their ids (names run opposite to ids here).
+func TestTiesAtTheCut(t *testing.T) {
+	const n = 2000
+	p := &profile.Profile{Map: ccmap.New(), Funcs: make([]profile.Func, n+1)}
+	p.Funcs[n] = profile.Func{Name: "main"}
+	for i := range n {
+		p.Funcs[i] = profile.Func{Name: fmt.Sprintf("f%04d", n-1-i)}
+		p.Map.AddStack([]ccmap.Frame{{Func: ccmap.FuncID(i)}, {Func: n, Site: 0x10}}, 7)
+	}
+	for _, k := range []int{3, 40} {
+		s, err := summarize(p, Options{Top: k, Contexts: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range s.contexts {
+			if want := fmt.Sprintf("f%04d", i); len(c.names) != 2 || c.names[1] != want {
+				t.Fatalf("contexts: %d is %v, want main → %s", i, c.names, want)
+			}
+		}
+		for i, e := range s.edges {
+			if want := fmt.Sprintf("f%04d", i); e.callee.Name != want {
+				t.Fatalf("edges: %d is %s, want %s", i, e.callee.Name, want)
+			}
+		}
+		if len(s.contexts) != k || len(s.edges) != k {
+			t.Fatalf("%d contexts, %d edges, want %d", len(s.contexts), len(s.edges), k)
 		}
 	}
 }

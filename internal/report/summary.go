@@ -221,7 +221,8 @@ func compareFrames(a, b ccmap.Frame) int {
 
 // hottest returns at least the n hottest contexts by the measure and
 // every context as hot as the n-th, so that ties at the cut can be broken
-// by name (all of them if n < 0).
+// by name (all of them if n < 0). HotContexts sorts every context, so it
+// is asked at most three times: for n, for many more, for all.
 func hottest(m *ccmap.Map, by ccmap.Measure, n int) []ccmap.Context {
 	if n < 0 {
 		return m.HotContexts(by, 0)
@@ -229,10 +230,11 @@ func hottest(m *ccmap.Map, by ccmap.Measure, n int) []ccmap.Context {
 	if n == 0 {
 		return nil
 	}
-	for k := n; ; k *= 2 {
+	for _, k := range []int{n, max(64*n, 1024)} {
 		cs := m.HotContexts(by, k)
 		if len(cs) < k || cs[n-1].Get(by) == 0 || cs[k-1].Get(by) < cs[n-1].Get(by) {
 			return cs
 		}
 	}
+	return m.HotContexts(by, 0)
 }
