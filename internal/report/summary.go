@@ -232,7 +232,8 @@ func hottest(m *ccmap.Map, by ccmap.Measure, n int) []ccmap.Context {
 	}
 	for _, k := range []int{n, max(64*n, 1024)} {
 		cs := m.HotContexts(by, k)
-		if len(cs) < k || cs[n-1].Get(by) == 0 || cs[k-1].Get(by) < cs[n-1].Get(by) {
+		// more than k: HotContexts kept every context tied at the cut
+		if len(cs) != k || cs[n-1].Get(by) == 0 || cs[k-1].Get(by) < cs[n-1].Get(by) {
 			return cs
 		}
 	}
