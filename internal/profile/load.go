@@ -81,6 +81,9 @@ func Load(path string, o LoadOptions) (*Profile, error) {
 	defer r.Close()
 	l := newLoader(r, o)
 	defer l.code.close()
+	if !o.SiteLines {
+		l.preloadKernel()
+	}
 	readErr := l.read()
 	p := l.finish()
 	p.Recording.File = path
@@ -117,6 +120,11 @@ type loader struct {
 	lastPeriod []uint64 // per event, 0 before its first sample
 	fpOnly     []bool   // per event: unwound from the callchain alone
 	stacks     *stackCache
+
+	// the kernel's symbols, read while the records are (preloadKernel)
+	kallsyms  chan struct{} // closed when read; nil when not preloaded
+	kernelRes symbolize.Resolver
+	kernelErr error
 	noRetAddr  uint64 // exact samples without a return address
 	warnings   []string
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
@@ -36,6 +37,9 @@ func (l *loader) finish() *Profile {
 		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.noRetAddr))
 	}
 	p.Warnings = append(l.r.Warnings(), l.warnings...)
+	if l.kallsyms != nil {
+		<-l.kallsyms // no goroutine outlives Load
+	}
 	return p
 }
 
@@ -98,7 +102,7 @@ func (l *loader) symbolize() []symbolize.Location {
 			r = symbolizeObject(symbolize.ObjectKey{Path: local}, symbolize.Options{DebugDirs: l.o.DebugDirs}, l.o.SiteLines, g.addrs)
 		} else if !l.o.SiteLines && g.key.Path == symbolize.KernelPath {
 			if kernel == nil && kernelErr == nil {
-				kernel, kernelErr = symbolize.New(so).Resolver(g.key)
+				kernel, kernelErr = l.kernelSymbols()
 			}
 			if r.Err = kernelErr; r.Err == nil {
 				r.Locations = kernel.Symbolize(g.addrs)
@@ -150,6 +154,37 @@ func (l *loader) symbolizeWarning(key symbolize.ObjectKey, err error) {
 	default:
 		l.warn(fmt.Sprintf("cannot symbolize %s: %v", key.Path, err))
 	}
+}
+
+// preloadKernel starts reading /proc/kallsyms (slow: the kernel formats
+// every symbol) while the records are read, when the recording was made
+// on this kernel and an event samples the kernel.
+func (l *loader) preloadKernel() {
+	if !l.recordedHere() {
+		return
+	}
+	kernel := false
+	for _, a := range l.r.Attrs() {
+		kernel = kernel || !a.Attr.Flags.Has(perf.FlagExcludeKernel)
+	}
+	if !kernel {
+		return
+	}
+	l.kallsyms = make(chan struct{})
+	go func() {
+		defer close(l.kallsyms)
+		so := symbolize.Options{SymFS: l.o.SymFS}
+		l.kernelRes, l.kernelErr = symbolize.New(so).Resolver(symbolize.ObjectKey{Path: symbolize.KernelPath})
+	}()
+}
+
+// kernelSymbols returns the kernel's resolver, preloaded or read now.
+func (l *loader) kernelSymbols() (symbolize.Resolver, error) {
+	if l.kallsyms == nil {
+		return symbolize.New(symbolize.Options{SymFS: l.o.SymFS}).Resolver(symbolize.ObjectKey{Path: symbolize.KernelPath})
+	}
+	<-l.kallsyms
+	return l.kernelRes, l.kernelErr
 }
 
 // recordedHere reports whether the recording was made on this machine's
