@@ -125,8 +125,8 @@ type loader struct {
 	kallsyms  chan struct{} // closed when read; nil when not preloaded
 	kernelRes symbolize.Resolver
 	kernelErr error
-	noRetAddr  uint64 // exact samples without a return address
-	warnings   []string
+	noRetAddr uint64 // exact samples without a return address
+	warnings  []string
 
 	// buffers reused from sample to sample
 	frames  []unwind.Frame
