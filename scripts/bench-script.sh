@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Symbolizing and unwinding speed: `hwprof script` against `perf script` on
+# one recording of about a million samples with frame-pointer callchains of
+# a C program that spends its time in its own code, in a shared library the
+# script builds (libbench.so) and in libm and libc (perf record, cpu-clock
+# every 10 us on each CPU, one copy of the program per CPU). Both print
+# every sample with every frame's address, symbol+offset and object; the
+# script counts the lines and the [unknown] frames of each to show the
+# information is the same, then times both with output to /dev/null,
+# alternating them in each round, and prints the medians of wall and CPU
+# (user+sys) time, their ratio (perf's over hwprof's: above 1, hwprof is
+# faster) and the peak RSS of each. Needs perf, gcc and GNU time.
+#
+# usage: scripts/bench-script.sh [ROUNDS] [SECONDS] [FILE]
+#   ROUNDS   timing rounds (default 3); the medians are compared
+#   SECONDS  seconds each copy of the program runs while recording (default 30)
+#   FILE     measure this recording instead of making one
+set -euo pipefail
+rounds=${1:-3}
+secs_run=${2:-30}
+file=${3:-}
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/hwprof" ./cmd/hwprof
+
+if [ -z "$file" ]; then
+	cat >"$tmp/bench.c" <<'C'
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double lib_mix(double x, int depth) {
+	if (depth > 0)
+		return lib_mix(x * 1.0001, depth - 1) + 1.0;
+	return sin(x) * exp(-x * 1e-9) + sqrt(fabs(x)) + log1p(fabs(x));
+}
+
+double lib_sort(int n, unsigned seed) {
+	double *v = malloc(n * sizeof *v);
+	char *buf = malloc(n * 8);
+	for (int i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		v[i] = (double)(seed >> 8);
+	}
+	qsort(v, n, sizeof *v, cmp);
+	memset(buf, 'x', n * 8 - 1);
+	buf[n * 8 - 1] = 0;
+	double r = v[n / 2] + strlen(buf);
+	free(v);
+	free(buf);
+	return r;
+}
+C
+	cat >"$tmp/main.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+double lib_mix(double x, int depth);
+double lib_sort(int n, unsigned seed);
+
+static double elapsed(struct timespec *t0) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+__attribute__((noinline)) static double own_loop(int n) {
+	double s = 0;
+	for (int i = 1; i < n; i++)
+		s += (double)(i % 7) / i;
+	return s;
+}
+
+__attribute__((noinline)) static double step(int i) {
+	double s = own_loop(20000);
+	for (int d = 0; d < 200; d++)
+		s += lib_mix(i + d, d % 8);
+	return s + lib_sort(500, (unsigned)i);
+}
+
+int main(int argc, char **argv) {
+	double seconds = argc > 1 ? atof(argv[1]) : 1;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double s = 0;
+	for (int i = 0; elapsed(&t0) < seconds; i++)
+		s += step(i);
+	printf("%g\n", s);
+	return 0;
+}
+C
+	gcc -O2 -g -fno-omit-frame-pointer -fPIC -shared -o "$tmp/libbench.so" "$tmp/bench.c" -lm
+	gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/bench" "$tmp/main.c" -L"$tmp" -lbench -Wl,-rpath,"$tmp"
+	file=$tmp/bench.data
+	ncpu=$(nproc)
+	cat >"$tmp/work.sh" <<SH
+#!/bin/sh
+for i in \$(seq $ncpu); do "$tmp/bench" $secs_run >/dev/null & done
+wait
+SH
+	chmod +x "$tmp/work.sh"
+	perf record -q -e cpu-clock -c 10000 -g -o "$file" -- "$tmp/work.sh" 2>"$tmp/record.err" ||
+		{ cat "$tmp/record.err"; exit 1; }
+fi
+samples=$("$tmp/hwprof" dump --stats -i "$file" | sed -n 's/^samples //p')
+echo "recording: $file, $(du -h "$file" | cut -f1), $samples samples"
+
+# The same information: every sample and every frame of its stack, with
+# symbol+offset and object. Count frame lines and [unknown] symbols.
+"$tmp/hwprof" script -i "$file" >"$tmp/h.txt" 2>"$tmp/h.err" || { cat "$tmp/h.err"; exit 1; }
+perf script -i "$file" >"$tmp/p.txt" 2>/dev/null
+frames() { grep -c $'^\t' "$1" || true; }
+unknown() { grep $'^\t' "$1" | grep -c '\[unknown\]' || true; }
+printf 'hwprof script: %d lines, %d frames, %d frames [unknown]\n' "$(wc -l <"$tmp/h.txt")" "$(frames "$tmp/h.txt")" "$(unknown "$tmp/h.txt")"
+printf 'perf script:   %d lines, %d frames, %d frames [unknown]\n' "$(wc -l <"$tmp/p.txt")" "$(frames "$tmp/p.txt")" "$(unknown "$tmp/p.txt")"
+# Frames whose symbol+offset or object differ (perf prints a user frame's
+# address relative to its object, hwprof the runtime address; both
+# print samples of equal time in their own order): count the multiset
+# difference of "symbol+offset (object)".
+awk '/^\t/ {print $2, $3}' "$tmp/h.txt" | sort >"$tmp/h.f"
+awk '/^\t/ {print $2, $3}' "$tmp/p.txt" | sort >"$tmp/p.f"
+echo "frames named differently: $(comm -23 "$tmp/h.f" "$tmp/p.f" | wc -l) by hwprof, $(comm -13 "$tmp/h.f" "$tmp/p.f" | wc -l) by perf; the most common:"
+comm -3 "$tmp/h.f" "$tmp/p.f" | sort | uniq -c | sort -rn | head -8
+[ -s "$tmp/h.err" ] && { echo "hwprof script said:"; cat "$tmp/h.err"; }
+rm -f "$tmp/h.txt" "$tmp/p.txt" "$tmp/h.f" "$tmp/p.f"
+
+# run a command, output discarded; print wall s, CPU (user+sys) s, peak RSS MB
+measure() {
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$@" >/dev/null 2>&1
+	awk '{printf "%s %.3f %.0f\n", $1, $2 + $3, $4 / 1024}' "$tmp/t"
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+for r in $(seq "$rounds"); do
+	measure "$tmp/hwprof" script -i "$file" >>"$tmp/hw"
+	measure perf script -i "$file" >>"$tmp/perf"
+	printf 'round %d (wall s / cpu s / peak RSS MB): hwprof script %s  perf script %s\n' "$r" \
+		"$(tail -1 "$tmp/hw" | tr ' ' /)" "$(tail -1 "$tmp/perf" | tr ' ' /)"
+done
+hw_w=$(cut -d' ' -f1 "$tmp/hw" | median)
+hw_c=$(cut -d' ' -f2 "$tmp/hw" | median)
+hw_m=$(cut -d' ' -f3 "$tmp/hw" | median)
+pf_w=$(cut -d' ' -f1 "$tmp/perf" | median)
+pf_c=$(cut -d' ' -f2 "$tmp/perf" | median)
+pf_m=$(cut -d' ' -f3 "$tmp/perf" | median)
+echo "median wall: hwprof script ${hw_w}s, perf script ${pf_w}s, ratio perf/hwprof $(awk -v a="$pf_w" -v b="$hw_w" 'BEGIN {printf "%.2f", a / b}')"
+echo "median cpu:  hwprof script ${hw_c}s, perf script ${pf_c}s, ratio perf/hwprof $(awk -v a="$pf_c" -v b="$hw_c" 'BEGIN {printf "%.2f", a / b}')"
+echo "peak RSS:    hwprof script ${hw_m} MB, perf script ${pf_m} MB"
