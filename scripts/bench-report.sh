@@ -82,9 +82,9 @@ echo "median perf report:   wall ${pf_w}s, cpu ${pf_c}s, peak ${pf_m} kB"
 echo "perf/hwprof: wall $(ratio "$pf_w" "$hw_w")x, cpu $(ratio "$pf_c" "$hw_c")x, peak memory $(ratio "$pf_m" "$hw_m")x"
 
 # --dedup-ratio end to end: the same functions on top, and how long it took
-"$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 0 >"$tmp/full.json"
-measure "$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 0 --dedup-ratio 0.1 >"$tmp/dd"
-"$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 0 --dedup-ratio 0.1 >"$tmp/dedup.json"
+"$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 1 >"$tmp/full.json"
+measure "$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 1 --dedup-ratio 0.1 >"$tmp/dd"
+"$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 1 --dedup-ratio 0.1 >"$tmp/dedup.json"
 echo "--dedup-ratio 0.1 (wall s/cpu s/peak kB): $(tr ' ' / <"$tmp/dd")"
 top() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s=%.3f" % (f["name"], f["self"]) for f in d["functions"]))' "$1"; }
 echo "top self, all stacks:        $(top "$tmp/full.json")"
