@@ -55,7 +55,7 @@ func (s *summary) header(b *bytes.Buffer) {
 		}
 	}
 	fmt.Fprintf(b, "source:    %s; events: %s\n", orDash(r.Source), orDash(strings.Join(evs, ", ")))
-	fmt.Fprintf(b, "samples:   %d in %v; lost %d, throttled %d\n", r.Samples, time.Duration(r.DurationNS), r.Lost, r.Throttled)
+	fmt.Fprintf(b, "samples:   %d in %v; lost %d, throttled %d\n", r.Samples, time.Duration(r.DurationNS).Round(time.Millisecond), r.Lost, r.Throttled)
 	if r.Lost > 0 {
 		fmt.Fprintf(b, "lost %d samples (%.2f%%): weights are of what was kept\n", r.Lost, 100*share(r.Lost, r.Samples+r.Lost))
 	}
@@ -65,7 +65,7 @@ func (s *summary) header(b *bytes.Buffer) {
 	if changed(r.Periods) {
 		b.WriteString("period changes:\n")
 		for _, c := range r.Periods {
-			fmt.Fprintf(b, "  %-12v %s period %d\n", time.Duration(c.TimeNS), c.Event, c.Period)
+			fmt.Fprintf(b, "  %-12v %s period %d\n", time.Duration(c.TimeNS).Round(time.Microsecond), c.Event, c.Period)
 		}
 	}
 }
