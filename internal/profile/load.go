@@ -19,6 +19,10 @@ import (
 // LoadOptions say where a recording's objects are found and how samples
 // are folded.
 type LoadOptions struct {
+	// Event, if set, keeps only the samples of the event of that name
+	// (as the recording names it, e.g. "cpu-clock"); the others are
+	// skipped as if absent.
+	Event string
 	// SymFS prefixes every object path, like perf's --symfs.
 	SymFS string
 	// DebugDirs are directories of binaries and debug files named by
@@ -113,13 +117,19 @@ type loader struct {
 	cur     *perf.Sample
 	lbrSums map[lbrKey]lbrSum
 
-	rec        Recording
-	first      uint64 // time of the first sample
-	last       uint64
-	timed      bool
-	lastPeriod []uint64 // per event, 0 before its first sample
-	fpOnly     []bool   // per event: unwound from the callchain alone
-	stacks     *stackCache
+	rec   Recording
+	first uint64 // time of the first sample
+	last  uint64
+	timed bool
+	// period history: per event and thread the last period seen, per
+	// event the periods seen at all
+	lastPeriod   map[evTID]uint64
+	periodsSeen  []map[uint64]bool
+	recent       evTID // the last sample's thread and period
+	recentPeriod uint64
+	hasRecent    bool
+	fpOnly       []bool // per event: unwound from the callchain alone
+	stacks       *stackCache
 
 	// the kernel's symbols, read while the records are (preloadKernel)
 	kallsyms  chan struct{} // closed when read; nil when not preloaded
@@ -265,7 +275,7 @@ func (l *loader) growEvents() {
 		for len(l.used) < len(l.srcs) {
 			a := l.r.Format().Attr(len(l.used))
 			l.used = append(l.used, false)
-			l.lastPeriod = append(l.lastPeriod, 0)
+			l.periodsSeen = append(l.periodsSeen, map[uint64]bool{})
 			l.fpOnly = append(l.fpOnly, unwind.MethodFor(a) == unwind.MethodFP)
 		}
 	}
@@ -275,6 +285,9 @@ func (l *loader) sample(s *perf.Sample) {
 	l.growEvents()
 	ev := l.event(s)
 	if ev < 0 || ev >= len(l.srcs) {
+		return
+	}
+	if l.o.Event != "" && l.r.Attrs()[ev].Name != l.o.Event {
 		return
 	}
 	l.rec.Samples++
@@ -293,10 +306,22 @@ func (l *loader) sample(s *perf.Sample) {
 	}
 }
 
+// evTID names one thread's samples of one event.
+type evTID struct {
+	ev  int
+	tid uint32
+}
+
 // notePeriod keeps the recording's duration and each event's period
 // history: its first period and every change, from the samples' PERIOD
-// field. Frequency-mode events (whose period the kernel adjusts sample
-// by sample) keep their first period only.
+// field. A change is a thread whose samples' period differs from its
+// previous ones, or a thread that starts with a period the event has not
+// had before: threads that inherited an event before its period changed
+// keep the old period (PERF_EVENT_IOC_PERIOD reaches only the event it is
+// given), so an event's threads may sample at two periods at once, which
+// is not a change each time their samples interleave. Frequency-mode
+// events (whose period the kernel adjusts sample by sample) keep their
+// first period only.
 func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 	if s.Has(perf.SampleTime) {
 		if !l.timed {
@@ -305,14 +330,27 @@ func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 		l.first = min(l.first, s.Time)
 		l.last = max(l.last, s.Time)
 	}
-	prev := l.lastPeriod[ev]
-	if period == 0 || period == prev {
+	if period == 0 {
 		return
 	}
-	if prev != 0 && l.r.Format().Attr(ev).Freq() {
+	if l.lastPeriod == nil {
+		l.lastPeriod = map[evTID]uint64{}
+	}
+	k := evTID{ev, s.TID}
+	if l.hasRecent && k == l.recent && period == l.recentPeriod {
+		return // the common case: the same thread at the same period
+	}
+	l.recent, l.recentPeriod, l.hasRecent = k, period, true
+	prev, known := l.lastPeriod[k]
+	if prev == period {
 		return
 	}
-	l.lastPeriod[ev] = period
+	l.lastPeriod[k] = period
+	seen := l.periodsSeen[ev]
+	if (!known && seen[period]) || (len(seen) > 0 && l.r.Format().Attr(ev).Freq()) {
+		return
+	}
+	seen[period] = true
 	var t uint64
 	if s.Has(perf.SampleTime) && s.Time > l.first {
 		t = s.Time - l.first
