@@ -1,0 +1,98 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/profile"
+)
+
+// phasedProgram has a call-heavy phase (short calls among four functions)
+// and then a loop-heavy one (one function, no calls), each a fixed amount
+// of work of about a second.
+const phasedProgram = `#include <stdlib.h>
+__attribute__((noinline)) long fa(long x) { return x * 3 + 1; }
+__attribute__((noinline)) long fb(long x) { return x ^ (x >> 3); }
+__attribute__((noinline)) long fc(long x) { return fa(x) + fb(x); }
+__attribute__((noinline)) long calls(long n) {
+	long s = 0;
+	for (long i = 0; i < n; i++) s += fc(i) + fa(s);
+	return s;
+}
+__attribute__((noinline)) long spin(long n) {
+	volatile long s = 0;
+	for (long i = 0; i < n; i++) s += i;
+	return s;
+}
+int main(int argc, char **argv) {
+	long n = argc > 1 ? atol(argv[1]) : 1;
+	long s = calls(n * 150000000L);
+	s += spin(n * 1000000000L);
+	return s == 42;
+}
+`
+
+// selfShares returns each function's share of a profile's sampled weight
+// (self), by function name.
+func selfShares(p *profile.Profile) map[string]float64 {
+	w := map[string]float64{}
+	total := 0.0
+	for _, f := range p.Map.Functions(ccmap.Self) {
+		w[p.Funcs[f.Func].Name] += float64(f.Self)
+		total += float64(f.Self)
+	}
+	for k := range w {
+		w[k] /= total
+	}
+	return w
+}
+
+// TestAdaptiveAgreesWithFinePeriod is issue 7's live proof: a program
+// with a call-heavy and a loop-heavy phase, recorded with the timer source
+// and the adaptive period, gives the same function weights as a fixed fine
+// period (overlap ≥ 95%) from fewer samples; the period changes and the
+// samples' PERIOD fields follow it (the profile's period history is read
+// from them). Both profiles come from one run, two events (the adaptive
+// cpu-clock and task-clock every 0.1 ms), so that the machine's load, which
+// slows the two phases differently, cannot tell them apart.
+func TestAdaptiveAgreesWithFinePeriod(t *testing.T) {
+	needPerfEvents(t)
+	prog := compile(t, "c", phasedProgram, "-O1", "-fno-omit-frame-pointer")
+	out := filepath.Join(t.TempDir(), "adaptive.data")
+	r := hwprof(t, "record", "--adaptive", "-e", "cpu-clock", "-e", "task-clock/period=100000/", "-g", "-o", out, "--", prog)
+	if r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("record:\n%s", r.stderr)
+	pa, err := profile.Load(out, profile.LoadOptions{Event: "cpu-clock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := profile.Load(out, profile.LoadOptions{Event: "task-clock/period=100000/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The period history, from the samples' PERIOD fields.
+	for _, c := range pa.Recording.Periods {
+		t.Logf("%.3fs %s period %d", float64(c.TimeNS)/1e9, c.Event, c.Period)
+	}
+	if n := len(pa.Recording.Periods); n < 2 {
+		t.Errorf("the adaptive event's samples show %d periods, want the start period and at least one change", n)
+	}
+	if pa.Recording.Samples == 0 || pa.Recording.Samples*2 >= pf.Recording.Samples {
+		t.Errorf("adaptive took %d samples, the fine fixed period %d: want far fewer", pa.Recording.Samples, pf.Recording.Samples)
+	}
+	wa, wf := selfShares(pa), selfShares(pf)
+	overlap := 0.0
+	for name, x := range wf {
+		overlap += min(x, wa[name])
+	}
+	for _, name := range []string{"fa", "fb", "fc", "calls", "spin"} {
+		t.Logf("%-6s adaptive %5.1f%%  fine %5.1f%%", name, 100*wa[name], 100*wf[name])
+	}
+	t.Logf("function overlap %.1f%%: adaptive %d samples, fine %d", 100*overlap, pa.Recording.Samples, pf.Recording.Samples)
+	if overlap < 0.95 {
+		t.Errorf("function overlap of the adaptive and the fine profile %.1f%%, want ≥ 95%%", 100*overlap)
+	}
+}
