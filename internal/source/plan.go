@@ -82,7 +82,7 @@ func planHardware(s Source, f Facts) (Setup, error) {
 		why = fmt.Sprintf("%s (event=%#x,umask=%#x) from perf's %s table for %s", ev.Name, ev.Event, ev.UMask, ev.Table, f.CPU)
 	case s == Calls:
 		return Setup{}, fmt.Errorf("source calls: no calls-retired event known for CPU %s "+
-			"(hwprof knows BR_INST_RETIRED.NEAR_CALL of Intel sandybridge, haswell, skylake, icelake, sapphirerapids, alderlake); "+
+			"(hwprof knows BR_INST_RETIRED.NEAR_CALL of Intel sandybridge, haswell, skylake, cascadelakex, icelake, sapphirerapids, alderlake); "+
 			"give the event with -e", cpuLabel(f))
 	default:
 		spec, raw = "cycles:"+mods, "cycles:"+mods

@@ -184,6 +184,12 @@ func assess(f *Facts, s Source) Verdict {
 			return v
 		}
 		if s == Calls {
+			if _, ok := perf.NearCallEvent(f.CPU, cpu.Name); !ok {
+				v.Why = fmt.Sprintf("hardware PMU %q, but no calls-retired event is known for CPU %s "+
+					"(hwprof knows BR_INST_RETIRED.NEAR_CALL of Intel sandybridge, haswell, skylake, cascadelakex, icelake, sapphirerapids, alderlake)",
+					cpu.Name, cpuLabel(*f))
+				return v
+			}
 			v.OK = true
 			v.Why = fmt.Sprintf("hardware PMU %q (type %d)%s", cpu.Name, cpu.Type, modelSuffix(cpu))
 			return v

@@ -27,6 +27,9 @@ func TestAssess(t *testing.T) {
 	intel := withLBR(pmus("cpu", "software", "uprobe"), "cpu", "32")
 	hybrid := withLBR(pmus("cpu_core", "cpu_atom", "software", "uprobe"), "cpu_core", "32")
 	noLBR := pmus("cpu", "software", "uprobe")
+	skl, _ := perf.ParseCPUID("GenuineIntel-6-5E")
+	amd, _ := perf.ParseCPUID("AuthenticAMD-25-61")
+	adl, _ := perf.ParseCPUID("GenuineIntel-6-97")
 	for _, tc := range []struct {
 		name  string
 		facts Facts
@@ -37,22 +40,25 @@ func TestAssess(t *testing.T) {
 		{"vm as root", Facts{PMUs: vm, Paranoid: 2, Root: true},
 			map[Source]bool{LBR: false, Calls: false, Timer: true, Exact: true},
 			map[Source]string{LBR: "no 'cpu' PMU", Calls: "no hardware PMU"}, Timer},
-		{"intel bare metal", Facts{PMUs: intel, Paranoid: 2, Root: true},
+		{"intel bare metal", Facts{PMUs: intel, Paranoid: 2, Root: true, CPU: skl},
 			map[Source]bool{LBR: true, Calls: true, Timer: true, Exact: true},
 			map[Source]string{LBR: "32 entries"}, LBR},
-		{"hybrid intel", Facts{PMUs: hybrid, Paranoid: 2, Root: true},
+		{"hybrid intel", Facts{PMUs: hybrid, Paranoid: 2, Root: true, CPU: adl},
 			map[Source]bool{LBR: true, Calls: true, Timer: true, Exact: true},
 			map[Source]string{LBR: "cpu_core"}, LBR},
-		{"pmu without lbr", Facts{PMUs: noLBR, Paranoid: 2, Root: true},
+		{"pmu without lbr", Facts{PMUs: noLBR, Paranoid: 2, Root: true, CPU: skl},
 			map[Source]bool{LBR: false, Calls: true, Timer: true, Exact: true},
 			map[Source]string{LBR: "caps/branches"}, Calls},
-		{"user at paranoid 2", Facts{PMUs: intel, Paranoid: 2},
+		{"user at paranoid 2", Facts{PMUs: intel, Paranoid: 2, CPU: skl},
 			map[Source]bool{LBR: true, Calls: true, Timer: true, Exact: false},
 			map[Source]string{Exact: "CAP_PERFMON"}, LBR},
+		{"pmu without lbr, unknown model", Facts{PMUs: noLBR, Paranoid: 2, Root: true, CPU: amd},
+			map[Source]bool{LBR: false, Calls: false, Timer: true, Exact: true},
+			map[Source]string{Calls: "no calls-retired event is known for CPU AuthenticAMD-25-61"}, Timer},
 		{"user at paranoid 3", Facts{PMUs: intel, Paranoid: 3},
 			map[Source]bool{LBR: false, Calls: false, Timer: false, Exact: false},
 			map[Source]string{Timer: "perf_event_paranoid is 3"}, Timer},
-		{"perfmon capability at paranoid 3", Facts{PMUs: intel, Paranoid: 3, CapPerfmon: true},
+		{"perfmon capability at paranoid 3", Facts{PMUs: intel, Paranoid: 3, CapPerfmon: true, CPU: skl},
 			map[Source]bool{LBR: true, Calls: true, Timer: true, Exact: true}, nil, LBR},
 		{"no perf events", Facts{PMUs: vm, ParanoidErr: errors.New("no such file")},
 			map[Source]bool{LBR: false, Calls: false, Timer: false, Exact: false},
