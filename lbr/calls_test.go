@@ -110,3 +110,29 @@ func TestSampleIPMeaning(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCallFromSample: any code bytes, IP and callchain give an answer
+// without panicking, and a found site is a call whose return address is in
+// the chain or is the IP.
+func FuzzCallFromSample(f *testing.F) {
+	f.Add([]byte{0xe8, 0xeb, 0x0f, 0x00, 0x00, 0xff, 0xd0}, uint64(0x1000), uint64(0x1005), uint8(1))
+	f.Add([]byte{0x41, 0xff, 0x54, 0x24, 0x08}, uint64(0x1000), uint64(0x1005), uint8(2))
+	f.Add([]byte{}, uint64(0), uint64(1), uint8(0))
+	f.Fuzz(func(t *testing.T, code []byte, ip, ret uint64, meaning uint8) {
+		mem := memCode{0x1000: code}
+		s := CallSample{IP: Addr(ip), Meaning: IPMeaning(meaning % 3), Chain: []Addr{Addr(ip), Addr(ret), 0x1000 + Addr(len(code))}}
+		e, ok := CallFromSample(s, mem)
+		if !ok || e.Site == 0 {
+			return
+		}
+		if e.Kind != KindCall && e.Kind != KindIndCall {
+			t.Errorf("site %#x with kind %v", e.Site, e.Kind)
+		}
+		if e.Return <= e.Site || e.Return-e.Site > maxCallLen {
+			t.Errorf("site %#x, return %#x", e.Site, e.Return)
+		}
+		if e.SiteChecked && (e.Kind != KindCall || !e.CalleeEntry) {
+			t.Errorf("checked site without a direct callee: %+v", e)
+		}
+	})
+}
