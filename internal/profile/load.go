@@ -78,12 +78,21 @@ type LoadOptions struct {
 // returns the profile of every record read before it together with the
 // error (matching perfdata.ErrTruncated when the file ends early).
 func Load(path string, o LoadOptions) (*Profile, error) {
+	return load(path, o, nil)
+}
+
+// load is Load with a hook that may change the loader before it reads
+// (tests).
+func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 	r, err := perfdata.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer r.Close()
 	l := newLoader(r, o)
+	if tweak != nil {
+		tweak(l)
+	}
 	defer l.code.close()
 	if !o.SiteLines {
 		l.preloadKernel()
@@ -130,6 +139,7 @@ type loader struct {
 	hasRecent    bool
 	fpOnly       []bool // per event: unwound from the callchain alone
 	stacks       *stackCache
+	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
 
 	// the kernel's symbols, read while the records are (preloadKernel)
 	kallsyms  chan struct{} // closed when read; nil when not preloaded
@@ -174,6 +184,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
 		lbrSums:  map[lbrKey]lbrSum{},
 		stacks:   newStackCache(),
 	}
+	l.sumStacks = !(o.DedupRatio > 0 && o.DedupRatio < 1)
 	l.code = newCodeReader(l.localPath)
 	l.addrs = newAddrTable(l.code)
 	l.dec = lbr.NewDecoder(lbrCode{l})
@@ -209,7 +220,7 @@ func (l *loader) read() error {
 		case perf.RecordMmap, perf.RecordMmap2:
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
-				l.stacks.clear()
+				l.clearStacks()
 			}
 		case perf.RecordFork, perf.RecordExit:
 			if d, err := l.r.Decode(); err == nil {
@@ -220,7 +231,7 @@ func (l *loader) read() error {
 				l.maps.Apply(d)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
 					l.dec.Forget(c.PID)
-					l.stacks.clear()
+					l.clearStacks()
 				}
 			}
 		case perf.RecordLost:
@@ -405,8 +416,8 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	var h uint64
 	if fp {
 		h = hashChain(s.PID, s.Callchain)
-		if frames, ok := l.stacks.get(h, s.PID, s.Callchain); ok {
-			l.fold.Add(frames, weight)
+		if i := l.stacks.find(h, s.PID, s.Callchain); i >= 0 {
+			l.foldCached(i, weight)
 			return
 		}
 	}
@@ -419,9 +430,35 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	}
 	l.cframes = l.toFrames(l.cframes[:0], l.frames, false)
 	if fp {
-		l.stacks.put(h, s.PID, s.Callchain, l.cframes)
+		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes)
+		if i < 0 {
+			l.clearStacks()
+			i = l.stacks.put(h, s.PID, s.Callchain, l.cframes)
+		}
+		if i >= 0 {
+			l.foldCached(i, weight)
+			return
+		}
 	}
 	l.fold.Add(l.cframes, weight)
+}
+
+// foldCached folds a sample of the stack of cache entry i: its weight is
+// summed in the entry (folded at the next clearStacks), or, with
+// redundancy skipping, which decides sample by sample, folded now.
+func (l *loader) foldCached(i int, weight uint64) {
+	e := &l.stacks.entries[i]
+	if l.sumStacks {
+		e.pending += weight
+		return
+	}
+	l.fold.Add(l.stacks.frames[e.frame:e.frameTo], weight)
+}
+
+// clearStacks folds the stack cache's pending weights and empties it.
+func (l *loader) clearStacks() {
+	l.stacks.flush(l.fold.Add)
+	l.stacks.clear()
 }
 
 // branches folds the call edges of s's branch stack into the per-edge

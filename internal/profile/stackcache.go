@@ -1,8 +1,6 @@
 package profile
 
 import (
-	"slices"
-
 	"github.com/hwprof/hwprof/ccmap"
 )
 
@@ -12,34 +10,62 @@ import (
 // intern per frame. An entry stays right while the process model does not
 // change: the loader clears the cache at every record that maps code or
 // execs, and when it holds maxStacks stacks (bounding its memory).
+//
+// Each entry also sums the weight of its samples not yet handed to the
+// folder (pending), so that a stack seen a thousand times is folded once
+// with the sum of its weights: folding a stack n times with weights w_i
+// gives the map folding it once with their sum gives (the folded map
+// counts Totals.Stacks apart, which the projection onto functions
+// recomputes anyway). flush hands the sums over; the loader calls it
+// before every clear and at the end.
 type stackCache struct {
-	index   map[uint64]int32 // hash -> entry
+	limit   int     // stacks held at most (maxStacks; tests set less)
+	slots   []int32 // open addressing by hash: entry+1, 0 empty
 	entries []stackEntry
 	raw     []uint64      // the callchains, back to back
 	frames  []ccmap.Frame // their frames, back to back
 }
 
 type stackEntry struct {
+	hash           uint64
+	pending        uint64 // weight not yet folded
 	pid            uint32
 	raw, rawEnd    int32
 	frame, frameTo int32
 }
 
-const maxStacks = 1 << 16
+const (
+	maxStacks = 1 << 16
+	maxWords  = 1 << 24 // callchain words and frames, each
+	slotBits  = 17      // twice maxStacks slots: probes stay short
+)
 
 func newStackCache() *stackCache {
-	return &stackCache{index: make(map[uint64]int32)}
+	return &stackCache{limit: maxStacks}
 }
 
+// clear forgets every stack; pending weights must have been flushed.
 func (c *stackCache) clear() {
 	if len(c.entries) == 0 {
 		return
 	}
-	clear(c.index)
+	clear(c.slots)
 	c.entries, c.raw, c.frames = c.entries[:0], c.raw[:0], c.frames[:0]
 }
 
-// hashChain hashes a process's callchain (FNV-1a over 64-bit words).
+// flush hands every pending weight to add with the entry's frames (which
+// add must copy) and zeroes it.
+func (c *stackCache) flush(add func([]ccmap.Frame, uint64)) {
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.pending > 0 {
+			add(c.frames[e.frame:e.frameTo], e.pending)
+			e.pending = 0
+		}
+	}
+}
+
+// hashChain hashes a process's callchain (FNV-1a-like over 64-bit words).
 func hashChain(pid uint32, chain []uint64) uint64 {
 	h := uint64(14695981039346656037) ^ uint64(pid)
 	for _, w := range chain {
@@ -49,31 +75,69 @@ func hashChain(pid uint32, chain []uint64) uint64 {
 	return h
 }
 
+func (c *stackCache) slot(h uint64) uint64 {
+	return (h * 0x9e3779b97f4a7c15) >> (64 - slotBits)
+}
+
+// find returns the entry of chain in process pid (hash h), or -1.
+func (c *stackCache) find(h uint64, pid uint32, chain []uint64) int {
+	if c.slots == nil {
+		return -1
+	}
+	mask := uint64(len(c.slots) - 1)
+	for i := c.slot(h); ; i = (i + 1) & mask {
+		s := c.slots[i]
+		if s == 0 {
+			return -1
+		}
+		e := &c.entries[s-1]
+		if e.hash == h && e.pid == pid && equalChain(c.raw[e.raw:e.rawEnd], chain) {
+			return int(s - 1)
+		}
+	}
+}
+
+func equalChain(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // get returns the frames cached for chain in process pid.
 func (c *stackCache) get(h uint64, pid uint32, chain []uint64) ([]ccmap.Frame, bool) {
-	i, ok := c.index[h]
-	if !ok {
+	i := c.find(h, pid, chain)
+	if i < 0 {
 		return nil, false
 	}
 	e := &c.entries[i]
-	if e.pid != pid || !slices.Equal(c.raw[e.raw:e.rawEnd], chain) {
-		return nil, false
-	}
 	return c.frames[e.frame:e.frameTo], true
 }
 
-// put caches frames for chain (unless its hash is taken by another).
-func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Frame) {
-	if _, taken := c.index[h]; taken {
-		return
+// put caches frames for chain (not cached yet) and returns its entry, or
+// -1 when the cache is full: the caller must flush and clear it first.
+func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Frame) int {
+	if len(c.entries) >= c.limit || len(c.raw)+len(chain) > maxWords || len(c.frames)+len(frames) > maxWords {
+		return -1
 	}
-	if len(c.entries) >= maxStacks {
-		c.clear()
+	if c.slots == nil {
+		c.slots = make([]int32, 1<<slotBits)
 	}
-	e := stackEntry{pid: pid, raw: int32(len(c.raw)), frame: int32(len(c.frames))}
+	e := stackEntry{hash: h, pid: pid, raw: int32(len(c.raw)), frame: int32(len(c.frames))}
 	c.raw = append(c.raw, chain...)
 	c.frames = append(c.frames, frames...)
 	e.rawEnd, e.frameTo = int32(len(c.raw)), int32(len(c.frames))
-	c.index[h] = int32(len(c.entries))
+	mask := uint64(len(c.slots) - 1)
+	i := c.slot(h)
+	for c.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
 	c.entries = append(c.entries, e)
+	c.slots[i] = int32(len(c.entries))
+	return len(c.entries) - 1
 }

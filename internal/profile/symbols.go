@@ -19,6 +19,7 @@ import (
 // map onto functions and fills in the recording's facts.
 func (l *loader) finish() *Profile {
 	l.growEvents()
+	l.clearStacks()
 	l.flushLBR()
 	addrMap := l.fold.Close()
 	locs := l.symbolize()

@@ -1,0 +1,70 @@
+package profile
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/fixtures"
+)
+
+// TestSummedStacksFoldTheSame loads frame-pointer callchain recordings of
+// the shared fixtures three ways: every sample folded on its own (the
+// stack cache only saves the unwinding), repeated stacks summed in the
+// cache (the default), and summed in a cache of three stacks (flushed and
+// cleared all the time). The profiles must be the same in every function,
+// edge, context and total.
+func TestSummedStacksFoldTheSame(t *testing.T) {
+	dir := fixtures.Dir(t)
+	for _, name := range []string{"with-callchain.perf.data", "perf.data.callgraph-3.8", "perf.data.callgraph-3.4"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, "perf_data_converter", name)
+			o := LoadOptions{Workers: 2, Seed: 1}
+			each, err := load(path, o, func(l *loader) { l.sumStacks = false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if each.Recording.Samples == 0 || each.Map.Totals().Samples == 0 {
+				t.Fatalf("no samples folded: %+v", each.Recording)
+			}
+			summed, err := load(path, o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			small, err := load(path, o, func(l *loader) { l.stacks.limit = 3 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, got := range []*Profile{summed, small} {
+				sameProfile(t, got, each)
+			}
+		})
+	}
+}
+
+// sameProfile fails t unless got and want hold the same functions, edges,
+// contexts and totals.
+func sameProfile(t *testing.T, got, want *Profile) {
+	t.Helper()
+	if err := got.Map.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Funcs, want.Funcs) {
+		t.Fatalf("%d functions, want %d (or other names)", len(got.Funcs), len(want.Funcs))
+	}
+	if g, w := got.Map.Totals(), want.Map.Totals(); g != w {
+		t.Errorf("totals %+v, want %+v", g, w)
+	}
+	for _, by := range []ccmap.Measure{ccmap.Self, ccmap.Total, ccmap.Calls} {
+		if g, w := got.Map.Functions(by), want.Map.Functions(by); !reflect.DeepEqual(g, w) {
+			t.Errorf("%v: functions differ:\n%v\nwant\n%v", by, g, w)
+		}
+		if g, w := got.Map.DCG(by), want.Map.DCG(by); !reflect.DeepEqual(g, w) {
+			t.Errorf("%v: DCGs differ", by)
+		}
+		if g, w := got.Map.CCT(by), want.Map.CCT(by); !reflect.DeepEqual(g, w) {
+			t.Errorf("%v: CCTs differ", by)
+		}
+	}
+}
