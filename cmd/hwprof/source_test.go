@@ -145,3 +145,32 @@ func TestSourceDefault(t *testing.T) {
 		t.Errorf("--source timer recorded no samples:\n%s", timer.stderr)
 	}
 }
+
+// --source exact records here (uprobes work on these VMs as root), with
+// the source line saying so.
+func TestSourceExactRecords(t *testing.T) {
+	needPerfEvents(t)
+	if os.Geteuid() != 0 {
+		t.Skip("uprobes need root")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "fig1.c"), filepath.Join(dir, "fig1")
+	if err := os.WriteFile(src, []byte(fig1C), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O0", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	r := hwprof(t, "record", "--source", "exact", "-o", filepath.Join(dir, "x.data"), "--", bin, "3")
+	if r.code != 0 || !strings.Contains(r.stderr, "source exact: uprobe PMU") {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	// work calls shortA and shortB once per iteration: 3 + 3 hits, plus
+	// main and work once.
+	if n := samplesWritten(t, r.stderr); n < 8 {
+		t.Errorf("%d samples, want at least 8 probe hits:\n%s", n, r.stderr)
+	}
+}
