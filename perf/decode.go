@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
+	"slices"
 )
 
 // This file holds what every record decoder shares: the bounds-checked
@@ -242,6 +244,18 @@ func (f *SampleFormat) AddIDs(idx int, ids []uint64) {
 
 // Len returns the number of events.
 func (f *SampleFormat) Len() int { return len(f.events) }
+
+// Clone returns a copy of f that later Adds to f do not change, for
+// decoding on another goroutine while f is added to.
+func (f *SampleFormat) Clone() *SampleFormat {
+	c := *f
+	c.events = slices.Clone(f.events)
+	c.byID = maps.Clone(f.byID)
+	if c.byID == nil {
+		c.byID = make(map[uint64]int)
+	}
+	return &c
+}
 
 // Attr returns event i's attr.
 func (f *SampleFormat) Attr(i int) *Attr { return &f.events[i].attr }

@@ -632,3 +632,32 @@ func BenchmarkDecodeSample(b *testing.B) {
 		})
 	}
 }
+
+// TestSampleFormatClone: what is added to a format after Clone is not in
+// the clone, which still resolves and decodes as before.
+func TestSampleFormatClone(t *testing.T) {
+	a := Attr{SampleType: SampleIdentifier | SampleIP | SampleTID | SampleTime}
+	f, err := NewSampleFormat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Add(a, []uint64{7}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.Clone()
+	if _, err := f.Add(a, []uint64{9}); err != nil {
+		t.Fatal(err)
+	}
+	f.AddIDs(0, []uint64{11})
+	if c.Len() != 1 || f.Len() != 2 {
+		t.Fatalf("clone has %d events, format %d; want 1 and 2", c.Len(), f.Len())
+	}
+	for id, want := range map[uint64]bool{7: true, 9: false, 11: false} {
+		if _, ok := c.EventOfID(id); ok != want {
+			t.Errorf("clone knows id %d: %v, want %v", id, ok, want)
+		}
+	}
+	if i, ok := f.EventOfID(9); !ok || i != 1 {
+		t.Errorf("format: id 9 is event %d (%v), want 1", i, ok)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -108,8 +109,11 @@ func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 
 // loader is the state of one Load.
 type loader struct {
-	r        *perfdata.Reader
-	o        LoadOptions
+	r *perfdata.Reader
+	o LoadOptions
+	// the reader's event table as of the sample being folded (snapshot)
+	format   *perf.SampleFormat
+	attrs    []perfdata.EventAttr
 	srcs     []eventSource
 	used     []bool
 	maps     *procmap.Map
@@ -140,6 +144,7 @@ type loader struct {
 	fpOnly       []bool // per event: unwound from the callchain alone
 	stacks       *stackCache
 	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
+	inline       bool // fold samples on the reading goroutine (tests)
 
 	// the kernel's symbols, read while the records are (preloadKernel)
 	kallsyms  chan struct{} // closed when read; nil when not preloaded
@@ -185,6 +190,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
 		stacks:   newStackCache(),
 	}
 	l.sumStacks = !(o.DedupRatio > 0 && o.DedupRatio < 1)
+	l.snapshot()
 	l.code = newCodeReader(l.localPath)
 	l.addrs = newAddrTable(l.code)
 	l.dec = lbr.NewDecoder(lbrCode{l})
@@ -207,26 +213,38 @@ func (l *loader) localPath(path string) string {
 }
 
 // read applies every record; it returns the reader's error.
+//
+// Samples are decoded and folded on a second goroutine (sampleWorker), in
+// their order, while this one reads on; it applies every other record
+// itself, after the samples before it are done: the worker reads the
+// process model and a copy of the reader's event table (fmt, attrs) that
+// is renewed after every record of perf's own that may change it.
 func (l *loader) read() error {
-	var s perf.Sample
+	w := l.startWorker()
+	defer w.stop()
 	for l.r.Next() {
 		rec := l.r.Record()
-		switch rec.Type() {
+		switch t := rec.Type(); t {
 		case perf.RecordSample:
-			if err := l.r.DecodeSample(&s); err != nil {
-				continue // the reader counts undecodable samples in its warnings
+			if l.r.Format().Len() > len(l.srcs) {
+				w.wait()
+				l.growEvents()
+				l.snapshot()
 			}
-			l.sample(&s)
+			w.add(rec.Raw)
 		case perf.RecordMmap, perf.RecordMmap2:
+			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
 				l.clearStacks()
 			}
 		case perf.RecordFork, perf.RecordExit:
+			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
 			}
 		case perf.RecordComm:
+			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
@@ -248,18 +266,135 @@ func (l *loader) read() error {
 			}
 		case perf.RecordThrottle:
 			l.rec.Throttled++
+		case perf.RecordFinishedRound:
+		default:
+			if t >= perf.RecordHeaderAttr { // may have changed the events
+				w.wait()
+				l.snapshot()
+			}
 		}
 	}
+	w.wait()
 	return l.r.Err()
+}
+
+// snapshot copies the reader's event table for the sample worker (which
+// must be idle).
+func (l *loader) snapshot() {
+	l.format = l.r.Format().Clone()
+	l.attrs = slices.Clone(l.r.Attrs())
+}
+
+// fold decodes and folds one sample record.
+func (w *sampleWorker) fold(raw []byte) {
+	if err := w.l.format.DecodeSample(raw, &w.s); err == nil {
+		w.l.sample(&w.s) // the reader counts undecodable samples in its warnings
+	}
+}
+
+// A sampleWorker decodes and folds samples on its own goroutine: the
+// reading goroutine copies sample records into batches and hands them
+// over; wait returns when every batch handed over is done.
+type sampleWorker struct {
+	l        *loader
+	cur      *recBatch
+	free     []*recBatch
+	work     chan *recBatch
+	done     chan *recBatch
+	inflight int
+	s        perf.Sample // the worker's
+}
+
+// recBatch holds sample records back to back; ends[i] is where record i
+// ends.
+type recBatch struct {
+	buf  []byte
+	ends []int
+}
+
+const (
+	batchRecords    = 1024
+	batchBytes      = 256 << 10
+	batchesInFlight = 3
+)
+
+func (l *loader) startWorker() *sampleWorker {
+	w := &sampleWorker{
+		l:    l,
+		cur:  &recBatch{},
+		work: make(chan *recBatch, batchesInFlight),
+		done: make(chan *recBatch, batchesInFlight),
+	}
+	go w.run()
+	return w
+}
+
+// add queues a copy of a sample record.
+func (w *sampleWorker) add(raw []byte) {
+	if w.l.inline {
+		w.fold(raw)
+		return
+	}
+	b := w.cur
+	b.buf = append(b.buf, raw...)
+	b.ends = append(b.ends, len(b.buf))
+	if len(b.ends) >= batchRecords || len(b.buf) >= batchBytes {
+		w.send()
+	}
+}
+
+// send hands the current batch over, waiting while batchesInFlight are.
+func (w *sampleWorker) send() {
+	if len(w.cur.ends) == 0 {
+		return
+	}
+	for w.inflight >= batchesInFlight {
+		w.free = append(w.free, <-w.done)
+		w.inflight--
+	}
+	w.work <- w.cur
+	w.inflight++
+	if n := len(w.free); n > 0 {
+		w.cur, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		w.cur = &recBatch{}
+	}
+}
+
+// wait hands the current batch over and returns when all are done.
+func (w *sampleWorker) wait() {
+	w.send()
+	for w.inflight > 0 {
+		w.free = append(w.free, <-w.done)
+		w.inflight--
+	}
+}
+
+// stop ends the worker after the batches handed over.
+func (w *sampleWorker) stop() {
+	w.wait()
+	close(w.work)
+}
+
+func (w *sampleWorker) run() {
+	for b := range w.work {
+		start := 0
+		for _, end := range b.ends {
+			w.fold(b.buf[start:end])
+			start = end
+		}
+		b.buf, b.ends = b.buf[:0], b.ends[:0]
+		w.done <- b
+	}
 }
 
 // event returns the index of s's event, or -1.
 func (l *loader) event(s *perf.Sample) int {
 	ev := s.Attr
-	if ev < 0 && l.r.Format().Len() == 1 {
+	if ev < 0 && l.format.Len() == 1 {
 		ev = 0
 	}
-	if ev >= l.r.Format().Len() {
+	if ev >= l.format.Len() {
 		return -1
 	}
 	return ev
@@ -272,7 +407,7 @@ func (l *loader) period(s *perf.Sample, ev int) uint64 {
 		return s.Period
 	}
 	if ev >= 0 {
-		if a := l.r.Format().Attr(ev); a != nil && !a.Freq() {
+		if a := l.format.Attr(ev); a != nil && !a.Freq() {
 			return a.SamplePeriod
 		}
 	}
@@ -292,13 +427,13 @@ func (l *loader) growEvents() {
 	}
 }
 
+// sample folds one sample (on the sample worker).
 func (l *loader) sample(s *perf.Sample) {
-	l.growEvents()
 	ev := l.event(s)
 	if ev < 0 || ev >= len(l.srcs) {
 		return
 	}
-	if l.o.Event != "" && l.r.Attrs()[ev].Name != l.o.Event {
+	if l.o.Event != "" && l.attrs[ev].Name != l.o.Event {
 		return
 	}
 	l.rec.Samples++
@@ -358,7 +493,7 @@ func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 	}
 	l.lastPeriod[k] = period
 	seen := l.periodsSeen[ev]
-	if (!known && seen[period]) || (len(seen) > 0 && l.r.Format().Attr(ev).Freq()) {
+	if (!known && seen[period]) || (len(seen) > 0 && l.format.Attr(ev).Freq()) {
 		return
 	}
 	seen[period] = true
@@ -366,7 +501,7 @@ func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 	if s.Has(perf.SampleTime) && s.Time > l.first {
 		t = s.Time - l.first
 	}
-	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: t, Event: l.r.Attrs()[ev].Name, Period: period})
+	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: t, Event: l.attrs[ev].Name, Period: period})
 }
 
 // frameKey is the address a frame is interned by, and its call site: the

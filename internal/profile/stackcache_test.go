@@ -1,8 +1,10 @@
 package profile
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
@@ -66,5 +68,57 @@ func sameProfile(t *testing.T, got, want *Profile) {
 		if g, w := got.Map.CCT(by), want.Map.CCT(by); !reflect.DeepEqual(g, w) {
 			t.Errorf("%v: CCTs differ", by)
 		}
+	}
+}
+
+// TestSampleWorkerFoldsTheSame loads every recording of the shared
+// fixtures (file and pipe mode, events added and renamed in the stream,
+// truncated files) with samples folded on the sample worker and on the
+// reading goroutine: the profiles, recording facts, warnings and errors
+// must be the same. Under -race it also checks that the worker shares
+// nothing with the reader unsynchronized.
+func TestSampleWorkerFoldsTheSame(t *testing.T) {
+	dir := fixtures.Dir(t)
+	var paths []string
+	for _, sub := range []string{"perf_data_converter", "autofdo"} {
+		m, err := filepath.Glob(filepath.Join(dir, sub, "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m {
+			if !strings.HasSuffix(p, ".buildids") && !strings.HasSuffix(p, ".bin") && !strings.HasSuffix(p, ".binary") {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) < 10 {
+		t.Fatalf("only %d recordings in %s", len(paths), dir)
+	}
+	folded := 0
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			o := LoadOptions{Seed: 1}
+			want, wantErr := load(path, o, func(l *loader) { l.inline = true })
+			got, gotErr := load(path, o, nil)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("error %v, want %v", gotErr, wantErr)
+			}
+			if want == nil {
+				return
+			}
+			if !reflect.DeepEqual(got.Recording, want.Recording) {
+				t.Errorf("recording %+v, want %+v", got.Recording, want.Recording)
+			}
+			if !reflect.DeepEqual(got.Warnings, want.Warnings) {
+				t.Errorf("warnings %q, want %q", got.Warnings, want.Warnings)
+			}
+			sameProfile(t, got, want)
+			if want.Map.Totals().Samples > 0 {
+				folded++
+			}
+		})
+	}
+	if folded < 10 {
+		t.Errorf("only %d recordings had samples folded", folded)
 	}
 }
