@@ -8,10 +8,10 @@ import (
 )
 
 // TestProjectEqualsFoldingByFunction folds random address-level stacks and
-// edges, projects the map with a many-to-one id mapping, and compares it
-// with folding the same events with function ids from the start: every
-// function, edge and context weight must be equal (Totals.Stacks aside,
-// which the projection counts per distinct stack).
+// edges as the loader does, projects the map with a many-to-one id
+// mapping (ccmap.Project, as the loader's finish), and compares it with
+// folding the same events with function ids from the start: every
+// function, edge and context weight must be equal.
 func TestProjectEqualsFoldingByFunction(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const addrs, funcs = 60, 12
@@ -48,7 +48,7 @@ func TestProjectEqualsFoldingByFunction(t *testing.T) {
 			byFunc.AddEdgeInContext(ff, ccmap.CallSite{Caller: f(caller), Addr: 0x3000}, f(callee), w)
 		}
 	}
-	got := project(byAddr, f)
+	got := ccmap.Project(byAddr, f)
 	if err := got.Check(); err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,10 @@ import (
 // Each entry also sums the weight of its samples not yet handed to the
 // folder (pending), so that a stack seen a thousand times is folded once
 // with the sum of its weights: folding a stack n times with weights w_i
-// gives the map folding it once with their sum gives (the folded map
-// counts Totals.Stacks apart, which the projection onto functions
-// recomputes anyway). flush hands the sums over; the loader calls it
-// before every clear and at the end.
+// gives the map folding it once with their sum gives, but for
+// Totals.Stacks, which then counts the stacks folded, not the samples.
+// flush hands the sums over; the loader calls it before every clear and
+// at the end.
 type stackCache struct {
 	limit   int     // stacks held at most (maxStacks; tests set less)
 	slots   []int32 // open addressing by hash: entry+1, 0 empty

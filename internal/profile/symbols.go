@@ -24,7 +24,7 @@ func (l *loader) finish() *Profile {
 	addrMap := l.fold.Close()
 	locs := l.symbolize()
 	funcs, fmap, funcObj := l.functions(locs)
-	m := project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
+	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	p := &Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
 	for i, s := range l.srcs {
 		if l.used[i] && (s == srcLBR || s == srcExact) {
