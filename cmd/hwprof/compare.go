@@ -88,9 +88,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	names := make([]string, len(sources))
+	files := make([]string, len(sources))
 	for i, s := range sources {
 		names[i] = s.String()
+		files[i] = filepath.Join(c.dir, names[i]+".data")
 	}
+	fmt.Fprintf(stdout, "recordings: %s\n\n", strings.Join(files, ", "))
 	cmpd := compareProfiles(names, profiles)
 	cmpd.print(stdout, c.top)
 	return 0

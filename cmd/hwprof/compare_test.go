@@ -142,13 +142,13 @@ func TestCompareTimerVsExact(t *testing.T) {
 				t.Fatalf("gcc: %v\n%s", err, out)
 			}
 			out := filepath.Join(dir, tc.name+"-cmp")
-			r := hwprof(t, "compare", "-o", out, "--", bin, tc.arg)
+			r := hwprof(t, "compare", "-q", "-o", out, "--", bin, tc.arg)
 			if r.code != 0 {
 				t.Fatalf("compare: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			t.Logf("%s\n%s", r.stderr, r.stdout)
 			for _, f := range []string{"exact.data", "timer.data"} {
-				if _, err := os.Stat(filepath.Join(out, f)); err != nil || !strings.Contains(r.stderr, filepath.Join(out, f)) {
+				if _, err := os.Stat(filepath.Join(out, f)); err != nil || !strings.Contains(r.stdout, filepath.Join(out, f)) {
 					t.Errorf("recording %s not kept or not named: %v", f, err)
 				}
 			}
