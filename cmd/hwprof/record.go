@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -266,13 +267,32 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 }
 
 // printStats reports a recording, loss included: loss is never silent.
-func printStats(w io.Writer, o record.Options, st record.Stats) {
-	var per []string
-	for i, ev := range o.Events {
-		per = append(per, fmt.Sprintf("%s %d", ev.Name, st.EventSamples[i]))
+// eventCounts lists the samples of each event; past a few events (the
+// exact source opens one per probed function) the busiest ones and a
+// count of the rest.
+func eventCounts(events []perf.Event, samples []uint64) string {
+	const show = 6
+	idx := make([]int, len(events))
+	for i := range idx {
+		idx[i] = i
 	}
+	if len(events) > show {
+		sort.SliceStable(idx, func(a, b int) bool { return samples[idx[a]] > samples[idx[b]] })
+	}
+	var per []string
+	for k, i := range idx {
+		if k == show && len(events) > show {
+			per = append(per, fmt.Sprintf("and %d more events", len(events)-show))
+			break
+		}
+		per = append(per, fmt.Sprintf("%s %d", events[i].Name, samples[i]))
+	}
+	return strings.Join(per, ", ")
+}
+
+func printStats(w io.Writer, o record.Options, st record.Stats) {
 	fmt.Fprintf(w, "hwprof: recorded %d samples (%s) in %.2fs: %d records, %.1f MB in %s\n",
-		st.Samples, strings.Join(per, ", "), st.Duration.Seconds(), st.Records,
+		st.Samples, eventCounts(o.Events, st.EventSamples), st.Duration.Seconds(), st.Records,
 		float64(st.Bytes)/1e6, o.Output)
 	loss := fmt.Sprintf("hwprof: lost %d samples (ring full: %d, kernel: %d), throttled %d times, unthrottled %d",
 		st.Lost+st.LostSamples, st.Lost, st.LostSamples, st.Throttle, st.Unthrottle)

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+func TestEventCounts(t *testing.T) {
+	evs := func(n int) []perf.Event {
+		e := make([]perf.Event, n)
+		for i := range e {
+			e[i].Name = fmt.Sprintf("e%d", i)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		n       int
+		samples []uint64
+		want    string
+	}{
+		{1, []uint64{5}, "e0 5"},
+		{2, []uint64{0, 7}, "e0 0, e1 7"},
+		{8, []uint64{1, 9, 0, 3, 3, 8, 2, 4}, "e1 9, e5 8, e7 4, e3 3, e4 3, e6 2, and 2 more events"},
+	} {
+		if got := eventCounts(evs(c.n), c.samples); got != c.want {
+			t.Errorf("%d events %v: %q, want %q", c.n, c.samples, got, c.want)
+		}
+	}
+}
