@@ -35,13 +35,31 @@ func KindOf(a *perf.Attr) tuning.Kind {
 // `perf record -c P --sample-period` would build them). It returns which
 // events are to be tuned.
 func PrepareAdaptive(events []perf.Event, p tuning.Policy) ([]bool, error) {
+	return prepareAdaptive(events, p, false)
+}
+
+// PrepareAdaptivePlanned is PrepareAdaptive that also tunes the events
+// with a fixed period that hwprof chose (a sample source's prime period,
+// not the user's -c), starting from that period. Events sampling every
+// occurrence (period 1: uprobes) are never tuned.
+func PrepareAdaptivePlanned(events []perf.Event, p tuning.Policy) ([]bool, error) {
+	return prepareAdaptive(events, p, true)
+}
+
+func prepareAdaptive(events []perf.Event, p tuning.Policy, planned bool) ([]bool, error) {
 	tuned := make([]bool, len(events))
 	for i := range events {
 		a := &events[i].Attr
-		if !a.Freq() || a.SamplePeriod != perf.DefaultFreq {
+		var start uint64
+		switch {
+		case a.Freq() && a.SamplePeriod == perf.DefaultFreq:
+			// perf's default frequency: no period was asked for
+		case planned && !a.Freq() && a.SamplePeriod > 1:
+			start = a.SamplePeriod
+		default:
 			continue // the user chose this event's period or frequency
 		}
-		c, err := tuning.New(p, KindOf(a), 0)
+		c, err := tuning.New(p, KindOf(a), start)
 		if err != nil {
 			return nil, fmt.Errorf("adaptive period: %w", err)
 		}
@@ -66,6 +84,11 @@ type tuner struct {
 	fds     []int
 	// this interval's counts
 	samples, lost, throttled uint64
+	lbrPairs                 uint64
+	lbrOverlap               float64 // sum over the pairs
+	// each thread's last LBR window
+	windows map[uint32][]tuning.Branch
+	scratch []tuning.Branch
 
 	// For a clock event, the PERIOD correction: the ids of the events
 	// opened on fds (their samples' STREAM_ID; inherited copies have
@@ -192,6 +215,33 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 		}
 	}
 	t.repeats.Add(ad.sample.TID, top)
+	if len(ad.sample.Branches) > 0 {
+		t.noteWindow(ad.sample.TID, ad.sample.Branches)
+	}
+}
+
+// maxWindows bounds the threads whose last LBR window a tuner keeps.
+const maxWindows = 4096
+
+// noteWindow compares a thread's LBR window with its previous one (the
+// controller's overlap rule for lbr) and keeps it for the next.
+func (t *tuner) noteWindow(tid uint32, entries []perf.BranchEntry) {
+	if t.windows == nil {
+		t.windows = map[uint32][]tuning.Branch{}
+	}
+	prev, ok := t.windows[tid]
+	cur := t.scratch[:0]
+	for _, e := range entries {
+		cur = append(cur, tuning.Branch{From: e.From, To: e.To})
+	}
+	if ok {
+		t.lbrPairs++
+		t.lbrOverlap += tuning.WindowOverlap(prev, cur)
+	} else if len(t.windows) >= maxWindows {
+		clear(t.windows)
+	}
+	t.windows[tid] = append(prev[:0], cur...)
+	t.scratch = cur
 }
 
 // observe runs the controllers once an interval has passed.
@@ -213,8 +263,10 @@ func (r *recorder) observe(now time.Time) {
 		d := t.ctl.Observe(tuning.Observation{
 			Duration: dur, CPUs: ad.cpus, Samples: t.samples, Lost: t.lost,
 			Throttled: t.throttled, SelfCPU: self, Repeats: repeats,
+			LBRPairs: t.lbrPairs, LBROverlap: meanOverlap(t.lbrOverlap, t.lbrPairs),
 		})
 		t.samples, t.lost, t.throttled = 0, 0, 0
+		t.lbrPairs, t.lbrOverlap = 0, 0
 		if !d.Changed {
 			continue
 		}
@@ -280,6 +332,13 @@ func (ad *adaptive) fixPeriod(f *perf.SampleFormat, ri int, pos uint64, rec []by
 	le.PutUint64(ad.buf[t.periodOff:], marks[k].Period)
 	ad.corrected++
 	return ad.buf
+}
+
+func meanOverlap(sum float64, n uint64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
 
 func selfCPU() time.Duration {
