@@ -2,13 +2,11 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -72,7 +70,7 @@ func recordExact(t *testing.T, e exactFlags, argv ...string) (string, record.Sta
 	if st.Lost+st.LostSamples > 0 {
 		t.Fatalf("lost %d samples: exact counts need every hit", st.Lost+st.LostSamples)
 	}
-	t.Logf("%d probes × %d rings: attach %v, %d samples in %v", len(events), st.Rings, st.Attach, st.Samples, st.Duration)
+	t.Logf("%d probes × %d rings: attach %v, detach %v, %d samples in %v", len(events), st.Rings, st.Attach, st.Detach, st.Samples, st.Duration)
 	return out, st
 }
 
@@ -231,5 +229,234 @@ func TestExactKnownCounts(t *testing.T) {
 	}
 }
 
-var _ = errors.New
-var _ = regexp.Compile
+// manyFuncs is a C program with n functions, main calling function i
+// (i mod 3) + 1 times.
+func manyFuncs(n int) string {
+	var b strings.Builder
+	b.WriteString("volatile int sink;\n")
+	for i := range n {
+		fmt.Fprintf(&b, "__attribute__((noipa)) void f%d(void) { sink += %d; }\n", i, i)
+	}
+	b.WriteString("int main(void) {\n")
+	for i := range n {
+		fmt.Fprintf(&b, "\tfor (int k = 0; k < %d; k++) f%d();\n", i%3+1, i)
+	}
+	b.WriteString("\treturn 0;\n}\n")
+	return b.String()
+}
+
+// Thousands of probes attach, every call is counted, and perf reads the
+// file: each sample under its own event name, at its function.
+func TestExactManyProbesPerfReads(t *testing.T) {
+	needUprobes(t)
+	const n = 500
+	bin := compile(t, "c", manyFuncs(n), "-O1", "-fno-omit-frame-pointer")
+	file, st := recordExact(t, exactFlags{filter: `^(f[0-9]+|main)$`}, bin)
+	if st.Opened < n+1 {
+		t.Errorf("opened %d events, want at least %d", st.Opened, n+1)
+	}
+	obj, err := uprobe.Functions(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _ := exactEdges(t, file, obj)
+	want := map[edge]uint64{}
+	for i := range n {
+		want[edge{"main", fmt.Sprintf("f%d", i)}] = uint64(i%3 + 1)
+	}
+	if d := edgeDiff(among(calls, slices.Collect(func(yield func(string) bool) {
+		yield("main")
+		for i := range n {
+			if !yield(fmt.Sprintf("f%d", i)) {
+				return
+			}
+		}
+	})...), want); d != "" {
+		t.Errorf("call counts differ:\n%s", d)
+	}
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed: cannot check that perf reads the file")
+	}
+	out, err := exec.Command("perf", "script", "-G", "-F", "event,ip,sym", "-i", file).Output()
+	if err != nil {
+		t.Fatalf("perf script: %v", err)
+	}
+	perfCounts := map[string]uint64{}
+	lines := 0
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		lines++
+		if len(f) != 3 || strings.TrimSuffix(f[0], ":") != "uprobes:"+f[2] {
+			t.Fatalf("perf script line %q: want \"uprobes:FUNC: IP FUNC\"", line)
+		}
+		perfCounts[f[2]]++
+	}
+	if uint64(lines) != st.Samples {
+		t.Errorf("perf script shows %d samples, hwprof wrote %d", lines, st.Samples)
+	}
+	for i := range n {
+		name := fmt.Sprintf("f%d", i)
+		if perfCounts[name] != uint64(i%3+1) {
+			t.Fatalf("perf script: %s hit %d times, want %d", name, perfCounts[name], i%3+1)
+		}
+	}
+	rep := exec.Command("perf", "report", "--stdio", "--sort", "sym", "-i", file)
+	var stderr strings.Builder
+	rep.Stderr = &stderr
+	if out, err := rep.Output(); err != nil || !strings.Contains(string(out), "uprobes:f499") {
+		t.Errorf("perf report: %v, %s\n%.2000s", err, stderr.String(), out)
+	}
+}
+
+// callgrindCalls runs prog under valgrind --tool=callgrind and sums the
+// calls= lines per caller (fn) → callee (cfn), by callgrind's (demangled)
+// names. Name compression: "(id) name" defines id, "(id)" refers to it;
+// fn and cfn share one table.
+func callgrindCalls(t *testing.T, argv ...string) map[edge]uint64 {
+	t.Helper()
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind not installed")
+	}
+	out := filepath.Join(t.TempDir(), "callgrind.out")
+	cmd := exec.Command("valgrind", append([]string{"--tool=callgrind", "--callgrind-out-file=" + out}, argv...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("valgrind: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	name := func(v string) string {
+		v = strings.TrimSpace(v)
+		if !strings.HasPrefix(v, "(") {
+			return v
+		}
+		end := strings.IndexByte(v, ')')
+		if end < 0 {
+			t.Fatalf("callgrind: bad name %q", v)
+		}
+		id, rest := v[:end+1], strings.TrimSpace(v[end+1:])
+		if rest != "" {
+			names[id] = rest
+			return rest
+		}
+		n, ok := names[id]
+		if !ok {
+			t.Fatalf("callgrind: name %s used before it is defined", id)
+		}
+		return n
+	}
+	calls := map[edge]uint64{}
+	var fn, cfn string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "fn="):
+			fn = recursion(name(line[3:]))
+		case strings.HasPrefix(line, "cfn="):
+			cfn = recursion(name(line[4:]))
+		case strings.HasPrefix(line, "calls="):
+			f := strings.Fields(line[6:])
+			var n uint64
+			if _, err := fmt.Sscan(f[0], &n); err != nil {
+				t.Fatalf("callgrind: bad line %q", line)
+			}
+			calls[edge{fn, cfn}] += n
+		}
+	}
+	return calls
+}
+
+// recursion removes the "'N" callgrind appends to a function's name at
+// recursion depth N (--separate-recs).
+func recursion(name string) string {
+	if i := strings.LastIndexByte(name, '\''); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+		return name[:i]
+	}
+	return name
+}
+
+// startup are functions of every executable that the C runtime, not the
+// program, calls.
+var startup = []string{"_start", "_init", "_fini", "frame_dummy", "register_tm_clones",
+	"deregister_tm_clones", "__do_global_dtors_aux", "__libc_csu_init", "__libc_csu_fini"}
+
+// checkAgainstCallgrind compares hwprof's exact counts with callgrind's on
+// the edges between the program's own probed functions.
+func checkAgainstCallgrind(t *testing.T, bin string, argv ...string) {
+	t.Helper()
+	file, _ := recordExact(t, exactFlags{}, append([]string{bin}, argv...)...)
+	obj, err := uprobe.Functions(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]string{} // mangled → demangled, callgrind's spelling
+	var own []string
+	for _, p := range obj.Probes {
+		if !slices.Contains(startup, p.Name) {
+			byName[p.Name] = p.Demangled
+			own = append(own, p.Demangled)
+		}
+	}
+	calls, _ := exactEdges(t, file, obj)
+	got := map[edge]uint64{}
+	for e, n := range calls {
+		caller, ok1 := byName[e.caller]
+		callee, ok2 := byName[e.callee]
+		if ok1 && ok2 {
+			got[edge{caller, callee}] += n
+		}
+	}
+	want := among(callgrindCalls(t, append([]string{bin}, argv...)...), own...)
+	if len(want) < 4 {
+		t.Fatalf("callgrind saw only %d edges between the program's functions: %v", len(want), want)
+	}
+	if d := edgeDiff(got, want); d != "" {
+		t.Errorf("hwprof's exact counts differ from callgrind's:\n%s", d)
+	}
+	t.Logf("%d edges equal callgrind's", len(want))
+}
+
+func TestExactAgainstCallgrindC(t *testing.T) {
+	needUprobes(t)
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			checkAgainstCallgrind(t, compile(t, "c", knownCalls, opt, "-fno-omit-frame-pointer"), "300")
+		})
+	}
+}
+
+// virtualCalls has a virtual call site with two targets (Circle::area and
+// Square::area), a template, a constructor chain and a static function.
+const virtualCalls = `
+#include <cstdlib>
+#define F __attribute__((noinline))
+volatile long sink;
+struct Shape { virtual long area(long) const = 0; virtual ~Shape() {} };
+struct Circle : Shape { F long area(long r) const override { return 3 * r * r; } };
+struct Square : Shape { F long area(long s) const override { return s * s; } };
+template <typename T> F T twice(T x) { sink += x; return 2 * x; }
+static F long total(Shape *const *shapes, long n) {
+	long sum = 0;
+	for (long i = 0; i < n; i++) sum += shapes[i & 1]->area(i);  // one site, two targets
+	long r = twice(sum);  // not a tail call: hwprof would see the caller's caller
+	sink += r;
+	return r;
+}
+int main(int argc, char **argv) {
+	long n = atol(argv[1]);
+	Circle c; Square s;
+	Shape *shapes[2] = {&c, &s};
+	for (int round = 0; round < 10; round++) sink += total(shapes, n) + twice<int>(round);
+	return 0;
+}
+`
+
+func TestExactAgainstCallgrindCXX(t *testing.T) {
+	needUprobes(t)
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			checkAgainstCallgrind(t, compile(t, "c++", virtualCalls, opt, "-fno-omit-frame-pointer"), "501")
+		})
+	}
+}
