@@ -281,7 +281,8 @@ func TestPrintAttrMatchesPerf(t *testing.T) {
 		{"-e", "task-clock", "--call-graph", "dwarf,4096", "-c", "10007"},
 		{"-e", "r20c4:u", "--call-graph", "lbr"},
 	} {
-		r := hwprof(t, append(append([]string{"record", "--print-attr"}, args...), "--", "true")...)
+		// --no-adaptive: perf's default frequency, as perf record has it.
+		r := hwprof(t, append(append([]string{"record", "--print-attr", "--no-adaptive"}, args...), "--", "true")...)
 		if r.code != 0 {
 			t.Fatalf("print-attr %q: %s", args, r.stderr)
 		}

@@ -32,6 +32,7 @@ type recordFlags struct {
 	printAttr bool
 	quiet     bool
 	adaptive  adaptiveFlag
+	planned   bool            // the events' periods are a hardware source's plan, not the user's
 	source    string          // --source: lbr, calls, timer, exact ("" = perf's -e, or the default source)
 	cpu       string          // --cpu: plan the hardware sources for this CPU model (with --print-attr)
 	exact     exactFlags      // the exact source's options
@@ -78,9 +79,9 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	for _, n := range []string{"q", "quiet"} {
 		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
 	}
-	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (experimental: see the README); "+
+	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (the default unless -c or -F is given); "+
 		"=`MIN,MAX,BUDGET` sets the repetition band and the overhead budget, e.g. 1%,15%,1%")
-	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep perf's default frequency (4000 Hz) instead of tuning the period (the default for now)")
+	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep the source's period (perf's default 4000 Hz for the timer) instead of tuning it")
 	fs.StringVar(&f.source, "source", "", "sample `SOURCE`: lbr (calls event + LBR call branch stack), calls (precise calls event), "+
 		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+
 		"-c/-F/-g replace the source's period and call graph, -j the lbr source's branch filter; -e and --source exclude each other")
@@ -163,24 +164,33 @@ func (f *recordFlags) options(argv []string, build eventBuilder) (record.Options
 		return o, err
 	}
 	o.Events = events
+	periodGiven := f.cfg.Period != 0 || f.cfg.Freq != 0
 	if f.adaptive.set && f.adaptive.off {
 		return o, errors.New("--adaptive and --no-adaptive contradict each other")
 	}
-	if f.adaptive.set && (f.cfg.Period != 0 || f.cfg.Freq != 0) {
+	if f.adaptive.set && periodGiven {
 		return o, errors.New("--adaptive tunes the period itself: leave out -c and -F")
 	}
-	// Not the default yet: after PERF_EVENT_IOC_PERIOD the kernel keeps
-	// writing the old period into the samples of software clock events
-	// (see internal/record/adaptive.go), which would bias their weights.
-	if f.adaptive.set && !f.adaptive.off {
+	// The adaptive period is the default when no period was asked for
+	// (-c, -F); it tunes the events at perf's default frequency and, for
+	// the hardware sources, their planned prime period.
+	if !f.adaptive.off && (f.adaptive.set || !periodGiven) {
 		p, err := tuning.ParsePolicy(f.adaptive.policy)
 		if err != nil {
 			return o, err
 		}
-		if o.Tuned, err = record.PrepareAdaptive(o.Events, p); err != nil {
+		prepare := record.PrepareAdaptive
+		if f.planned {
+			prepare = record.PrepareAdaptivePlanned
+		}
+		if o.Tuned, err = prepare(o.Events, p); err != nil {
 			return o, err
 		}
-		o.Adaptive = &p
+		if slices.Contains(o.Tuned, true) {
+			o.Adaptive = &p
+		} else {
+			o.Tuned = nil
+		}
 	}
 	return o, nil
 }
@@ -423,6 +433,7 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 	if desc != "" {
 		note += "; event " + desc
 	}
+	f.planned = src == source.LBR || src == source.Calls
 	o, err := f.options(argv, build)
 	if src == source.Exact {
 		o.ShareRing = true

@@ -43,14 +43,20 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 		args []string // after record --print-attr
 		perf []string
 	}{
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g"}},
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g"}},
-		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-j", "any_call,u,save_type", "-g"}},
+		// The adaptive period (the default without -c/-F) starts the hardware
+		// sources at their planned period and records each sample's period:
+		// perf's -P.
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-P", "-j", "any_call,u,save_type", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E", "--no-adaptive"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g"}},
 		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-55-7", "-c", "20011", "--call-graph", "dwarf"},
 			[]string{"-e", "r02c4:u", "-c", "20011", "-j", "any_call,u,save_type", "--call-graph", "dwarf"}},
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-7E", "-j", "any,u"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any,u", "-g"}},
-		{[]string{"--source", "calls", "--cpu", "GenuineIntel-6-8F"}, []string{"-e", "r02c4:upp", "-c", "10007", "-g"}},
-		{[]string{"--source", "timer"}, []string{"-e", "cpu-clock", "-g"}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-7E", "-j", "any,u"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any,u", "-g"}},
+		{[]string{"--source", "calls", "--cpu", "GenuineIntel-6-8F"}, []string{"-e", "r02c4:upp", "-c", "10007", "-P", "-g"}},
+		// The timer's adaptive cpu-clock also samples STREAM_ID, which no
+		// perf option asks for: compared without adaptation.
+		{[]string{"--source", "timer", "--no-adaptive"}, []string{"-e", "cpu-clock", "-g"}},
 		{[]string{"--source", "timer", "-F", "999"}, []string{"-e", "cpu-clock", "-g", "-F", "999"}},
 	} {
 		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
