@@ -151,7 +151,10 @@ type loader struct {
 	kernelRes symbolize.Resolver
 	kernelErr error
 	noRetAddr uint64 // exact samples without a return address
-	warnings  []string
+	// calls samples: the callchain buffer, and samples without an edge
+	chain        []lbr.Addr
+	callsUnknown uint64
+	warnings     []string
 
 	// buffers reused from sample to sample
 	frames  []unwind.Frame
@@ -447,6 +450,9 @@ func (l *loader) sample(s *perf.Sample) {
 	case srcLBR:
 		l.stack(s, ev, weight)
 		l.branches(s, period)
+	case srcCalls:
+		l.stack(s, ev, weight)
+		l.callSample(s, ev, weight)
 	default:
 		l.stack(s, ev, weight)
 	}
@@ -694,6 +700,32 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	l.cframes = append(l.cframes[:0], ccmap.Frame{Func: site.Caller, Site: site.Addr})
 	l.cframes = l.toFrames(l.cframes, above, true)
 	l.fold.AddEdge(l.cframes, site, callee, weight)
+}
+
+// callSample folds the call edge a sample of a calls-retired event stands
+// for, weighted by its period (each sample stands for period calls):
+// lbr.CallFromSample derives its call site and callee from what the IP
+// means at the event's precise level (see lbr/calls.go), the callchain
+// and the code.
+func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
+	a := l.r.Format().Attr(ev)
+	cs := lbr.CallSample{PID: s.PID, IP: lbr.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.chain[:0]}
+	if s.Has(perf.SampleCallchain) {
+		for _, r := range perf.SplitCallchain(s.Callchain).User {
+			cs.Chain = append(cs.Chain, lbr.Addr(r))
+		}
+	}
+	l.chain = cs.Chain
+	l.cur = s
+	e, ok := lbr.CallFromSample(cs, lbrCode{l})
+	l.cur = nil
+	if !ok || e.Site == 0 || e.Callee == 0 {
+		l.callsUnknown++
+		return
+	}
+	site := l.runtimeKey(s, uint64(e.Site))
+	callee := l.runtimeKey(s, uint64(e.Callee))
+	l.fold.AddEdge(nil, ccmap.CallSite{Caller: l.addrs.id(site), Addr: uint64(site.addr)}, l.addrs.id(callee), weight)
 }
 
 // lbrCode reads code for the LBR decoder through the process model at

@@ -27,12 +27,12 @@ func (l *loader) finish() *Profile {
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	p := &Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
 	for i, s := range l.srcs {
-		if l.used[i] && (s == srcLBR || s == srcExact) {
+		if l.used[i] && (s == srcLBR || s == srcExact || s == srcCalls) {
 			p.HasCalls = true
 		}
-		if l.used[i] && s == srcCalls {
-			l.warn(fmt.Sprintf("event %s samples calls, but call edges are not derived from single call samples yet: its samples are folded as stacks", l.r.Attrs()[i].Name))
-		}
+	}
+	if l.callsUnknown > 0 {
+		l.warn(fmt.Sprintf("%d call samples whose call site or callee could not be derived were left out of the call counts", l.callsUnknown))
 	}
 	if l.noRetAddr > 0 {
 		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.noRetAddr))
