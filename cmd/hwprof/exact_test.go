@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -20,11 +21,11 @@ import (
 // needUprobes skips when the exact source cannot work here.
 func needUprobes(t *testing.T) {
 	t.Helper()
-	if _, err := uprobe.PMUType(); err != nil {
-		t.Skipf("no uprobe PMU: %v", err)
+	if os.Geteuid() != 0 {
+		t.Skip("the exact source writes tracefs's uprobe_events: it needs root")
 	}
-	if os.Geteuid() != 0 && !perf.HasCapability(perf.CapPerfmon) {
-		t.Skip("uprobe events need root or CAP_PERFMON")
+	if _, err := uprobe.Tracefs(); err != nil {
+		t.Skipf("no uprobe events: %v", err)
 	}
 }
 
@@ -77,7 +78,8 @@ func recordExact(t *testing.T, e exactFlags, argv ...string) (string, record.Sta
 // edge is a caller → callee call edge by function name.
 type edge struct{ caller, callee string }
 
-// exactEdges counts the calls of a recording of one executable obj:
+// exactEdges counts the calls of a recording of one executable obj (made
+// with the same filter as the recording, so event i probes obj.Probes[i]):
 // callee = the probed function at the sample's IP, caller = the function
 // of obj holding the return address − 1 ("?" when outside obj). The
 // executable's load bias comes from the samples (IP − the probe's address).
@@ -89,10 +91,6 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 		t.Fatal(err)
 	}
 	defer r.Close()
-	byOffset := map[uint64]*uprobe.Probe{}
-	for i := range obj.Probes {
-		byOffset[obj.Probes[i].Offset] = &obj.Probes[i]
-	}
 	attrs := r.Attrs()
 	calls, sites = map[edge]uint64{}, map[edge]int{}
 	seen := map[edge]map[uint64]bool{}
@@ -107,9 +105,9 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 		if s.Attr < 0 {
 			t.Fatalf("sample with id %d of no event", s.Identifier)
 		}
-		callee, ok := byOffset[attrs[s.Attr].Attr.Config2]
+		callee, ok := calleeOf(obj, attrs, s.Attr)
 		if !ok {
-			t.Fatalf("event %s probes an offset of no function", attrs[s.Attr].Name)
+			t.Fatalf("event %s probes no function of %s", attrs[s.Attr].Name, obj.Path)
 		}
 		bias := s.IP - callee.Addr
 		ret, ok := uprobe.ReturnAddress(&s)
@@ -133,6 +131,15 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 		t.Fatal(err)
 	}
 	return calls, sites
+}
+
+// calleeOf finds the probe of event i: events are made in obj.Probes
+// order, the executable's first (see exactFlags.events).
+func calleeOf(obj *uprobe.Object, attrs []perfdata.EventAttr, i int) (*uprobe.Probe, bool) {
+	if i >= len(obj.Probes) {
+		return nil, false
+	}
+	return &obj.Probes[i], true
 }
 
 // among keeps the edges between the given functions.
@@ -251,11 +258,12 @@ func TestExactManyProbesPerfReads(t *testing.T) {
 	needUprobes(t)
 	const n = 500
 	bin := compile(t, "c", manyFuncs(n), "-O1", "-fno-omit-frame-pointer")
-	file, st := recordExact(t, exactFlags{filter: `^(f[0-9]+|main)$`}, bin)
+	const filter = `^(f[0-9]+|main)$`
+	file, st := recordExact(t, exactFlags{filter: filter}, bin)
 	if st.Opened < n+1 {
 		t.Errorf("opened %d events, want at least %d", st.Opened, n+1)
 	}
-	obj, err := uprobe.Functions(bin, nil)
+	obj, err := uprobe.Functions(bin, regexp.MustCompile(filter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,8 +294,8 @@ func TestExactManyProbesPerfReads(t *testing.T) {
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		lines++
-		if len(f) != 3 || strings.TrimSuffix(f[0], ":") != "uprobes:"+f[2] {
-			t.Fatalf("perf script line %q: want \"uprobes:FUNC: IP FUNC\"", line)
+		if len(f) != 3 || strings.TrimSuffix(f[0], ":") != uprobe.Group()+":"+f[2] {
+			t.Fatalf("perf script line %q: want \"%s:FUNC: IP FUNC\"", line, uprobe.Group())
 		}
 		perfCounts[f[2]]++
 	}
@@ -303,7 +311,7 @@ func TestExactManyProbesPerfReads(t *testing.T) {
 	rep := exec.Command("perf", "report", "--stdio", "--sort", "sym", "-i", file)
 	var stderr strings.Builder
 	rep.Stderr = &stderr
-	if out, err := rep.Output(); err != nil || !strings.Contains(string(out), "uprobes:f499") {
+	if out, err := rep.Output(); err != nil || !strings.Contains(string(out), uprobe.Group()+":f499") {
 		t.Errorf("perf report: %v, %s\n%.2000s", err, stderr.String(), out)
 	}
 }
@@ -458,5 +466,159 @@ func TestExactAgainstCallgrindCXX(t *testing.T) {
 		t.Run(opt, func(t *testing.T) {
 			checkAgainstCallgrind(t, compile(t, "c++", virtualCalls, opt, "-fno-omit-frame-pointer"), "501")
 		})
+	}
+}
+
+// goProg calls main.leaf exactly 3 × n times from two functions, through
+// Go's register ABI.
+const goProg = `package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+var sink int
+
+//go:noinline
+func leaf(x int) int { sink += x; return x + 1 }
+
+//go:noinline
+func twice(x int) int { return leaf(x) + leaf(x+1) }
+
+func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	for i := 0; i < n; i++ {
+		sink += twice(i) + leaf(i)
+	}
+	fmt.Println(sink)
+}
+`
+
+// A Go executable: probes attach to its main package and the runtime's
+// scheduler functions (many), and the calls of main.leaf are counted by
+// caller exactly: the return address is at the stack pointer on entry in
+// Go's register ABI too.
+func TestExactGo(t *testing.T) {
+	needUprobes(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(goProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module leaf\n\ngo 1.21\n"), 0o644)
+	bin := filepath.Join(dir, "leaf")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	const n = 5000
+	filter := `^main\.|^runtime\.(schedule|findRunnable|mallocgc|newobject|gcStart|morestack_noctxt\.abi0)$`
+	file, st := recordExact(t, exactFlags{filter: filter}, bin, fmt.Sprint(n))
+	obj, err := uprobe.Functions(bin, regexp.MustCompile(filter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obj.Probes) < 8 || st.Opened < 2*8 {
+		t.Errorf("%d probes, %d events opened: want the main package and the runtime functions", len(obj.Probes), st.Opened)
+	}
+	calls, sites := exactEdges(t, file, obj)
+	// When a goroutine's stack must grow, the function's prologue calls
+	// runtime.morestack_noctxt, which copies the stack and restarts the
+	// function from its entry: the entry probe counts that restart as one
+	// more call from the same call site. Each restart shows as a call of
+	// morestack_noctxt from the function, so per callee:
+	// calls − restarts = the program's calls.
+	want := map[edge]uint64{{"main.main", "main.twice"}: n, {"main.main", "main.leaf"}: n, {"main.twice", "main.leaf"}: 2 * n}
+	got := among(calls, "main.main", "main.twice", "main.leaf")
+	for _, callee := range []string{"main.twice", "main.leaf"} {
+		restarts := calls[edge{callee, "runtime.morestack_noctxt.abi0"}]
+		var g, w uint64
+		for e, c := range got {
+			if e.callee == callee {
+				g += c
+				w += want[e]
+				if c < want[e] || c > want[e]+restarts {
+					t.Errorf("%s → %s: %d calls, want %d (+ up to %d stack-growth restarts)", e.caller, callee, c, want[e], restarts)
+				}
+			}
+		}
+		if g-restarts != w {
+			t.Errorf("%s: %d entries − %d restarts = %d calls, want %d", callee, g, restarts, g-restarts, w)
+		}
+		if restarts > 0 {
+			t.Logf("%s: %d restarts after stack growth", callee, restarts)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("edges %v, want %v", got, want)
+	}
+	if s := sites[edge{"main.twice", "main.leaf"}]; s != 2 {
+		t.Errorf("main.twice → main.leaf from %d call sites, want 2", s)
+	}
+}
+
+// Errors a user can make, each with a clear message; none panics.
+func TestExactErrors(t *testing.T) {
+	needUprobes(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	bin := compile(t, "c", knownCalls, "-O1")
+	for _, tc := range []struct {
+		name string
+		e    exactFlags
+		argv []string
+		pids []int
+		want string
+	}{
+		{"missing executable", exactFlags{}, []string{filepath.Join(dir, "no-such-program")}, nil, "no such file"},
+		{"not in PATH", exactFlags{}, []string{"no-such-program-hwprof"}, nil, "executable file not found"},
+		{"script", exactFlags{}, []string{script}, nil, "not an ELF executable"},
+		{"bad regexp", exactFlags{filter: "f("}, []string{bin}, nil, "--probe-filter: bad regular expression"},
+		{"nothing matches", exactFlags{filter: "^zzz$"}, []string{bin}, nil, `no function of ` + bin + ` matches --probe-filter "^zzz$"`},
+		{"missing library", exactFlags{objects: "libnothing.so.9"}, []string{bin}, nil, "library libnothing.so.9 not found"},
+		{"no such pid", exactFlags{}, nil, []int{1 << 30}, "no process with pid 1073741824"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.e.events(tc.argv, tc.pids, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A program that exits before its probes are hit, and one killed by a
+// signal: the recording ends cleanly with the exit status, and a program
+// that cannot be executed is a clear error.
+func TestExactTargetExitsEarly(t *testing.T) {
+	needUprobes(t)
+	bin := compile(t, "c", `#include <stdlib.h>
+int used(int x) { return x + 1; }
+int main(int argc, char **argv) { if (argc > 1) abort(); exit(used(2)); }
+`, "-O0")
+	for _, tc := range []struct {
+		argv    []string
+		code    int
+		samples uint64
+	}{{[]string{bin}, 3, 3}, {[]string{bin, "abort"}, 128 + 6, 2}} { // _start, main, used, exit(3); _start, main, SIGABRT
+		// Each recording defines its probes anew: they are removed after it.
+		events, err := (&exactFlags{}).events([]string{bin}, nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := record.Record(record.Options{Events: events, Argv: tc.argv, Output: filepath.Join(t.TempDir(), "x.data"), ShareRing: true})
+		if err != nil || st.ExitCode != tc.code {
+			t.Errorf("%v: exit %d, err %v; want exit %d", tc.argv, st.ExitCode, err, tc.code)
+		}
+		if st.Samples != tc.samples {
+			t.Errorf("%v: %d samples, want %d", tc.argv, st.Samples, tc.samples)
+		}
+	}
+	os.Chmod(bin, 0o644)
+	if _, err := (&exactFlags{}).events([]string{bin}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("exact events for a non-executable file: %v", err)
 	}
 }

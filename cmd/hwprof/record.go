@@ -321,6 +321,9 @@ func printStats(w io.Writer, o record.Options, st record.Stats) {
 		perSample = fmt.Sprintf(", %.1f ms per 100k samples", st.CPU.Seconds()*1e3*1e5/float64(st.Samples))
 	}
 	fmt.Fprintf(w, "hwprof: own CPU time %.1f ms%s\n", st.CPU.Seconds()*1e3, perSample)
+	if o.ShareRing {
+		printAttach(w, st) // record_exact.go
+	}
 	if o.Adaptive != nil {
 		printPeriods(w, o, st)
 	}

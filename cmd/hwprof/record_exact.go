@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -41,10 +42,11 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf
 			return nil, fmt.Errorf("--probe-filter: bad regular expression: %w", err)
 		}
 	}
-	pmu, err := uprobe.PMUType()
+	dir, err := uprobe.Tracefs()
 	if err != nil {
 		return nil, fmt.Errorf("--source exact: %w", err)
 	}
+	uprobe.RemoveStale(dir)
 	target := perf.TargetCommand
 	if len(pids) > 0 {
 		target = perf.TargetPIDs
@@ -64,9 +66,9 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf
 		return nil, err
 	}
 	base := built[0].Attr
-	var events []perf.Event
-	var summary []string
-	for i, path := range append(exes, libs...) {
+	var objs []*uprobe.Object
+	probes := 0
+	for _, path := range append(exes, libs...) {
 		obj, err := uprobe.Functions(path, filter)
 		if err != nil {
 			return nil, err
@@ -77,16 +79,29 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf
 			}
 			return nil, fmt.Errorf("--source exact: %s has no function symbols to probe (stripped?)", path)
 		}
-		events = append(events, uprobe.Events(pmu, obj, base, i == 0)...)
-		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), path))
+		objs = append(objs, obj)
+		probes += len(obj.Probes)
 	}
 	cpus, err := perf.OnlineCPUs()
 	if err != nil {
 		return nil, err
 	}
 	tasks := max(1, len(pids))
-	if err := uprobe.EnsureFileLimit(len(events) * len(cpus) * tasks); err != nil {
+	if err := uprobe.EnsureFileLimit(probes * len(cpus) * tasks); err != nil {
 		return nil, fmt.Errorf("--source exact: %w", err)
+	}
+	// The probes are defined in tracefs (group hwprof_PID) from here on;
+	// internal/record removes them once their events are closed.
+	var events []perf.Event
+	var summary []string
+	used := map[string]bool{}
+	for i, obj := range objs {
+		names, ids, err := uprobe.DefineOwn(dir, obj, used)
+		if err != nil {
+			return nil, fmt.Errorf("--source exact: %w", err)
+		}
+		events = append(events, uprobe.Events(obj, uprobe.Group(), names, ids, base, i == 0)...)
+		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), obj.Path))
 	}
 	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) on %d CPUs\n",
 		len(events), strings.Join(summary, ", "), len(cpus))
@@ -208,4 +223,18 @@ func findLibrary(name, exe string, pids []int) (string, error) {
 	}
 	return "", fmt.Errorf("--probe-objects: library %s not found (mapped by the processes, in RUNPATH, LD_LIBRARY_PATH "+
 		"or the library directories); give its path", name)
+}
+
+// printAttach reports how long opening the events took (thousands of
+// uprobes for the exact source) and how they were released.
+func printAttach(w io.Writer, st record.Stats) {
+	release := fmt.Sprintf("closed in %.3fs", st.Detach.Seconds())
+	if st.ReleasedInBackground > 0 {
+		release = ("handed to a background process that closes them and removes the probes " +
+			"(about 80 ms per probe: the kernel waits for a grace period at each)")
+	}
+	fmt.Fprintf(w, "hwprof: attach: %d events opened in %.3fs (%d shared rings); %s\n", st.Opened, st.Attach.Seconds(), st.Rings, release)
+	if st.CleanupErr != nil {
+		fmt.Fprintf(w, "hwprof: warning: %v\n", st.CleanupErr)
+	}
 }

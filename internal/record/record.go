@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/ring"
@@ -94,6 +95,7 @@ type Stats struct {
 	// ReleasedInBackground is the number of event fds handed to a
 	// background process to close (see release.go), 0 when closed here.
 	ReleasedInBackground int
+	CleanupErr           error          // removing the exact source's probes from tracefs failed
 	Periods              []PeriodChange // adaptive period changes, in time order
 	AdaptiveErr          error          // the first period change the kernel refused
 	// PeriodsFixed counts the samples of tuned clock events whose PERIOD
@@ -332,11 +334,19 @@ func (r *recorder) closeEvents() {
 	for _, rg := range r.rings {
 		rg.Close()
 	}
-	if len(r.events) > releaseInBackgroundAbove && releaseInBackground(r.events) {
+	background := len(r.events) > releaseInBackgroundAbove && releaseInBackground(r.events)
+	if background {
 		r.stats.ReleasedInBackground = len(r.events)
 	}
 	closeParallel(r.events)
 	r.rings, r.events = nil, nil
+	if !background {
+		// The exact source's tracefs probes, once their events are closed
+		// (the background releaser removes them itself).
+		if err := uprobe.UndefineOwn(); err != nil && r.stats.CleanupErr == nil {
+			r.stats.CleanupErr = err
+		}
+	}
 }
 
 // closeParallel closes the events' fds from several threads at once.
@@ -374,7 +384,10 @@ func closeParallel(events []openEvent) {
 func (r *recorder) create() error {
 	attrs := make([]perfdata.EventAttr, len(r.o.Events))
 	for i, ev := range r.o.Events {
-		attrs[i] = perfdata.EventAttr{Attr: ev.Attr, Name: ev.Name}
+		// The exact source's probes are written in the uprobe PMU's form
+		// (see uprobe.FileAttr); the samples' layout is the same.
+		a, _ := uprobe.FileAttr(ev.Attr)
+		attrs[i] = perfdata.EventAttr{Attr: a, Name: ev.Name}
 	}
 	for _, e := range r.events {
 		attrs[e.event].IDs = append(attrs[e.event].IDs, e.id)

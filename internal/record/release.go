@@ -6,20 +6,24 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"golang.org/x/sys/unix"
 )
 
-// Releasing a uprobe event (the uprobe PMU) waits, under the kernel's
-// global event_mutex, for a tracepoint grace period (perf_uprobe_destroy →
+// Releasing the last event of a uprobe waits, under the kernel's global
+// event_mutex, for a tracepoint grace period (perf_trace_destroy →
 // perf_trace_event_unreg → tracepoint_synchronize_unregister): about 80 ms
-// each on the Linux 6.18 VMs this was built on, one at a time however many
-// threads close them. The 4,000 fds of 2,000 probes on two CPUs took five
-// and a half minutes to close, and exiting closes them the same way. So
-// when a recording has many events, hwprof disables them, unmaps the rings
+// on the Linux 6.18 VMs this was built on, one at a time however many
+// threads close them. With the uprobe PMU (one tracepoint per fd) the
+// 4,000 fds of 2,000 probes on two CPUs took five and a half minutes to
+// close; with tracefs probes it is one wait per probe, still minutes for
+// thousands, and exiting closes them the same way. So when a recording
+// has many events, hwprof disables them, unmaps the rings
 // and hands the fds to a detached copy of itself (re-executed with
 // releaseMarker, the fds as its descriptors 3, 4, ...) that closes them in
-// the background; hwprof returns at once. Until that process is done the
+// the background, then removes the exact source's probes from tracefs;
+// hwprof returns at once. Until that process is done the
 // probes stay registered: other processes running the probed binaries
 // still take the breakpoint trap (not sampled), and opening new uprobe
 // events waits for the event_mutex between releases.
@@ -33,7 +37,7 @@ const releaseMarker = "__hwprof_release_perf_events__"
 const releaseInBackgroundAbove = 64
 
 func init() {
-	if len(os.Args) != 3 || os.Args[1] != releaseMarker {
+	if len(os.Args) < 3 || os.Args[1] != releaseMarker {
 		return
 	}
 	n, err := strconv.Atoi(os.Args[2])
@@ -42,6 +46,11 @@ func init() {
 	}
 	for fd := 3; fd < 3+n; fd++ {
 		unix.Close(fd)
+	}
+	if len(os.Args) == 5 { // then the probes the events were made of
+		if uprobe.Undefine(os.Args[3], os.Args[4]) != nil {
+			os.Exit(1)
+		}
 	}
 	os.Exit(0)
 }
@@ -65,7 +74,11 @@ func releaseInBackground(events []openEvent) bool {
 		}
 		files = append(files, os.NewFile(uintptr(dup), "perf-event"))
 	}
-	cmd := exec.Command("/proc/self/exe", releaseMarker, strconv.Itoa(len(files)))
+	args := []string{releaseMarker, strconv.Itoa(len(files))}
+	if dir, group, ok := uprobe.Own(); ok {
+		args = append(args, dir, group)
+	}
+	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -6,11 +6,12 @@
 // .symtab (else .dynsym) with a non-zero size in an executable section,
 // PLT stubs excluded, one probe per address (aliases share it), each with
 // the file offset the kernel wants (found through the PT_LOAD segment that
-// holds the address). Events turns them into perf events of the uprobe PMU
-// (type from /sys/bus/event_source/devices/uprobe/type, config1 = pointer to
-// the object's NUL-terminated path, config2 = file offset) that sample the
-// IP, the thread, the time, a frame-pointer callchain, the user registers
-// IP, SP and BP, and the first 8 bytes of the user stack.
+// holds the address). Define creates them as uprobes in tracefs
+// (uprobe_events, group "hwprof_PID") and Events turns them into
+// tracepoint events that sample the IP, the thread, the time, a
+// frame-pointer callchain, the user registers IP, SP and BP, and the first
+// 8 bytes of the user stack; Undefine removes them once their events are
+// closed. tracefs.go says why not the uprobe PMU.
 //
 // Counting: a sample's IP is the probed function's entry (the callee).
 // At a function's first instruction the frame-pointer callchain does not
@@ -20,12 +21,19 @@
 // caller is the function containing ReturnAddress−1 and the call site is the
 // call instruction before the return address. A tail call (jmp) into a
 // probed function is seen as a call from the tail caller's own caller.
+// In Go, a function whose goroutine stack must grow calls
+// runtime.morestack_noctxt from its prologue, which copies the stack and
+// restarts the function at its entry: the probe counts one more call from
+// the same call site. Each restart is also a hit of
+// runtime.morestack_noctxt.abi0 whose return address is in that function,
+// so a loader can discount it (the live Go test does, per callee).
 //
-// What the caller provides: root or CAP_PERFMON (or perf_event_paranoid
-// low enough) and a kernel with the uprobe PMU; enough file descriptors for
-// probes × CPUs (EnsureFileLimit raises RLIMIT_NOFILE). The path strings the
-// attrs point to are kept alive by this package for the life of the process.
+// What the caller provides: root (tracefs is written, and mounted when it
+// is not) and a kernel with CONFIG_UPROBE_EVENTS; enough file descriptors
+// for probes × CPUs (EnsureFileLimit raises RLIMIT_NOFILE); and Undefine
+// after the events are closed, or the probes stay defined (RemoveStale
+// removes those of hwprof processes that are gone).
 //
-// What it does not do: it opens nothing (internal/record opens the events)
-// and reads no recordings.
+// What it does not do: it opens no perf events (internal/record does) and
+// reads no recordings.
 package uprobe

@@ -5,14 +5,9 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"unsafe"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -160,23 +155,6 @@ func demangled(name string) string {
 	return name
 }
 
-// PMUType reads the uprobe PMU's perf_event_attr.type from sysfs.
-func PMUType() (perf.EventType, error) {
-	b, err := os.ReadFile(filepath.Join(perf.SysfsPMURoot, "uprobe", "type"))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("uprobe: this kernel has no uprobe PMU (%s/uprobe is missing; it needs CONFIG_UPROBE_EVENTS): %w",
-				perf.SysfsPMURoot, perf.ErrNoPMU)
-		}
-		return 0, fmt.Errorf("uprobe: %w", err)
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("uprobe: %s/uprobe/type: %q is not a number", perf.SysfsPMURoot, b)
-	}
-	return perf.EventType(n), nil
-}
-
 // StackBytes is how much of the user stack each sample copies: the return
 // address at the top of the stack at a function's entry.
 const StackBytes = 8
@@ -190,23 +168,17 @@ const SampleType = perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.Sampl
 // RegsUser is the user-register mask sampled: IP, SP and BP.
 const RegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP
 
-// Events builds one event per probe of obj. base supplies the flags of the
+// Events builds one event per probe of obj from the tracepoint ids of its
+// probes (Define, in obj.Probes order). base supplies the flags of the
 // recording (disabled, inherit, enable_on_exec, and for the first event
 // mmap, comm and task tracking; as perf.BuildAttrs makes them): the first
-// event keeps all of base's flags, the others lose the side-band tracking
-// bits so that each mmap or comm is reported once. Every event has the
-// uprobe PMU's type, sample_period 1 and SampleType. Names are perf's
-// "group:event" style: "uprobes:NAME" for the executable (first is true),
-// "uprobes_LIB:NAME" for a library; a name that repeats gets "_2", "_3".
-func Events(pmu perf.EventType, obj *Object, base perf.Attr, first bool) []perf.Event {
-	path := keepPath(obj.Path)
-	group := "uprobes"
-	if !first {
-		group = "uprobes_" + sanitize(strings.SplitN(filepath.Base(obj.Path), ".so", 2)[0])
-	}
-	seen := map[string]int{}
+// event (first is true) keeps all of base's flags, the others lose the
+// side-band tracking bits so that each mmap or comm is reported once. Every
+// event samples every hit (sample_period 1) with SampleType. Names are
+// "GROUP:NAME", perf's spelling of a tracepoint.
+func Events(obj *Object, group string, names []string, ids []uint64, base perf.Attr, first bool) []perf.Event {
 	events := make([]perf.Event, 0, len(obj.Probes))
-	for i, p := range obj.Probes {
+	for i := range obj.Probes {
 		a := base
 		if !first || i > 0 {
 			a.Flags &^= perf.FlagMmap | perf.FlagMmap2 | perf.FlagComm | perf.FlagCommExec | perf.FlagTask |
@@ -215,51 +187,15 @@ func Events(pmu perf.EventType, obj *Object, base perf.Attr, first bool) []perf.
 		}
 		a.Flags &^= perf.FlagFreq
 		a.Flags |= perf.FlagExcludeCallchainKernel | perf.FlagSampleIDAll
-		a.Type = pmu
-		a.Config = 0 // bit 0 would make it a return probe
-		a.Config1 = path
-		a.Config2 = p.Offset
+		a.Type = perf.TypeTracepoint
+		a.Config = ids[i]
 		a.SamplePeriod = 1
 		a.SampleType = SampleType
 		a.SampleRegsUser = RegsUser
 		a.SampleStackUser = StackBytes
-		name := sanitize(p.Name)
-		seen[name]++
-		if n := seen[name]; n > 1 {
-			name += "_" + strconv.Itoa(n)
-		}
-		events = append(events, perf.Event{Name: group + ":" + name, Attr: a})
+		events = append(events, perf.Event{Name: group + ":" + names[i], Attr: a})
 	}
 	return events
-}
-
-// sanitize keeps a name printable on one line.
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r <= ' ' || r == 0x7f {
-			return '_'
-		}
-		return r
-	}, s)
-}
-
-var (
-	pathsMu sync.Mutex
-	paths   = map[string][]byte{}
-)
-
-// keepPath returns the address of a NUL-terminated copy of path that stays
-// alive (and, Go's heap not moving objects, in place) for the life of the
-// process: perf_event_open reads the uprobe's path through config1.
-func keepPath(path string) uint64 {
-	pathsMu.Lock()
-	defer pathsMu.Unlock()
-	b, ok := paths[path]
-	if !ok {
-		b = append([]byte(path), 0)
-		paths[path] = b
-	}
-	return uint64(uintptr(unsafe.Pointer(&b[0])))
 }
 
 // ReturnAddress returns the return address of a probe hit: the u64 at the

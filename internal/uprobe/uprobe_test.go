@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/hwprof/hwprof/perf"
 )
@@ -235,17 +235,32 @@ func TestErrors(t *testing.T) {
 }
 
 func TestEventsAttrs(t *testing.T) {
-	obj := &Object{Path: "/bin/x", Probes: []Probe{{Name: "f", Offset: 0x1040}, {Name: "f", Offset: 0x1080}, {Name: "g h", Offset: 0x10c0}}}
+	obj := &Object{Path: "/bin/x", Probes: []Probe{{Name: "f", Offset: 0x1040}, {Name: "f", Offset: 0x1080}, {Name: "ns::g h", Offset: 0x10c0}}}
 	base := perf.Attr{Flags: perf.FlagDisabled | perf.FlagInherit | perf.FlagMmap | perf.FlagComm | perf.FlagEnableOnExec | perf.FlagFreq,
 		SamplePeriod: 4000}
-	evs := Events(8, obj, base, true)
-	names := []string{"uprobes:f", "uprobes:f_2", "uprobes:g_h"}
+	used := map[string]bool{}
+	var names []string
+	for _, p := range obj.Probes {
+		names = append(names, eventName(p.Name, used))
+	}
+	if strings.Join(names, " ") != "f f_2 ns__g_h" {
+		t.Errorf("tracefs names %v", names)
+	}
+	if n := eventName("9lives", used); n != "_9lives" {
+		t.Errorf("eventName(9lives) = %q", n)
+	}
+	if n := eventName(strings.Repeat("x", 100), used); len(n) > 64 {
+		t.Errorf("eventName of 100 bytes is %d bytes, over MAX_EVENT_NAME_LEN", len(n))
+	}
+	ids := []uint64{2001, 2002, 2003}
+	evs := Events(obj, "hwprof_1", names, ids, base, true)
+	want := []string{"hwprof_1:f", "hwprof_1:f_2", "hwprof_1:ns__g_h"}
 	for i, ev := range evs {
 		a := ev.Attr
-		if ev.Name != names[i] {
-			t.Errorf("event %d named %q, want %q", i, ev.Name, names[i])
+		if ev.Name != want[i] {
+			t.Errorf("event %d named %q, want %q", i, ev.Name, want[i])
 		}
-		if a.Type != 8 || a.Config != 0 || a.Config2 != obj.Probes[i].Offset || a.SamplePeriod != 1 || a.Freq() ||
+		if a.Type != perf.TypeTracepoint || a.Config != ids[i] || a.SamplePeriod != 1 || a.Freq() ||
 			a.SampleType != SampleType || a.SampleRegsUser != RegsUser || a.SampleStackUser != StackBytes ||
 			!a.Flags.Has(perf.FlagExcludeCallchainKernel|perf.FlagInherit|perf.FlagEnableOnExec|perf.FlagDisabled) {
 			t.Errorf("event %d attr %+v", i, a)
@@ -253,14 +268,50 @@ func TestEventsAttrs(t *testing.T) {
 		if got := a.Flags.Has(perf.FlagMmap | perf.FlagComm); got != (i == 0) {
 			t.Errorf("event %d tracks mmap/comm: %v, want only the first", i, got)
 		}
-		// config1 points at the NUL-terminated path.
-		if b := paths["/bin/x"]; string(b) != "/bin/x\x00" || a.Config1 != uint64(uintptr(unsafe.Pointer(&b[0]))) {
-			t.Errorf("config1 %#x does not point at the kept NUL-terminated path %q", a.Config1, b)
+	}
+	if lib := Events(obj, "g", names, ids, base, false); lib[0].Attr.Flags.Has(perf.FlagMmap) {
+		t.Errorf("a library's first event tracks mmaps")
+	}
+}
+
+// Define and Undefine against the kernel's tracefs.
+func TestDefineUndefine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("tracefs uprobe_events needs root")
+	}
+	dir, err := Tracefs()
+	if err != nil {
+		t.Skipf("no tracefs: %v", err)
+	}
+	bin := build(t, "gcc", cProg, ".c", "-O1")
+	obj, err := Functions(bin, regexp.MustCompile(`^(work|main)$`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := "hwprof_test_" + strconv.Itoa(os.Getpid())
+	names, ids, err := Define(dir, group, obj, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Undefine(dir, group)
+	if len(ids) != 2 || ids[0] == ids[1] || ids[0] == 0 {
+		t.Errorf("ids %v", ids)
+	}
+	list, _ := os.ReadFile(filepath.Join(dir, "uprobe_events"))
+	for i, p := range obj.Probes {
+		line := fmt.Sprintf("p:%s/%s %s:0x%016x", group, names[i], bin, p.Offset)
+		if !strings.Contains(string(list), line) {
+			t.Errorf("uprobe_events lacks %q:\n%s", line, list)
 		}
 	}
-	lib := Events(8, &Object{Path: "/lib/libm.so.6", Probes: obj.Probes[:1]}, base, false)
-	if lib[0].Name != "uprobes_libm:f" || lib[0].Attr.Flags.Has(perf.FlagMmap) {
-		t.Errorf("library event %q, flags %v", lib[0].Name, lib[0].Attr.Flags)
+	if err := Undefine(dir, group); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := os.ReadFile(filepath.Join(dir, "uprobe_events")); strings.Contains(string(list), group) {
+		t.Errorf("probes left after Undefine:\n%s", list)
+	}
+	if _, _, err := Define(dir, group, &Object{Path: "/no/such/file", Probes: obj.Probes[:1]}, map[string]bool{}); err == nil {
+		t.Error("a probe on a missing file was defined")
 	}
 }
 

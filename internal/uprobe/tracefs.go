@@ -1,0 +1,247 @@
+package uprobe
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+// Why probes are defined through tracefs and opened as tracepoints rather
+// than through the uprobe PMU: an inherited uprobe-PMU event re-reads its
+// path through config1 when the task it follows clones (perf_uprobe_init
+// runs again for the child's copy, strndup_user in the cloning task), where
+// the pointer means nothing, and the clone fails with EFAULT. Go programs
+// die at their first thread ("failed to create new OS thread ...
+// errno=14"), and so would any C program that forks or starts a thread.
+// A tracefs uprobe (uprobe_events) opened as a tracepoint event (type
+// PERF_TYPE_TRACEPOINT, config = its id) inherits like any event. This is
+// what perf probe + perf record do.
+
+// tracefsDirs are where tracefs is looked for, in order.
+var tracefsDirs = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
+
+// Tracefs returns the directory of the kernel's tracing file system, the
+// one with uprobe_events, mounting tracefs at /sys/kernel/tracing when it
+// is not mounted anywhere (as perf does).
+func Tracefs() (string, error) {
+	for _, d := range tracefsDirs {
+		if _, err := os.Stat(filepath.Join(d, "uprobe_events")); err == nil {
+			return d, nil
+		}
+	}
+	d := tracefsDirs[0]
+	if err := unix.Mount("nodev", d, "tracefs", 0, ""); err != nil {
+		return "", fmt.Errorf("uprobe: tracefs is not mounted and mounting it at %s failed (%v): "+
+			"mount it (mount -t tracefs nodev %s) or run as root", d, err, d)
+	}
+	if _, err := os.Stat(filepath.Join(d, "uprobe_events")); err != nil {
+		return "", fmt.Errorf("uprobe: %s/uprobe_events is missing: the kernel lacks CONFIG_UPROBE_EVENTS", d)
+	}
+	return d, nil
+}
+
+// Group is the tracefs event group of this hwprof process's probes.
+func Group() string { return "hwprof_" + strconv.Itoa(os.Getpid()) }
+
+// eventName turns a function name into a tracefs event name: letters,
+// digits and '_', not starting with a digit, at most 64 bytes
+// (MAX_EVENT_NAME_LEN), unique within used.
+func eventName(fn string, used map[string]bool) string {
+	b := []byte(fn)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	name := string(b)
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		name = "_" + name
+	}
+	name = name[:min(len(name), 56)]
+	base := name
+	for n := 2; used[name]; n++ {
+		name = base + "_" + strconv.Itoa(n)
+	}
+	used[name] = true
+	return name
+}
+
+// Define creates one uprobe per probe of obj in tracefs dir under group
+// and returns the names and tracepoint ids, in obj.Probes order. used
+// keeps the names unique across objects of the group.
+func Define(dir, group string, obj *Object, used map[string]bool) (names []string, ids []uint64, err error) {
+	var buf bytes.Buffer
+	for _, p := range obj.Probes {
+		name := eventName(p.Name, used)
+		names = append(names, name)
+		fmt.Fprintf(&buf, "p:%s/%s %s:%#x\n", group, name, obj.Path, p.Offset)
+	}
+	if err := appendLines(filepath.Join(dir, "uprobe_events"), buf.Bytes()); err != nil {
+		Undefine(dir, group)
+		return nil, nil, fmt.Errorf("uprobe: define probes on %s: %w", obj.Path, err)
+	}
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, "events", group, name, "id"))
+		if err == nil {
+			var id uint64
+			id, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			ids = append(ids, id)
+		}
+		if err != nil {
+			Undefine(dir, group)
+			return nil, nil, fmt.Errorf("uprobe: id of %s/%s: %w", group, name, err)
+		}
+	}
+	return names, ids, nil
+}
+
+// appendLines writes lines to a tracefs command file in pieces of whole
+// lines below a page, which the kernel parses one write at a time.
+func appendLines(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for len(b) > 0 {
+		n := len(b)
+		if n > 3072 {
+			n = bytes.LastIndexByte(b[:3072], '\n') + 1
+			if n == 0 {
+				return errors.New("command line too long")
+			}
+		}
+		if _, err := f.Write(b[:n]); err != nil {
+			return fmt.Errorf("%w (%s)", err, firstLine(b[:n]))
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(string(b), "\n")
+	return s
+}
+
+// Undefine removes every probe of group (after its events are closed:
+// the kernel refuses to remove a probe that is in use, EBUSY).
+func Undefine(dir, group string) error {
+	f, err := os.Open(filepath.Join(dir, "uprobe_events"))
+	if err != nil {
+		return fmt.Errorf("uprobe: %w", err)
+	}
+	var buf bytes.Buffer
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text()) // "p:GROUP/NAME PATH:OFFSET"
+		if len(fields) > 0 {
+			if _, ev, ok := strings.Cut(fields[0], ":"); ok && strings.HasPrefix(ev, group+"/") {
+				fmt.Fprintf(&buf, "-:%s\n", ev)
+			}
+		}
+	}
+	f.Close()
+	if buf.Len() == 0 {
+		return nil
+	}
+	if err := appendLines(filepath.Join(dir, "uprobe_events"), buf.Bytes()); err != nil {
+		return fmt.Errorf("uprobe: remove the probes of %s: %w", group, err)
+	}
+	return nil
+}
+
+// RemoveStale removes the probe groups of hwprof processes that no longer
+// run (killed before they could clean up).
+func RemoveStale(dir string) {
+	entries, _ := os.ReadDir(filepath.Join(dir, "events"))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "hwprof_"))
+		if err != nil || !strings.HasPrefix(e.Name(), "hwprof_") {
+			continue
+		}
+		if err := unix.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			Undefine(dir, e.Name())
+		}
+	}
+}
+
+// defined remembers the tracefs directory once this process defined
+// probes, for UndefineOwn.
+var defined struct {
+	sync.Mutex
+	dir string
+}
+
+// DefineOwn is Define under this process's Group, remembered for
+// UndefineOwn.
+func DefineOwn(dir string, obj *Object, used map[string]bool) (names []string, ids []uint64, err error) {
+	defined.Lock()
+	defined.dir = dir
+	defined.Unlock()
+	names, ids, err = Define(dir, Group(), obj, used)
+	for i, id := range ids {
+		probeOf.Store(id, obj.Probes[i].Offset)
+	}
+	return names, ids, err
+}
+
+// Own returns the tracefs directory and group of this process's probes,
+// ok false when it defined none.
+func Own() (dir, group string, ok bool) {
+	defined.Lock()
+	defer defined.Unlock()
+	return defined.dir, Group(), defined.dir != ""
+}
+
+// UndefineOwn removes this process's probes (call it after their events
+// are closed); it does nothing when none were defined.
+func UndefineOwn() error {
+	dir, group, ok := Own()
+	if !ok {
+		return nil
+	}
+	return Undefine(dir, group)
+}
+
+// probeOf maps the tracepoint ids of this process's probes to their file
+// offsets, for FileAttr.
+var probeOf sync.Map // uint64 → uint64
+
+// FileAttr returns the attr a recording file should hold for an event
+// opened with a: for this process's probes, the uprobe PMU's form of the
+// same probe (type from /sys/bus/event_source/devices/uprobe/type, config2
+// = the file offset, no path pointer), since the tracepoint id it was
+// opened with is removed after the recording and perf cannot read
+// tracepoint events without the tracing data hwprof does not write. ok is
+// false for any other attr, or when the kernel has no uprobe PMU.
+func FileAttr(a perf.Attr) (perf.Attr, bool) {
+	if a.Type != perf.TypeTracepoint {
+		return a, false
+	}
+	off, ok := probeOf.Load(a.Config)
+	if !ok {
+		return a, false
+	}
+	b, err := os.ReadFile(filepath.Join(perf.SysfsPMURoot, "uprobe", "type"))
+	if err != nil {
+		return a, false
+	}
+	t, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil {
+		return a, false
+	}
+	a.Type, a.Config, a.Config1, a.Config2 = perf.EventType(t), 0, 0, off.(uint64)
+	return a, true
+}
