@@ -78,20 +78,32 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	profiles := make([]*profile.Profile, len(sources))
-	for i, src := range sources {
-		path := filepath.Join(c.dir, src.String()+".data")
-		if err := c.record(src, facts, argv, path, stderr); err != nil {
-			return fail(stderr, fmt.Errorf("compare: recording with %s: %w", src, err))
+	var files []string
+	for _, run := range groupRuns(sources) {
+		names := make([]string, len(run))
+		for i, src := range run {
+			names[i] = src.String()
 		}
-		if profiles[i], err = profile.Load(path, profile.LoadOptions{}); err != nil {
-			return fail(stderr, fmt.Errorf("compare: reading %s: %w", path, err))
+		path := filepath.Join(c.dir, strings.Join(names, "+")+".data")
+		events, err := c.record(run, facts, argv, path, stderr)
+		if err != nil {
+			return fail(stderr, fmt.Errorf("compare: recording with %s: %w", strings.Join(names, "+"), err))
+		}
+		files = append(files, path)
+		for i, src := range run {
+			lo := profile.LoadOptions{}
+			if len(run) > 1 {
+				lo.Event = events[i] // one source's event of a shared run
+			}
+			k := slices.Index(sources, src)
+			if profiles[k], err = profile.Load(path, lo); err != nil {
+				return fail(stderr, fmt.Errorf("compare: reading %s: %w", path, err))
+			}
 		}
 	}
 	names := make([]string, len(sources))
-	files := make([]string, len(sources))
 	for i, s := range sources {
 		names[i] = s.String()
-		files[i] = filepath.Join(c.dir, names[i]+".data")
 	}
 	fmt.Fprintf(stdout, "recordings: %s\n\n", strings.Join(files, ", "))
 	cmpd := compareProfiles(names, profiles)
@@ -140,24 +152,63 @@ func (c *compareFlags) plan(facts source.Facts) ([]source.Source, error) {
 	return all, nil
 }
 
-// record runs the program once, recording with src into path.
-func (c *compareFlags) record(src source.Source, facts source.Facts, argv []string, path string, stderr io.Writer) error {
-	o := record.Options{Argv: argv, Output: path}
-	if src == source.Exact {
-		evs, err := c.exact.events(argv, nil, stderr)
-		if err != nil {
-			return err
-		}
-		o.Events, o.ShareRing = evs, true
-	} else {
-		setup, err := source.Plan(src, facts)
-		if err != nil {
-			return err
-		}
-		if o.Events, err = perf.BuildAttrs(setup.Config); err != nil {
-			return err
+// groupRuns says which sources are recorded in one run: exact alone
+// (every call traps, which would slow the program under the others), all
+// the others together, so that they see the same execution and the
+// machine's load cannot tell them apart.
+func groupRuns(sources []source.Source) [][]source.Source {
+	var runs [][]source.Source
+	var shared []source.Source
+	for _, s := range sources {
+		if s == source.Exact {
+			runs = append(runs, []source.Source{s})
+		} else {
+			shared = append(shared, s)
 		}
 	}
+	if len(shared) > 0 {
+		runs = append(runs, shared)
+	}
+	return runs
+}
+
+// record runs the program once, recording with the sources of run into
+// path. It returns the name of each source's first event, by which its
+// samples are told apart in the file.
+func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []string, path string, stderr io.Writer) ([]string, error) {
+	o := record.Options{Argv: argv, Output: path}
+	var events []string
+	for _, src := range run {
+		var evs []perf.Event
+		if src == source.Exact {
+			var err error
+			if evs, err = c.exact.events(argv, nil, stderr); err != nil {
+				return nil, err
+			}
+			o.ShareRing = true
+		} else {
+			setup, err := source.Plan(src, facts)
+			if err != nil {
+				return nil, err
+			}
+			if evs, err = perf.BuildAttrs(setup.Config); err != nil {
+				return nil, err
+			}
+		}
+		if len(evs) == 0 {
+			return nil, fmt.Errorf("source %s: no events to open", src)
+		}
+		if slices.Contains(events, evs[0].Name) {
+			return nil, fmt.Errorf("sources %v share the event %s: record them apart", run, evs[0].Name)
+		}
+		events = append(events, evs[0].Name)
+		o.Events = append(o.Events, evs...)
+	}
+	names := make([]string, len(run))
+	for i, s := range run {
+		names[i] = s.String()
+	}
+	src := strings.Join(names, "+") // for the messages below
 	if _, err := os.Stat(path); err == nil {
 		os.Rename(path, path+".old")
 	}
@@ -165,7 +216,7 @@ func (c *compareFlags) record(src source.Source, facts source.Facts, argv []stri
 	if err != nil {
 		var ee *launch.ExecError
 		if errors.As(err, &ee) || st.Records == 0 {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(stderr, "hwprof compare: %s: %v (the recording is kept)\n", src, err)
 	}
@@ -176,7 +227,7 @@ func (c *compareFlags) record(src source.Source, facts source.Facts, argv []stri
 	if st.ExitCode != 0 {
 		fmt.Fprintf(stderr, "hwprof compare: warning: the program exited with status %d under %s\n", st.ExitCode, src)
 	}
-	return nil
+	return events, nil
 }
 
 // edgeKey is an edge as compare aligns it across recordings: by function
