@@ -1,7 +1,7 @@
 package symbolize
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,22 +34,35 @@ func LoadKallsyms(path string) (*Kallsyms, error) {
 }
 
 // ParseKallsyms parses kallsyms text: "ADDR TYPE NAME [MODULE]" lines.
+// It reads all of it first (a few MB): the names are then substrings of
+// one string, not an allocation each.
 func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
-	k := &Kallsyms{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	var buf bytes.Buffer
+	buf.Grow(8 << 20) // a kernel's kallsyms is 3-10 MB: few, large reads
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("read kallsyms: %w", err)
+	}
+	text := buf.String()
+	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, 1<<16)}}
+	modules := map[string]string{} // module names, interned
 	lineNo, nonzero, any := 0, false, false
-	var fields [4][]byte
-	for sc.Scan() {
+	var fields [4]string
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
 		lineNo++
-		nf := splitFields(sc.Bytes(), fields[:])
+		nf := splitFieldsString(line, fields[:])
 		if nf == 0 {
 			continue
 		}
 		if nf < 3 {
-			return nil, fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, sc.Text())
+			return nil, fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, line)
 		}
-		addr, err := parseHexBytes(fields[0])
+		addr, err := parseHexBytes([]byte(fields[0]))
 		if err != nil {
 			return nil, fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
 		}
@@ -65,14 +78,16 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 		default:
 			continue
 		}
-		s := textSym{start: addr, name: string(fields[2])}
+		s := textSym{start: addr, name: fields[2]}
 		if nf > 3 {
-			s.module = strings.Trim(string(fields[3]), "[]")
+			m, ok := modules[fields[3]]
+			if !ok {
+				m = strings.Trim(fields[3], "[]")
+				modules[fields[3]] = m
+			}
+			s.module = m
 		}
 		k.table.syms = append(k.table.syms, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read kallsyms: %w", err)
 	}
 	if any && !nonzero {
 		return nil, ErrKallsymsHidden
@@ -81,25 +96,9 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 	return k, nil
 }
 
-// Len returns the number of text symbols.
-func (k *Kallsyms) Len() int { return len(k.table.syms) }
-
-// Module returns the module of the symbol containing a ("" for the kernel
-// image or when no symbol contains a).
-func (k *Kallsyms) Module(a Addr) string {
-	if i := k.table.lookup(uint64(a)); i >= 0 {
-		return k.table.syms[i].module
-	}
-	return ""
-}
-
-// Symbolize resolves kernel runtime addresses.
-func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
-
-// splitFields splits line at runs of spaces and tabs into at most
-// len(dst) fields (the last holding the first word of the rest) and
-// returns how many it found; it allocates nothing.
-func splitFields(line []byte, dst [][]byte) int {
+// splitFieldsString splits line at runs of spaces and tabs into at most
+// len(dst) fields and returns how many it found.
+func splitFieldsString(line string, dst []string) int {
 	n := 0
 	for i := 0; i < len(line) && n < len(dst); {
 		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
@@ -117,6 +116,22 @@ func splitFields(line []byte, dst [][]byte) int {
 	}
 	return n
 }
+
+// Len returns the number of text symbols.
+func (k *Kallsyms) Len() int { return len(k.table.syms) }
+
+// Module returns the module of the symbol containing a ("" for the kernel
+// image or when no symbol contains a).
+func (k *Kallsyms) Module(a Addr) string {
+	if i := k.table.lookup(uint64(a)); i >= 0 {
+		return k.table.syms[i].module
+	}
+	return ""
+}
+
+// Symbolize resolves kernel runtime addresses.
+func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
+
 
 // parseHexBytes parses a hex number without a prefix.
 func parseHexBytes(b []byte) (uint64, error) {

@@ -19,7 +19,10 @@ type textTable struct {
 
 // sort orders the entries by start; at one start the entry added last wins.
 func (t *textTable) sort() {
-	slices.SortStableFunc(t.syms, func(a, b textSym) int { return cmp.Compare(a.start, b.start) })
+	byStart := func(a, b textSym) int { return cmp.Compare(a.start, b.start) }
+	if !slices.IsSortedFunc(t.syms, byStart) { // kallsyms mostly is
+		slices.SortStableFunc(t.syms, byStart)
+	}
 	out := t.syms[:0]
 	for _, s := range t.syms {
 		if n := len(out); n > 0 && out[n-1].start == s.start {
