@@ -132,7 +132,6 @@ func (k *Kallsyms) Module(a Addr) string {
 // Symbolize resolves kernel runtime addresses.
 func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
 
-
 // parseHexBytes parses a hex number without a prefix.
 func parseHexBytes(b []byte) (uint64, error) {
 	if len(b) == 0 || len(b) > 16 {
