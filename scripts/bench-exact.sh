@@ -25,12 +25,10 @@ dir=$(mktemp -d)
 trap 'perf probe -q -d "probe_leaf:*" 2>/dev/null || true; rm -rf "$dir"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
 (cd "$root" && go build -o "$dir/hwprof" ./cmd/hwprof)
-tracefs=/sys/kernel/tracing
-[ -e $tracefs/uprobe_events ] || tracefs=/sys/kernel/debug/tracing
 
-wait_released() { # until no hwprof probe group is left in tracefs
+wait_released() { # until no background releaser of hwprof runs
 	i=0
-	while grep -q '^p:hwprof_' $tracefs/uprobe_events 2>/dev/null && [ $i -lt 1200 ]; do
+	while pgrep -f __hwprof_release_perf_events__ >/dev/null && [ $i -lt 1200 ]; do
 		sleep 1
 		i=$((i + 1))
 	done
@@ -53,21 +51,22 @@ int main(int argc, char **argv) {
 }
 C
 gcc -O2 -fno-omit-frame-pointer -o "$dir/leaf" "$dir/leaf.c"
+perf probe -q -d "probe_leaf:*" 2>/dev/null || true
 perf probe -q -x "$dir/leaf" leaf >/dev/null
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 echo "== cost per probe hit: $CALLS calls of leaf(), $ROUNDS rounds, median loop time"
 wait_released
-: > "$dir/alone"; : > "$dir/hwprof"; : > "$dir/perf"; : > "$dir/perfdw"
+: > "$dir/t.alone"; : > "$dir/t.hwprof"; : > "$dir/t.perf"; : > "$dir/t.perfdw"
 for r in $(seq $ROUNDS); do
-	"$dir/leaf" "$CALLS" >> "$dir/alone"
-	"$dir/hwprof" record -q --source exact --probe-filter '^leaf$' -o "$dir/h.data" -- "$dir/leaf" "$CALLS" >> "$dir/hwprof"
-	perf record -q -e probe_leaf:leaf -c 1 -g -o "$dir/p.data" -- "$dir/leaf" "$CALLS" 2>/dev/null >> "$dir/perf"
-	perf record -q -e probe_leaf:leaf -c 1 --call-graph dwarf,8 -o "$dir/p2.data" -- "$dir/leaf" "$CALLS" 2>/dev/null >> "$dir/perfdw"
+	"$dir/leaf" "$CALLS" >> "$dir/t.alone"
+	"$dir/hwprof" record -q --source exact --probe-filter '^leaf$' -o "$dir/h.data" -- "$dir/leaf" "$CALLS" >> "$dir/t.hwprof"
+	perf record -q -e probe_leaf:leaf -c 1 -g -o "$dir/p.data" -- "$dir/leaf" "$CALLS" 2>/dev/null >> "$dir/t.perf"
+	perf record -q -e probe_leaf:leaf -c 1 --call-graph dwarf,8 -o "$dir/p2.data" -- "$dir/leaf" "$CALLS" 2>/dev/null >> "$dir/t.perfdw"
 done
-alone=$(median < "$dir/alone")
+alone=$(median < "$dir/t.alone")
 for k in hwprof perf perfdw; do
-	t=$(median < "$dir/$k")
+	t=$(median < "$dir/t.$k")
 	case $k in
 	hwprof) what="hwprof record --source exact";;
 	perf) what="perf record -e probe_leaf:leaf -c 1 -g";;
@@ -76,7 +75,7 @@ for k in hwprof perf perfdw; do
 	awk -v t="$t" -v a="$alone" -v n="$CALLS" -v w="$what" \
 		'BEGIN { printf "%-58s %8.1f ms  %6.0f ns per hit (alone %.1f ms)\n", w, t/1e6, (t-a)/n, a/1e6 }'
 done
-samples=$(perf script -i "$dir/h.data" -F ip 2>/dev/null | wc -l)
+samples=$(perf script -G -i "$dir/h.data" -F ip 2>/dev/null | wc -l)
 echo "hwprof's file: $samples samples for $CALLS calls (+ main's own entry)"
 
 echo "== attach time"

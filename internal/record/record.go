@@ -334,11 +334,17 @@ func (r *recorder) closeEvents() {
 	for _, rg := range r.rings {
 		rg.Close()
 	}
-	background := len(r.events) > releaseInBackgroundAbove && releaseInBackground(r.events)
-	if background {
-		r.stats.ReleasedInBackground = len(r.events)
+	background := false
+	if len(r.events) > releaseInBackgroundAbove {
+		background = releaseInBackground(r.events) // closes them too
+		if background {
+			r.stats.ReleasedInBackground = len(r.events)
+		}
+	} else {
+		for _, e := range r.events {
+			unix.Close(e.fd)
+		}
 	}
-	closeParallel(r.events)
 	r.rings, r.events = nil, nil
 	if !background {
 		// The exact source's tracefs probes, once their events are closed
@@ -349,31 +355,22 @@ func (r *recorder) closeEvents() {
 	}
 }
 
-// closeParallel closes the events' fds from several threads at once.
-// Releasing a uprobe (or kprobe, tracepoint) event waits for an RCU tasks
-// trace grace period (perf_trace_event_unreg on Linux 6.x), tens of
-// milliseconds: one by one, the 4,000 fds of 2,000 probes on two CPUs took
-// minutes. Concurrent releases share grace periods.
-func closeParallel(events []openEvent) {
-	const serial = 16 // below this, threads are not worth it
-	if len(events) <= serial {
-		for _, e := range events {
-			unix.Close(e.fd)
-		}
-		return
-	}
-	const workers = 256
+// closeFilesParallel closes files from several threads at once: what
+// is left to wait for when the releaser could not be started (see
+// release.go) is then shared between threads where the kernel allows.
+func closeFilesParallel(files []*os.File) {
+	const workers = 64
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, len(events)) {
+	next := make(chan *os.File)
+	for range min(workers, len(files)) {
 		wg.Go(func() {
-			for fd := range next {
-				unix.Close(fd)
+			for f := range next {
+				f.Close()
 			}
 		})
 	}
-	for _, e := range events {
-		next <- e.fd
+	for _, f := range files {
+		next <- f
 	}
 	close(next)
 	wg.Wait()

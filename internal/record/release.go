@@ -56,23 +56,17 @@ func init() {
 }
 
 // releaseInBackground disables the events and passes their fds to a
-// detached releaser process. The fds are still the caller's to close,
-// which is cheap once the releaser holds a reference to every event. It
-// reports whether the handover happened.
+// detached releaser process, closing its own copies (cheap: the releaser
+// holds a reference to every event). If the releaser cannot be started it
+// closes them here, the slow way. Either way the fds are closed when it
+// returns; it reports whether the releaser took them.
 func releaseInBackground(events []openEvent) bool {
-	files := make([]*os.File, 0, len(events))
-	defer func() {
-		for _, f := range files {
-			f.Close() // duplicates: the events live on in the originals
-		}
-	}()
-	for _, e := range events {
+	// The fds themselves are passed, not duplicates: duplicating would need
+	// twice the descriptors RLIMIT_NOFILE was raised for.
+	files := make([]*os.File, len(events))
+	for i, e := range events {
 		perf.Disable(e.fd)
-		dup, err := unix.FcntlInt(uintptr(e.fd), unix.F_DUPFD_CLOEXEC, 3)
-		if err != nil {
-			return false
-		}
-		files = append(files, os.NewFile(uintptr(dup), "perf-event"))
+		files[i] = os.NewFile(uintptr(e.fd), "perf-event")
 	}
 	args := []string{releaseMarker, strconv.Itoa(len(files))}
 	if dir, group, ok := uprobe.Own(); ok {
@@ -81,9 +75,10 @@ func releaseInBackground(events []openEvent) bool {
 	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return false
+	started := cmd.Start() == nil
+	if started {
+		cmd.Process.Release()
 	}
-	cmd.Process.Release()
-	return true
+	closeFilesParallel(files)
+	return started
 }
