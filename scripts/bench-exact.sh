@@ -76,7 +76,7 @@ for k in hwprof perf perfdw; do
 		'BEGIN { printf "%-58s %8.1f ms  %6.0f ns per hit (alone %.1f ms)\n", w, t/1e6, (t-a)/n, a/1e6 }'
 done
 samples=$(perf script -G -i "$dir/h.data" -F ip 2>/dev/null | wc -l)
-echo "hwprof's file: $samples samples for $CALLS calls (+ main's own entry)"
+echo "hwprof's file: $samples samples for $CALLS calls"
 
 echo "== attach time"
 for n in $SIZES; do
