@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
@@ -556,6 +559,22 @@ func TestExactGo(t *testing.T) {
 	}
 	if s := sites[edge{"main.twice", "main.leaf"}]; s != 2 {
 		t.Errorf("main.twice → main.leaf from %d call sites, want 2", s)
+	}
+	// The profile (what report and compare show) discounts the restarts
+	// itself: its call counts are the program's.
+	p, err := profile.Load(file, profile.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := map[edge]uint64{}
+	for _, e := range p.Map.Edges(ccmap.Calls) {
+		k := edge{p.Funcs[e.Site.Caller].Name, p.Funcs[e.Callee].Name}
+		if _, ok := want[k]; ok {
+			pc[k] += e.Calls
+		}
+	}
+	if !reflect.DeepEqual(pc, want) {
+		t.Errorf("profile call counts %v, want %v", pc, want)
 	}
 }
 

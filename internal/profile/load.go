@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -151,6 +152,11 @@ type loader struct {
 	kernelRes symbolize.Resolver
 	kernelErr error
 	noRetAddr uint64 // exact samples without a return address
+	// exact hits of Go programs: each thread's last probe event, and the
+	// event whose next hit is a restart after stack growth (goRestart)
+	lastExact  map[uint32]exactHit
+	restart    map[exactHit]int
+	goRestarts uint64
 	// calls samples: the callchain buffer, and samples without an edge
 	chain        []lbr.Addr
 	callsUnknown uint64
@@ -446,6 +452,9 @@ func (l *loader) sample(s *perf.Sample) {
 	weight := max(period, 1)
 	switch l.srcs[ev] {
 	case srcExact:
+		if l.goRestart(s, ev) {
+			return
+		}
 		l.exact(s, weight)
 	case srcLBR:
 		l.stack(s, ev, weight)
@@ -665,6 +674,51 @@ func (l *loader) flushLBR() {
 
 // exact folds one uprobe hit: a call of the function at the IP from the
 // call instruction before the return address on top of the user stack.
+// goRestart reports whether an exact hit is a Go function restarting
+// rather than being called: when a goroutine's stack must grow (or it is
+// asked to yield), the function's prologue calls runtime.morestack_noctxt,
+// which copies the stack and jumps back to the function's entry, so its
+// entry probe fires twice for one call, with the same return address, and
+// possibly on another thread when the goroutine was rescheduled. A hit of
+// morestack (probed: its event is named after it) right after a function's
+// entry on the same thread marks that (function, return address) as due
+// for one restart; the next such hit, on any thread, is not counted. (If
+// another goroutine calls the function from the same return address
+// meanwhile, the one skipped is that call: the edge's count is the same.)
+// Without a probe on morestack the restarts count as calls.
+func (l *loader) goRestart(s *perf.Sample, ev int) bool {
+	if l.lastExact == nil {
+		l.lastExact, l.restart = map[uint32]exactHit{}, map[exactHit]int{}
+	}
+	ra, _ := uprobe.ReturnAddress(s)
+	hit := exactHit{ev, ra}
+	prev, hadPrev := l.lastExact[s.TID]
+	l.lastExact[s.TID] = hit
+	if strings.Contains(l.r.Attrs()[ev].Name, "morestack") { // "GROUP:runtime_morestack_noctxt_abi0"
+		if hadPrev {
+			l.restart[prev]++
+		}
+		return false
+	}
+	if n := l.restart[hit]; n > 0 {
+		if n == 1 {
+			delete(l.restart, hit)
+		} else {
+			l.restart[hit] = n - 1
+		}
+		l.goRestarts++
+		return true
+	}
+	return false
+}
+
+// exactHit is a probe hit as goRestart matches them: the event (the
+// function) and the return address.
+type exactHit struct {
+	ev int
+	ra uint64
+}
+
 func (l *loader) exact(s *perf.Sample, weight uint64) {
 	all := unwind.AppendCallchain(l.frames[:0], s, l.maps)
 	user := all[:0]
