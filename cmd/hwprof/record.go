@@ -454,7 +454,11 @@ func (f *recordFlags) sourceBuilder(src source.Source, facts source.Facts, stder
 			}
 		}
 		return func(argv []string, pids []int, _ perf.Target) ([]perf.Event, error) {
-			return f.exact.events(argv, pids, stderr)
+			w := stderr
+			if f.quiet {
+				w = io.Discard // -q: errors only
+			}
+			return f.exact.events(argv, pids, w)
 		}, "", nil
 	}
 	if fl, ok := f.given(branchFlags...); ok && src != source.LBR {

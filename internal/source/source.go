@@ -219,7 +219,7 @@ func assess(f *Facts, s Source) Verdict {
 			return v
 		}
 		v.OK = true
-		v.Why = fmt.Sprintf("uprobe PMU (type %d)", up.Type)
+		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)"
 	}
 	return v
 }
