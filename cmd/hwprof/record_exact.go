@@ -90,8 +90,10 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf
 	if err := uprobe.EnsureFileLimit(probes * len(cpus) * tasks); err != nil {
 		return nil, fmt.Errorf("--source exact: %w", err)
 	}
-	// The probes are defined in tracefs (group hwprof_PID) from here on;
-	// internal/record removes them once their events are closed.
+	// The probes are defined in tracefs (group hwprof_PID_N, new for each
+	// recording) from here on; internal/record removes them once their
+	// events are closed.
+	uprobe.NewGroup()
 	var events []perf.Event
 	var summary []string
 	used := map[string]bool{}

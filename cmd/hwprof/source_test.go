@@ -171,7 +171,7 @@ func TestSourceExactRecords(t *testing.T) {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	r := hwprof(t, "record", "--source", "exact", "-o", filepath.Join(dir, "x.data"), "--", bin, "3")
-	if r.code != 0 || !strings.Contains(r.stderr, "source exact: uprobe PMU") {
+	if r.code != 0 || !strings.Contains(r.stderr, "source exact: uprobe events") {
 		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 	}
 	// work calls shortA and shortB once per iteration: 3 + 3 hits, plus

@@ -51,8 +51,30 @@ func Tracefs() (string, error) {
 	return d, nil
 }
 
-// Group is the tracefs event group of this hwprof process's probes.
-func Group() string { return "hwprof_" + strconv.Itoa(os.Getpid()) }
+// Group is the tracefs event group of this process's current probes:
+// hwprof_PID_N, N counting the recordings of the process (NewGroup), since
+// a previous recording's group may still be being removed in the
+// background when the next one defines its probes.
+func Group() string {
+	defined.Lock()
+	defer defined.Unlock()
+	return groupLocked()
+}
+
+func groupLocked() string {
+	if defined.group == "" {
+		return "hwprof_" + strconv.Itoa(os.Getpid()) + "_0"
+	}
+	return defined.group
+}
+
+// NewGroup starts a new group for the probes of the next recording.
+func NewGroup() {
+	defined.Lock()
+	defer defined.Unlock()
+	defined.seq++
+	defined.group = "hwprof_" + strconv.Itoa(os.Getpid()) + "_" + strconv.Itoa(defined.seq)
+}
 
 // eventName turns a function name into a tracefs event name: letters,
 // digits and '_', not starting with a digit, at most 64 bytes
@@ -167,8 +189,10 @@ func Undefine(dir, group string) error {
 func RemoveStale(dir string) {
 	entries, _ := os.ReadDir(filepath.Join(dir, "events"))
 	for _, e := range entries {
-		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "hwprof_"))
-		if err != nil || !strings.HasPrefix(e.Name(), "hwprof_") {
+		rest, isOurs := strings.CutPrefix(e.Name(), "hwprof_")
+		pidText, _, _ := strings.Cut(rest, "_") // hwprof_PID_N
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || !isOurs {
 			continue
 		}
 		if err := unix.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
@@ -181,7 +205,9 @@ func RemoveStale(dir string) {
 // probes, for UndefineOwn.
 var defined struct {
 	sync.Mutex
-	dir string
+	dir   string
+	group string // the current group (NewGroup)
+	seq   int
 }
 
 // DefineOwn is Define under this process's Group, remembered for
@@ -202,7 +228,7 @@ func DefineOwn(dir string, obj *Object, used map[string]bool) (names []string, i
 func Own() (dir, group string, ok bool) {
 	defined.Lock()
 	defer defined.Unlock()
-	return defined.dir, Group(), defined.dir != ""
+	return defined.dir, groupLocked(), defined.dir != ""
 }
 
 // UndefineOwn removes this process's probes (call it after their events
