@@ -43,6 +43,10 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(*output); errors.Is(err, os.ErrNotExist) {
 		return fail(stderr, fmt.Errorf("demo: %s was not written", *output))
 	}
-	fmt.Fprintf(stdout, "hwprof demo: %s is a perf.data file; look at it with: perf report -i %s\n", *output, *output)
+	fmt.Fprintf(stdout, "hwprof demo: what was recorded (hwprof report -i %s --top 8 --contexts 5):\n\n", *output)
+	if code := cmdReport([]string{"-i", *output, "--top", "8", "--contexts", "5"}, stdout, stderr); code != 0 {
+		return code
+	}
+	fmt.Fprintf(stdout, "\nhwprof demo: %s is a perf.data file: perf report -i %s reads it too\n", *output, *output)
 	return 0
 }
