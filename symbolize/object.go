@@ -32,7 +32,21 @@ type Object struct {
 // for), finds its debug information and builds its tables. It fails with a
 // *[BuildIDMismatchError] when the file has another build-id than
 // key.BuildID and no file with that build-id is found.
-func Open(key ObjectKey, opts Options) (o *Object, err error) {
+func Open(key ObjectKey, opts Options) (*Object, error) {
+	return openFound(key, opts, true)
+}
+
+// OpenSymbols is Open without DWARF: the object's symbols (and a Go
+// binary's pclntab) only, so every Location has its Symbol and a single
+// frame without file and line. It is much faster for objects with large
+// debug information (a libc debug package), for callers that need
+// function names only.
+func OpenSymbols(key ObjectKey, opts Options) (*Object, error) {
+	return openFound(key, opts, false)
+}
+
+// openFound finds the object's file and opens it.
+func openFound(key ObjectKey, opts Options, withDWARF bool) (o *Object, err error) {
 	path, id, err := opts.findBinary(key)
 	if err != nil {
 		return nil, err
@@ -44,25 +58,7 @@ func Open(key ObjectKey, opts Options) (o *Object, err error) {
 			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
 		}
 	}()
-	return open(key, opts, path, id, true)
-}
-
-// OpenSymbols is Open without DWARF: the object's symbols (and a Go
-// binary's pclntab) only, so every Location has its Symbol and a single
-// frame without file and line. It is much faster for objects with large
-// debug information (a libc debug package), for callers that need
-// function names only.
-func OpenSymbols(key ObjectKey, opts Options) (o *Object, err error) {
-	path, id, err := opts.findBinary(key)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
-		}
-	}()
-	return open(key, opts, path, id, false)
+	return open(key, opts, path, id, withDWARF)
 }
 
 func open(key ObjectKey, opts Options, path, id string, withDWARF bool) (*Object, error) {

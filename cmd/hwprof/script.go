@@ -698,20 +698,20 @@ func appendPadRight(b []byte, s string, width int) []byte {
 
 // appendHexPad appends v in hex right-aligned in width columns (%*x).
 func appendHexPad(b []byte, v uint64, width int) []byte {
-	var buf [16]byte
-	h := strconv.AppendUint(buf[:0], v, 16)
-	for range width - len(h) {
-		b = append(b, ' ')
-	}
-	return append(b, h...)
+	return appendPadded(b, v, 16, width, ' ')
 }
 
 // appendZeroPad appends v in decimal with leading zeros to width (%0*d).
 func appendZeroPad(b []byte, v uint64, width int) []byte {
+	return appendPadded(b, v, 10, width, '0')
+}
+
+// appendPadded appends v in base, padded on the left with pad to width.
+func appendPadded(b []byte, v uint64, base, width int, pad byte) []byte {
 	var buf [20]byte
-	d := strconv.AppendUint(buf[:0], v, 10)
+	d := strconv.AppendUint(buf[:0], v, base)
 	for range width - len(d) {
-		b = append(b, '0')
+		b = append(b, pad)
 	}
 	return append(b, d...)
 }

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
@@ -29,7 +30,7 @@ func TestPrepareAdaptivePlanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []bool{true, false, false, false}; !equalBools(tuned, want) {
+	if want := []bool{true, false, false, false}; !slices.Equal(tuned, want) {
 		t.Errorf("PrepareAdaptive tuned %v, want %v", tuned, want)
 	}
 	ev = events()
@@ -37,7 +38,7 @@ func TestPrepareAdaptivePlanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []bool{true, true, false, false}; !equalBools(tuned, want) {
+	if want := []bool{true, true, false, false}; !slices.Equal(tuned, want) {
 		t.Errorf("PrepareAdaptivePlanned tuned %v, want %v", tuned, want)
 	}
 	if a := ev[1].Attr; a.Freq() || a.SamplePeriod != 100003 || a.SampleType&perf.SamplePeriod == 0 {
@@ -49,18 +50,6 @@ func TestPrepareAdaptivePlanned(t *testing.T) {
 	if ev[3].Attr.SamplePeriod != 1 || ev[2].Attr.SamplePeriod != 999 {
 		t.Errorf("untuned events changed: %+v %+v", ev[2].Attr, ev[3].Attr)
 	}
-}
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestNoteWindow checks the live LBR overlap the controller gets: the
