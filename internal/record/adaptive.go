@@ -142,6 +142,7 @@ type adaptive struct {
 	changes  []PeriodChange
 	applyErr error
 	// PERIOD correction of clock events (fixPeriod)
+	fixing    bool // a clock event's period changed: samples need fixPeriod
 	buf       []byte
 	corrected uint64
 }
@@ -283,6 +284,7 @@ func (r *recorder) observe(now time.Time) {
 			for ri, rg := range r.rings {
 				t.marks[ri] = append(t.marks[ri], periodMark{Pos: rg.Head(), Period: d.Period})
 			}
+			ad.fixing = true
 		}
 	}
 }
@@ -309,7 +311,7 @@ func sampleOffset(st, field perf.SampleType) int {
 // pos), if it is a sample of an event whose period hwprof changed.
 // Otherwise, and for every other record, rec itself.
 func (ad *adaptive) fixPeriod(f *perf.SampleFormat, ri int, pos uint64, rec []byte) []byte {
-	if perf.RecordType(le.Uint32(rec)) != perf.RecordSample {
+	if !ad.fixing || perf.RecordType(le.Uint32(rec)) != perf.RecordSample {
 		return rec
 	}
 	ei, err := f.EventOf(rec)
