@@ -641,3 +641,47 @@ int main(int argc, char **argv) { if (argc > 1) abort(); exit(used(2)); }
 		t.Errorf("exact events for a non-executable file: %v", err)
 	}
 }
+
+// --probe-objects adds a shared library's functions: calls into it and
+// inside it are counted, with their callers, as for the executable's.
+func TestExactProbeObjects(t *testing.T) {
+	needUprobes(t)
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libcount.so")
+	libSrc := filepath.Join(dir, "count.c")
+	if err := os.WriteFile(libSrc, []byte(`
+__attribute__((noinline)) int lib_helper(int x) { return x * 3; }
+__attribute__((noinline)) int lib_add(int x) { return lib_helper(x) + 1; }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O1", "-fPIC", "-shared", "-o", lib, libSrc).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -shared: %v\n%s", err, out)
+	}
+	mainSrc, bin := filepath.Join(dir, "main.c"), filepath.Join(dir, "prog")
+	if err := os.WriteFile(mainSrc, []byte(`int lib_add(int);
+int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += lib_add(i); return s == 0; }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The library after the program's source, for the linker.
+	if out, err := exec.Command("gcc", "-O1", "-o", bin, mainSrc, "-L"+dir, "-Wl,-rpath,"+dir, "-lcount").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	file, _ := recordExact(t, exactFlags{objects: lib, filter: `^(main|lib_add|lib_helper)$`}, bin)
+	p, err := profile.Load(file, profile.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[edge]uint64{}
+	for _, e := range p.Map.Edges(ccmap.Calls) {
+		k := edge{p.Funcs[e.Site.Caller].Name, p.Funcs[e.Callee].Name}
+		if k.callee == "lib_add" || k.callee == "lib_helper" {
+			got[k] += e.Calls
+		}
+	}
+	want := map[edge]uint64{{"main", "lib_add"}: 7, {"lib_add", "lib_helper"}: 7}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("calls into the library %v, want %v", got, want)
+	}
+}
