@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -100,5 +101,21 @@ func BenchmarkOpen(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParseKallsyms parses the running kernel's kallsyms text, read
+// once (what reading a saved kallsyms costs; /proc/kallsyms adds the
+// kernel's formatting of every line).
+func BenchmarkParseKallsyms(b *testing.B) {
+	data, err := os.ReadFile("/proc/kallsyms")
+	if err != nil || len(data) == 0 {
+		b.Skipf("no /proc/kallsyms: %v", err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := ParseKallsyms(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

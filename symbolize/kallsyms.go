@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unsafe"
 )
 
 // KernelPath is the object path perf gives kernel samples.
@@ -35,15 +36,27 @@ func LoadKallsyms(path string) (*Kallsyms, error) {
 
 // ParseKallsyms parses kallsyms text: "ADDR TYPE NAME [MODULE]" lines.
 // It reads all of it first (a few MB): the names are then substrings of
-// one string, not an allocation each.
+// that one text, not an allocation each.
 func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 	var buf bytes.Buffer
-	buf.Grow(8 << 20) // a kernel's kallsyms is 3-10 MB: few, large reads
+	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Size() > 0 {
+			buf.Grow(int(fi.Size()) + 1) // a file (a saved kallsyms): one read
+		}
+	}
+	if buf.Cap() == 0 {
+		buf.Grow(8 << 20) // /proc/kallsyms says size 0 and is 3-10 MB: few, large reads
+	}
 	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("read kallsyms: %w", err)
 	}
-	text := buf.String()
-	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, 1<<16)}}
+	b := buf.Bytes()
+	if len(b) == 0 {
+		return &Kallsyms{}, nil
+	}
+	// The text is not written again: the names can be substrings of it.
+	text := unsafe.String(&b[0], len(b))
+	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, strings.Count(text, "\n")+1)}}
 	modules := map[string]string{} // module names, interned
 	lineNo, nonzero, any := 0, false, false
 	var fields [4]string
@@ -55,14 +68,31 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 			text = ""
 		}
 		lineNo++
-		nf := splitFieldsString(line, fields[:])
+		var nf int
+		// The kernel's layout, "%px %c %s\t[%s]": fields at fixed
+		// columns; anything else is split at blanks.
+		if len(line) > 19 && line[16] == ' ' && line[18] == ' ' && line[19] != ' ' && line[19] != '\t' {
+			fields[0], fields[1], fields[2] = line[:16], line[17:18], line[19:]
+			nf = 3
+			if i := strings.IndexByte(fields[2], '\t'); i >= 0 {
+				if n := splitFieldsString(fields[2][i:], fields[3:]); n > 0 {
+					nf = 4
+				}
+				fields[2] = fields[2][:i]
+			}
+			if strings.IndexByte(fields[2], ' ') >= 0 {
+				nf = splitFieldsString(line, fields[:])
+			}
+		} else {
+			nf = splitFieldsString(line, fields[:])
+		}
 		if nf == 0 {
 			continue
 		}
 		if nf < 3 {
 			return nil, fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, line)
 		}
-		addr, err := parseHexBytes([]byte(fields[0]))
+		addr, err := parseHexDigits(fields[0])
 		if err != nil {
 			return nil, fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
 		}
@@ -132,8 +162,8 @@ func (k *Kallsyms) Module(a Addr) string {
 // Symbolize resolves kernel runtime addresses.
 func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
 
-// parseHexBytes parses a hex number without a prefix.
-func parseHexBytes(b []byte) (uint64, error) {
+// parseHexDigits parses a hex number without a prefix.
+func parseHexDigits(b string) (uint64, error) {
 	if len(b) == 0 || len(b) > 16 {
 		return 0, fmt.Errorf("bad address %q", b)
 	}

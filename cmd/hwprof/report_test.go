@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/symbolize"
 )
 
 // reportProg has a known shape: main calls a, which calls b ten times
@@ -314,5 +316,69 @@ func TestReportBadInput(t *testing.T) {
 		if rep.Recording.Samples == 0 || rep.Recording.Samples >= 9232 {
 			t.Errorf("truncated at %.0f%%: %d samples reported, want some of 9232", 100*frac, rep.Recording.Samples)
 		}
+	}
+}
+
+// TestReportKernelSymbols records a program that spends its time in
+// system calls and checks where its kernel functions are named from: the
+// running kernel's /proc/kallsyms (the recording names the kernel by its
+// build-id), or, when perf's build-id cache holds a kallsyms saved for
+// that build-id, that file (here a copy with every name marked), which
+// also names the kernel of a recording made before a reboot.
+func TestReportKernelSymbols(t *testing.T) {
+	needPerfEvents(t)
+	kid, err := symbolize.KernelBuildID()
+	if err != nil || kid == "" {
+		t.Skipf("running kernel's build-id unknown: %v", err)
+	}
+	procSyms, err := os.ReadFile("/proc/kallsyms")
+	if err != nil || bytes.HasPrefix(procSyms, []byte("0000000000000000")) {
+		t.Skipf("kallsyms not readable with addresses: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "k.data")
+	r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-c", "20000", "-g", "-o", file, "--",
+		"dd", "if=/dev/zero", "of=/dev/null", "bs=64", "count=200000")
+	if r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	kernelFuncs := func(rep *reportJSON) (named, marked int) {
+		for _, f := range rep.Functions {
+			if f.Object != symbolize.KernelPath {
+				continue
+			}
+			if !strings.HasPrefix(f.Name, "[") {
+				named++
+			}
+			if strings.HasPrefix(f.Name, "saved_") {
+				marked++
+			}
+		}
+		return named, marked
+	}
+	t.Setenv("PERF_BUILDID_DIR", t.TempDir()) // an empty cache
+	named, marked := kernelFuncs(runReportJSON(t, "-i", file))
+	if named == 0 || marked != 0 {
+		t.Fatalf("from /proc/kallsyms: %d kernel functions named, %d marked; want some named, none marked", named, marked)
+	}
+
+	cache := t.TempDir()
+	var saved bytes.Buffer
+	for _, line := range strings.SplitAfter(string(procSyms), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 {
+			line = strings.Replace(line, " "+f[2], " saved_"+f[2], 1)
+		}
+		saved.WriteString(line)
+	}
+	dir := filepath.Join(cache, symbolize.KernelPath, kid)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kallsyms"), saved.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PERF_BUILDID_DIR", cache)
+	named2, marked2 := kernelFuncs(runReportJSON(t, "-i", file))
+	if marked2 == 0 || marked2 != named2 {
+		t.Fatalf("from the saved kallsyms: %d kernel functions named, %d from it; want all from it", named2, marked2)
 	}
 }

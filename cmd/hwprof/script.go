@@ -185,10 +185,11 @@ type scripter struct {
 	files    *objectFiles
 	unwinder *unwind.Unwinder
 	buildIDs map[string]string // path -> build-id hex, from the recording
-	// kernelLocal says whether the recorded kernel is the running one,
-	// whose /proc/kallsyms then names kernel addresses; kernelWhy says
-	// why not.
+	// kernelLocal says whether the recorded kernel is the running one
+	// (whose vdso is the recorded one); kernelSyms whether a kallsyms
+	// names its addresses (symbolize.FindKallsyms), kernelWhy why not.
 	kernelLocal bool
+	kernelSyms  bool
 	kernelWhy   string
 	kernelAsked bool // some address resolved to the kernel
 	// vdso is this kernel's vdso image when the recording was made on
@@ -218,19 +219,27 @@ type scripter struct {
 }
 
 func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scripter {
-	sc := &scripter{
-		r: r, o: o, symz: symbolize.New(so),
-		buildIDs: map[string]string{},
-		objIdx:   map[*procmap.Object]int32{},
-		keyIdx:   map[symbolize.ObjectKey]int32{},
-		comms:    map[string]int32{},
-	}
+	buildIDs := map[string]string{}
 	for _, b := range r.Features().BuildIDs {
 		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
-			sc.buildIDs[b.Path] = id
+			buildIDs[b.Path] = id
 		}
 	}
-	sc.kernelLocal, sc.kernelWhy = recordedKernelIsLocal(r.Features(), sc.buildIDs[symbolize.KernelPath])
+	f := r.Features()
+	kid := buildIDs[symbolize.KernelPath]
+	local, _ := symbolize.KernelIsLocal(kid, f.OSRelease, f.Hostname)
+	var why string
+	so.Kallsyms, why = symbolize.FindKallsyms(so, kid, f.OSRelease, f.Hostname)
+	sc := &scripter{
+		r: r, o: o, symz: symbolize.New(so),
+		buildIDs:    buildIDs,
+		kernelLocal: local,
+		kernelSyms:  so.Kallsyms != "",
+		kernelWhy:   why,
+		objIdx:      map[*procmap.Object]int32{},
+		keyIdx:      map[symbolize.ObjectKey]int32{},
+		comms:       map[string]int32{},
+	}
 	segs := procmap.NewSegments(so.SymFS)
 	sc.files = &objectFiles{opts: so, segs: segs, found: map[string]string{}}
 	sc.maps = procmap.New(segs)
@@ -243,31 +252,6 @@ func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scr
 	}
 	sc.unwinder = unwind.New(uo)
 	return sc
-}
-
-// recordedKernelIsLocal reports whether the recording was made on the
-// running kernel: its [kernel.kallsyms] build-id is the running kernel's,
-// or, when it names none, its OS release is the running one's (or it does
-// not say). perf uses /proc/kallsyms on the same build-id test.
-func recordedKernelIsLocal(f *perfdata.FileFeatures, recorded string) (bool, string) {
-	if recorded != "" {
-		local, err := symbolize.KernelBuildID()
-		if err != nil {
-			return false, fmt.Sprintf("the recording's kernel has build-id %s and the running kernel's is unknown (%v)", recorded, err)
-		}
-		if !symbolize.SameBuildID(recorded, local) {
-			return false, fmt.Sprintf("the recording's kernel has build-id %s, the running kernel %s", recorded, local)
-		}
-		return true, ""
-	}
-	if f.OSRelease == "" {
-		return true, ""
-	}
-	rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil || strings.TrimSpace(string(rel)) != f.OSRelease {
-		return false, fmt.Sprintf("the recording was made on kernel %s, this is %s", f.OSRelease, strings.TrimSpace(string(rel)))
-	}
-	return true, ""
 }
 
 // objectFiles finds the file of each recorded object once: its recorded
@@ -477,7 +461,7 @@ func (sc *scripter) objectKey(obj *procmap.Object, pid uint32) (symbolize.Object
 	switch obj.Kind {
 	case procmap.KindKernel, procmap.KindModule:
 		sc.kernelAsked = true
-		return symbolize.ObjectKey{Path: symbolize.KernelPath}, sc.kernelLocal
+		return symbolize.ObjectKey{Path: symbolize.KernelPath}, sc.kernelSyms
 	case procmap.KindJIT:
 		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
 	case procmap.KindVDSO:
@@ -530,7 +514,7 @@ func (sc *scripter) symbolize(stderr io.Writer) {
 	for k, key := range sc.keys {
 		req[key] = sc.addrs[k]
 	}
-	if sc.kernelAsked && !sc.kernelLocal {
+	if sc.kernelAsked && !sc.kernelSyms {
 		fmt.Fprintf(stderr, "hwprof: warning: %s: kernel frames print as [unknown]\n", sc.kernelWhy)
 	}
 	res := sc.symz.SymbolizeAll(req)

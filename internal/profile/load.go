@@ -96,6 +96,7 @@ func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 		tweak(l)
 	}
 	defer l.code.close()
+	l.findKernel()
 	if !o.SiteLines {
 		l.preloadKernel()
 	}
@@ -147,11 +148,14 @@ type loader struct {
 	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
 	inline       bool // fold samples on the reading goroutine (tests)
 
-	// the kernel's symbols, read while the records are (preloadKernel)
-	kallsyms  chan struct{} // closed when read; nil when not preloaded
-	kernelRes symbolize.Resolver
-	kernelErr error
-	noRetAddr uint64 // exact samples without a return address
+	// the kernel's symbols: the kallsyms file that names them, or why
+	// none does (findKernel), read while the records are (preloadKernel)
+	kernelPath string
+	kernelWhy  string
+	kallsyms   chan struct{} // closed when read; nil when not preloaded
+	kernelRes  symbolize.Resolver
+	kernelErr  error
+	noRetAddr  uint64 // exact samples without a return address
 	// exact hits of Go programs: each thread's last probe event, and the
 	// event whose next hit is a restart after stack growth (goRestart)
 	lastExact  map[uint32]exactHit

@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -49,8 +47,8 @@ func (l *loader) warn(s string) { l.warnings = append(l.warnings, s) }
 // symbolize resolves every address id: by the objects' symbols alone, or
 // with LoadOptions.SiteLines through their DWARF too (objects in parallel:
 // building the tables of a large debug package is the slow part); the
-// kernel through /proc/kallsyms only when the recording was made on this
-// kernel.
+// kernel through the kallsyms symbolize.FindKallsyms finds (a saved one,
+// or /proc/kallsyms when the recording was made on this kernel).
 func (l *loader) symbolize() []symbolize.Location {
 	keys := l.addrs.keys
 	locs := make([]symbolize.Location, len(keys))
@@ -61,7 +59,7 @@ func (l *loader) symbolize() []symbolize.Location {
 	}
 	groups := map[*procmap.Object]*group{}
 	var order []*procmap.Object
-	kernelHere := l.recordedHere()
+	kernelHere, kernelWarned := l.kernelPath != "", false
 	for i, k := range keys {
 		if k.obj == nil {
 			continue
@@ -71,6 +69,10 @@ func (l *loader) symbolize() []symbolize.Location {
 			key, can := l.objectKey(k.obj)
 			if can && key.Path == symbolize.KernelPath && !kernelHere {
 				can = false
+				if !kernelWarned {
+					kernelWarned = true
+					l.warn(fmt.Sprintf("no kernel symbols: %s: kernel functions show as %s", l.kernelWhy, symbolize.KernelPath))
+				}
 			}
 			if can {
 				g = &group{key: key}
@@ -91,7 +93,7 @@ func (l *loader) symbolize() []symbolize.Location {
 		}
 		req[g.key] = append(req[g.key], g.addrs...)
 	}
-	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs}
+	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs, Kallsyms: l.kernelPath}
 	res := symbolize.New(so).SymbolizeAll(req)
 	next := map[symbolize.ObjectKey]int{} // objects of one key share its result
 	var kernel symbolize.Resolver
@@ -157,11 +159,19 @@ func (l *loader) symbolizeWarning(key symbolize.ObjectKey, err error) {
 	}
 }
 
-// preloadKernel starts reading /proc/kallsyms (slow: the kernel formats
-// every symbol) while the records are read, when the recording was made
-// on this kernel and an event samples the kernel.
+// findKernel decides which kallsyms names the recording's kernel
+// (symbolize.FindKallsyms), or why none does.
+func (l *loader) findKernel() {
+	f := l.r.Features()
+	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs}
+	l.kernelPath, l.kernelWhy = symbolize.FindKallsyms(so, l.buildIDs[symbolize.KernelPath], f.OSRelease, f.Hostname)
+}
+
+// preloadKernel starts reading the kernel's symbols (slow for
+// /proc/kallsyms: the kernel formats every symbol) while the records are
+// read, when an event samples the kernel and a kallsyms names it.
 func (l *loader) preloadKernel() {
-	if !l.recordedHere() {
+	if l.kernelPath == "" {
 		return
 	}
 	kernel := false
@@ -174,33 +184,17 @@ func (l *loader) preloadKernel() {
 	l.kallsyms = make(chan struct{})
 	go func() {
 		defer close(l.kallsyms)
-		so := symbolize.Options{SymFS: l.o.SymFS}
-		l.kernelRes, l.kernelErr = symbolize.New(so).Resolver(symbolize.ObjectKey{Path: symbolize.KernelPath})
+		l.kernelRes, l.kernelErr = symbolize.LoadKallsyms(l.kernelPath)
 	}()
 }
 
 // kernelSymbols returns the kernel's resolver, preloaded or read now.
 func (l *loader) kernelSymbols() (symbolize.Resolver, error) {
 	if l.kallsyms == nil {
-		return symbolize.New(symbolize.Options{SymFS: l.o.SymFS}).Resolver(symbolize.ObjectKey{Path: symbolize.KernelPath})
+		return symbolize.LoadKallsyms(l.kernelPath)
 	}
 	<-l.kallsyms
 	return l.kernelRes, l.kernelErr
-}
-
-// recordedHere reports whether the recording was made on this machine's
-// running kernel, so that /proc/kallsyms names its kernel addresses.
-func (l *loader) recordedHere() bool {
-	f := l.r.Features()
-	if f.OSRelease == "" {
-		return false
-	}
-	rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil || strings.TrimSpace(string(rel)) != f.OSRelease {
-		return false
-	}
-	host, err := os.Hostname()
-	return err == nil && (f.Hostname == "" || f.Hostname == host)
 }
 
 // funcKey identifies a function: its object, symbol start and name.

@@ -15,6 +15,7 @@
 package record
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +30,7 @@ import (
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/ring"
 	"github.com/hwprof/hwprof/perf/synth"
+	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/tuning"
 	"golang.org/x/sys/unix"
 )
@@ -449,6 +451,18 @@ func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 			continue // not an ELF file, or one without a build-id
 		}
 		ids = append(ids, perfdata.BuildID{PID: pid, Misc: perf.MiscUser, ID: id, Path: path})
+	}
+	// The kernel's, when an event samples it, as perf record writes it:
+	// a report then knows whether /proc/kallsyms (or a kallsyms saved for
+	// that build-id) names the kernel addresses.
+	kernel := false
+	for _, ev := range r.o.Events {
+		kernel = kernel || !ev.Attr.Flags.Has(perf.FlagExcludeKernel)
+	}
+	if kid, err := symbolize.KernelBuildID(); kernel && err == nil && kid != "" {
+		if id, err := hex.DecodeString(kid); err == nil {
+			ids = append(ids, perfdata.BuildID{PID: -1, Misc: perf.MiscKernel, ID: id, Path: symbolize.KernelPath})
+		}
 	}
 	return ids
 }

@@ -1,0 +1,105 @@
+package symbolize
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// PerfBuildIDDir returns perf's build-id cache directory:
+// $PERF_BUILDID_DIR, else ~/.debug ("" when neither is known).
+func PerfBuildIDDir() string {
+	if d := os.Getenv("PERF_BUILDID_DIR"); d != "" {
+		return d
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".debug")
+	}
+	return ""
+}
+
+// SavedKallsyms returns a kallsyms file saved for the kernel with build-id
+// id in one of dirs (build-id caches, in order), or "". perf record saves
+// /proc/kallsyms as <cache>/[kernel.kallsyms]/<id>/kallsyms, linked from
+// <cache>/.build-id/xx/rest/kallsyms: the kernel's symbols as they were
+// when recording, right even after a reboot moved the kernel (KASLR) or
+// for a recording from another machine whose cache came with it. Reading
+// it is also much faster than /proc/kallsyms, which the kernel formats
+// line by line.
+func SavedKallsyms(id string, dirs []string) string {
+	id = CleanBuildID(id)
+	if id == "" {
+		return ""
+	}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		for _, form := range buildIDForms(id) {
+			if len(form) < 3 {
+				continue
+			}
+			for _, c := range []string{
+				filepath.Join(dir, KernelPath, form, "kallsyms"),
+				filepath.Join(dir, ".build-id", form[:2], form[2:], "kallsyms"),
+			} {
+				if exists(c) {
+					return c
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// KernelIsLocal reports whether a recording was made on the running
+// kernel, so that /proc/kallsyms names its kernel addresses: its
+// [kernel.kallsyms] build-id (hex) is the running kernel's, or, when it
+// names none, its OS release and host name are the running ones' (those it
+// records: "" is not checked). perf uses /proc/kallsyms on the same
+// build-id test. When not, it says why.
+func KernelIsLocal(buildID, osRelease, hostname string) (bool, string) {
+	if CleanBuildID(buildID) != "" {
+		local, err := KernelBuildID()
+		if err != nil {
+			return false, fmt.Sprintf("the recording's kernel has build-id %s and the running kernel's is unknown (%v)", buildID, err)
+		}
+		if !SameBuildID(buildID, local) {
+			return false, fmt.Sprintf("the recording's kernel has build-id %s, the running kernel %s", buildID, local)
+		}
+		return true, ""
+	}
+	if osRelease != "" {
+		rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
+		if here := strings.TrimSpace(string(rel)); err != nil || here != osRelease {
+			return false, fmt.Sprintf("the recording was made on kernel %s, this is %s", osRelease, here)
+		}
+	}
+	if hostname != "" {
+		if host, err := os.Hostname(); err != nil || host != hostname {
+			return false, fmt.Sprintf("the recording was made on host %s, this is %s", hostname, host)
+		}
+	}
+	return true, ""
+}
+
+// FindKallsyms returns the kallsyms file that names the kernel of a
+// recording (its [kernel.kallsyms] build-id, OS release and host name, as
+// recorded; any may be ""): o.Kallsyms when set; else a kallsyms saved for
+// that build-id under o.DebugDirs or perf's build-id cache
+// (SavedKallsyms); else /proc/kallsyms (under o.SymFS) when the recording
+// was made on the running kernel (KernelIsLocal). Otherwise it returns ""
+// and why.
+func FindKallsyms(o Options, buildID, osRelease, hostname string) (string, string) {
+	if o.Kallsyms != "" {
+		return o.Kallsyms, ""
+	}
+	if p := SavedKallsyms(buildID, append(append([]string(nil), o.DebugDirs...), PerfBuildIDDir())); p != "" {
+		return p, ""
+	}
+	if ok, why := KernelIsLocal(buildID, osRelease, hostname); !ok {
+		return "", why
+	}
+	return o.symfs("/proc/kallsyms"), ""
+}

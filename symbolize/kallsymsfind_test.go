@@ -1,0 +1,128 @@
+package symbolize
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSavedKallsyms(t *testing.T) {
+	const id = "e4f18d9dc1d0e6fc2b17e93e885a647b3c0a6fc1"
+	perfLayout := t.TempDir() // perf record's: [kernel.kallsyms]/<id>/kallsyms
+	writeFile(t, filepath.Join(perfLayout, KernelPath, id, "kallsyms"), "ffffffff81000000 T _text\n")
+	linkLayout := t.TempDir() // .build-id/xx/rest/kallsyms only
+	writeFile(t, filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"), "ffffffff81000000 T _text\n")
+	empty := t.TempDir()
+
+	if got, want := SavedKallsyms(id, []string{empty, perfLayout}), filepath.Join(perfLayout, KernelPath, id, "kallsyms"); got != want {
+		t.Errorf("perf's layout: %q, want %q", got, want)
+	}
+	if got, want := SavedKallsyms(id, []string{"", linkLayout}), filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"); got != want {
+		t.Errorf(".build-id layout: %q, want %q", got, want)
+	}
+	// An old perf pads build-ids to 20 bytes; a 16-byte one is found.
+	short := id[:32]
+	writeFile(t, filepath.Join(empty, KernelPath, short, "kallsyms"), "ffffffff81000000 T _text\n")
+	if got := SavedKallsyms(short+"00000000", []string{empty}); got == "" {
+		t.Errorf("padded build-id: not found")
+	}
+	if got := SavedKallsyms("00112233445566778899aabbccddeeff00112233", []string{perfLayout, linkLayout}); got != "" {
+		t.Errorf("another build-id: found %q", got)
+	}
+	if got := SavedKallsyms("", []string{perfLayout}); got != "" {
+		t.Errorf("no build-id: found %q", got)
+	}
+}
+
+func TestFindKallsyms(t *testing.T) {
+	const other = "00112233445566778899aabbccddeeff00112233"
+	cache := t.TempDir()
+	t.Setenv("PERF_BUILDID_DIR", cache)
+	if got := PerfBuildIDDir(); got != cache {
+		t.Fatalf("PerfBuildIDDir %q, want $PERF_BUILDID_DIR %q", got, cache)
+	}
+
+	// Not saved and not this kernel: none, and why.
+	p, why := FindKallsyms(Options{}, other, "", "")
+	if p != "" || !strings.Contains(why, other) {
+		t.Errorf("unknown kernel: %q, %q; want none and why naming the build-id", p, why)
+	}
+	// Saved in perf's cache.
+	saved := filepath.Join(cache, KernelPath, other, "kallsyms")
+	writeFile(t, saved, "ffffffff81000000 T _text\n")
+	if p, _ := FindKallsyms(Options{}, other, "", ""); p != saved {
+		t.Errorf("saved in perf's cache: %q, want %q", p, saved)
+	}
+	// --debug-dir is looked in first.
+	dd := t.TempDir()
+	ddSaved := filepath.Join(dd, KernelPath, other, "kallsyms")
+	writeFile(t, ddSaved, "ffffffff81000000 T _text\n")
+	if p, _ := FindKallsyms(Options{DebugDirs: []string{dd}}, other, "", ""); p != ddSaved {
+		t.Errorf("saved in a debug dir: %q, want %q", p, ddSaved)
+	}
+	// An explicit kallsyms wins.
+	if p, _ := FindKallsyms(Options{Kallsyms: "k.txt", DebugDirs: []string{dd}}, other, "", ""); p != "k.txt" {
+		t.Errorf("explicit: %q", p)
+	}
+	// A recording of another release without a build-id.
+	if p, why := FindKallsyms(Options{}, "", "0.0.0-nowhere", ""); p != "" || !strings.Contains(why, "0.0.0-nowhere") {
+		t.Errorf("other release: %q, %q", p, why)
+	}
+	if p, why := FindKallsyms(Options{}, "", "", "no-such-host.invalid"); p != "" || !strings.Contains(why, "no-such-host.invalid") {
+		t.Errorf("other host: %q, %q", p, why)
+	}
+	// This kernel: /proc/kallsyms.
+	if id, err := KernelBuildID(); err == nil && id != "" {
+		if p, why := FindKallsyms(Options{}, id, "", ""); p != "/proc/kallsyms" {
+			t.Errorf("this kernel (build-id %s): %q, %q; want /proc/kallsyms", id, p, why)
+		}
+	} else {
+		t.Logf("running kernel's build-id unknown (%v): local case not checked", err)
+	}
+	if p, why := FindKallsyms(Options{}, "", "", ""); p != "/proc/kallsyms" {
+		t.Errorf("nothing recorded: %q, %q; want /proc/kallsyms", p, why)
+	}
+}
+
+// TestParseKallsymsLayouts checks that the fixed-column reading of the
+// kernel's own layout gives what splitting at blanks gives.
+func TestParseKallsymsLayouts(t *testing.T) {
+	text := "ffffffff81000000 T _stext\n" +
+		"ffffffff81001000 T do_one_initcall\n" +
+		"ffffffff81001200 t trace_initcall_start_cb\n" +
+		"ffffffff81001300 d some_data\n" +
+		"ffffffff81002000 W weak_text\n" +
+		"ffffffffc0000100 t nft_do_chain\t[nf_tables]\n" +
+		"ffffffffc0211000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+	if data, err := os.ReadFile("/proc/kallsyms"); err == nil && len(data) > 0 {
+		text = string(data)
+	}
+	// The same lines with other blanks: read by splitting.
+	var odd strings.Builder
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		odd.WriteString("  " + strings.Join(strings.Fields(line), " \t ") + "\n")
+	}
+	fast, err := ParseKallsyms(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := ParseKallsyms(strings.NewReader(odd.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fast.Len() == 0 || !reflect.DeepEqual(fast.table.syms, slow.table.syms) {
+		t.Errorf("fixed columns give %d symbols, splitting %d, or they differ", fast.Len(), slow.Len())
+	}
+}
