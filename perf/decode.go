@@ -192,6 +192,7 @@ type formatEvent struct {
 	attr        Attr
 	sampleIDAll bool
 	timeOff     int // byte offset of TIME in a SAMPLE, -1 if none
+	layout      SampleLayout
 	trailerSize int // bytes of the sample_id trailer of other records
 	trailerTime int // offset of TIME from the end of the record, 0 if none
 	nRegsUser   int
@@ -278,6 +279,7 @@ func newFormatEvent(a Attr) formatEvent {
 	if st&SampleTime != 0 {
 		ev.timeOff = RecordHeaderSize + 8*bits.OnesCount64(uint64(st&(SampleIdentifier|SampleIP|SampleTID)))
 	}
+	ev.layout = sampleLayout(st)
 	if ev.sampleIDAll {
 		ev.trailerSize = TrailerSize(st)
 		if st&SampleTime != 0 {
@@ -287,6 +289,55 @@ func newFormatEvent(a Attr) formatEvent {
 		}
 	}
 	return ev
+}
+
+// SampleLayout says where the fields a stack profiler reads first sit in
+// the SAMPLE records of one event, so that they can be read without
+// decoding the record (SampleFormat.Layout): byte offsets from the start
+// of the record (header included), -1 for a field the event does not
+// sample. They are the same in every sample of the event: every field
+// before CALLCHAIN has a fixed size, but READ, after which Callchain is
+// -1 (decode such samples).
+type SampleLayout struct {
+	IP, TID, Time, Period int
+	// Callchain is the offset of the callchain's nr, followed by nr u64s.
+	Callchain int
+}
+
+func sampleLayout(st SampleType) SampleLayout {
+	l := SampleLayout{IP: -1, TID: -1, Time: -1, Period: -1, Callchain: -1}
+	off := RecordHeaderSize
+	field := func(bit SampleType, size int) int {
+		if st&bit == 0 {
+			return -1
+		}
+		at := off
+		off += size
+		return at
+	}
+	field(SampleIdentifier, 8)
+	l.IP = field(SampleIP, 8)
+	l.TID = field(SampleTID, 8)
+	l.Time = field(SampleTime, 8)
+	field(SampleAddr, 8)
+	field(SampleID, 8)
+	field(SampleStreamID, 8)
+	field(SampleCPU, 8)
+	l.Period = field(SamplePeriod, 8)
+	if st&SampleRead == 0 {
+		l.Callchain = field(SampleCallchain, 8)
+	}
+	return l
+}
+
+// Layout returns the index of a SAMPLE record's event (as EventOf) and
+// where its first fields sit; the caller checks them against len(rec).
+func (f *SampleFormat) Layout(rec []byte) (int, *SampleLayout, error) {
+	i, ev, err := f.layoutOf(rec)
+	if err != nil {
+		return -1, nil, err
+	}
+	return i, &ev.layout, nil
 }
 
 // TrailerSize returns the bytes of the sample_id trailer for sample_type

@@ -200,6 +200,7 @@ func TestDecodeSampleLayouts(t *testing.T) {
 			if tm, ok := f.Time(raw); ok != (a.SampleType&SampleTime != 0) || ok && tm != want.Time {
 				t.Errorf("Time = %d, %v", tm, ok)
 			}
+			checkLayout(t, f, &a, raw, &want)
 			// Every shorter record fails with an error naming a field,
 			// never a panic.
 			for n := 8; n < len(raw); n++ {
@@ -659,5 +660,47 @@ func TestSampleFormatClone(t *testing.T) {
 	}
 	if i, ok := f.EventOfID(9); !ok || i != 1 {
 		t.Errorf("format: id 9 is event %d (%v), want 1", i, ok)
+	}
+}
+
+// checkLayout checks that SampleLayout's offsets read what DecodeSample
+// decodes.
+func checkLayout(t *testing.T, f *SampleFormat, a *Attr, raw []byte, want *Sample) {
+	t.Helper()
+	_, l, err := f.Layout(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := a.SampleType
+	at := func(field string, off int, bit SampleType, want uint64) {
+		if (off >= 0) != (st&bit != 0) {
+			t.Errorf("layout %s at %d, sample_type %v", field, off, st)
+			return
+		}
+		if off >= 0 && lee.Uint64(raw[off:]) != want {
+			t.Errorf("layout %s at %d reads %#x, want %#x", field, off, lee.Uint64(raw[off:]), want)
+		}
+	}
+	at("ip", l.IP, SampleIP, want.IP)
+	at("tid", l.TID, SampleTID, uint64(want.TID)<<32|uint64(want.PID))
+	at("time", l.Time, SampleTime, want.Time)
+	at("period", l.Period, SamplePeriod, want.Period)
+	switch {
+	case st&SampleCallchain == 0 || st&SampleRead != 0:
+		if l.Callchain >= 0 {
+			t.Errorf("layout callchain at %d, sample_type %v", l.Callchain, st)
+		}
+	case l.Callchain < 0:
+		t.Errorf("layout has no callchain, sample_type %v", st)
+	default:
+		n := int(lee.Uint64(raw[l.Callchain:]))
+		if n != len(want.Callchain) {
+			t.Fatalf("layout callchain nr %d, want %d", n, len(want.Callchain))
+		}
+		for i, w := range want.Callchain {
+			if g := lee.Uint64(raw[l.Callchain+8+8*i:]); g != w {
+				t.Errorf("layout callchain[%d] %#x, want %#x", i, g, w)
+			}
+		}
 	}
 }
