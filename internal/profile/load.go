@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -143,7 +144,10 @@ type loader struct {
 	recent       evTID // the last sample's thread and period
 	recentPeriod uint64
 	hasRecent    bool
-	fpOnly       []bool // per event: unwound from the callchain alone
+	fpOnly       []bool  // per event: unwound from the callchain alone
+	fast         []bool  // per event: its samples may take foldFast
+	noFast       bool    // decode every sample (tests)
+	fastCount    *uint64 // if set, counts the samples foldFast folds (tests)
 	stacks       *stackCache
 	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
 	inline       bool // fold samples on the reading goroutine (tests)
@@ -300,6 +304,9 @@ func (l *loader) snapshot() {
 
 // fold decodes and folds one sample record.
 func (w *sampleWorker) fold(raw []byte) {
+	if w.l.foldFast(raw) {
+		return
+	}
 	if err := w.l.format.DecodeSample(raw, &w.s); err == nil {
 		w.l.sample(&w.s) // the reader counts undecodable samples in its warnings
 	}
@@ -437,7 +444,65 @@ func (l *loader) growEvents() {
 			l.periodsSeen = append(l.periodsSeen, map[uint64]bool{})
 			l.fpOnly = append(l.fpOnly, unwind.MethodFor(a) == unwind.MethodFP)
 		}
+		l.fast = l.fast[:0]
+		for i, src := range l.srcs {
+			l.fast = append(l.fast, l.fpOnly[i] && src != srcExact && src != srcLBR && src != srcCalls &&
+				(l.o.Event == "" || l.r.Attrs()[i].Name == l.o.Event))
+		}
 	}
+}
+
+// foldFast folds a sample whose stack is in the stack cache without
+// decoding it, when its event's samples are stacks alone (timer-like,
+// unwound from the frame-pointer callchain: l.fast) and have their
+// callchain at a fixed place (perf.SampleLayout): it reads the thread,
+// time, period and callchain where they sit and does what sample does
+// for them. It returns false for every other sample, to be decoded.
+func (l *loader) foldFast(raw []byte) bool {
+	if l.noFast {
+		return false
+	}
+	ev, lay, err := l.format.Layout(raw)
+	if err != nil || ev >= len(l.fast) || lay.Callchain < 0 || lay.TID < 0 {
+		return false
+	}
+	if ev < 0 {
+		if l.format.Len() != 1 {
+			return false
+		}
+		ev = 0
+	}
+	if !l.fast[ev] || lay.Callchain+8 > len(raw) {
+		return false
+	}
+	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
+	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
+		return false
+	}
+	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
+	pid := binary.LittleEndian.Uint32(raw[lay.TID:])
+	i := l.stacks.findBytes(hashChainBytes(pid, chain), pid, chain)
+	if i < 0 {
+		return false
+	}
+	var period uint64
+	if lay.Period >= 0 {
+		period = binary.LittleEndian.Uint64(raw[lay.Period:])
+	} else if a := l.format.Attr(ev); a != nil && !a.Freq() {
+		period = a.SamplePeriod
+	}
+	var t uint64
+	if lay.Time >= 0 {
+		t = binary.LittleEndian.Uint64(raw[lay.Time:])
+	}
+	l.rec.Samples++
+	l.used[ev] = true
+	l.notePeriodAt(ev, binary.LittleEndian.Uint32(raw[lay.TID+4:]), t, lay.Time >= 0, period)
+	l.foldCached(i, max(period, 1))
+	if l.fastCount != nil {
+		*l.fastCount++
+	}
+	return true
 }
 
 // sample folds one sample (on the sample worker).
@@ -488,12 +553,18 @@ type evTID struct {
 // events (whose period the kernel adjusts sample by sample) keep their
 // first period only.
 func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
-	if s.Has(perf.SampleTime) {
+	l.notePeriodAt(ev, s.TID, s.Time, s.Has(perf.SampleTime), period)
+}
+
+// notePeriodAt is notePeriod for a sample of thread tid at time t (when
+// timed).
+func (l *loader) notePeriodAt(ev int, tid uint32, t uint64, timed bool, period uint64) {
+	if timed {
 		if !l.timed {
-			l.first, l.timed = s.Time, true
+			l.first, l.timed = t, true
 		}
-		l.first = min(l.first, s.Time)
-		l.last = max(l.last, s.Time)
+		l.first = min(l.first, t)
+		l.last = max(l.last, t)
 	}
 	if period == 0 {
 		return
@@ -501,7 +572,7 @@ func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 	if l.lastPeriod == nil {
 		l.lastPeriod = map[evTID]uint64{}
 	}
-	k := evTID{ev, s.TID}
+	k := evTID{ev, tid}
 	if l.hasRecent && k == l.recent && period == l.recentPeriod {
 		return // the common case: the same thread at the same period
 	}
@@ -516,11 +587,11 @@ func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 		return
 	}
 	seen[period] = true
-	var t uint64
-	if s.Has(perf.SampleTime) && s.Time > l.first {
-		t = s.Time - l.first
+	var since uint64
+	if timed && t > l.first {
+		since = t - l.first
 	}
-	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: t, Event: l.attrs[ev].Name, Period: period})
+	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: since, Event: l.attrs[ev].Name, Period: period})
 }
 
 // frameKey is the address a frame is interned by, and its call site: the

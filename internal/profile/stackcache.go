@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"encoding/binary"
+
 	"github.com/hwprof/hwprof/ccmap"
 )
 
@@ -140,4 +142,45 @@ func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Fr
 	c.entries = append(c.entries, e)
 	c.slots[i] = int32(len(c.entries))
 	return len(c.entries) - 1
+}
+
+// hashChainBytes is hashChain of a callchain as it sits in a record:
+// little-endian u64s.
+func hashChainBytes(pid uint32, chain []byte) uint64 {
+	h := uint64(14695981039346656037) ^ uint64(pid)
+	for i := 0; i+8 <= len(chain); i += 8 {
+		h = (h ^ binary.LittleEndian.Uint64(chain[i:])) * 1099511628211
+		h ^= h >> 29
+	}
+	return h
+}
+
+// findBytes is find for a callchain as it sits in a record.
+func (c *stackCache) findBytes(h uint64, pid uint32, chain []byte) int {
+	if c.slots == nil {
+		return -1
+	}
+	mask := uint64(len(c.slots) - 1)
+	for i := c.slot(h); ; i = (i + 1) & mask {
+		s := c.slots[i]
+		if s == 0 {
+			return -1
+		}
+		e := &c.entries[s-1]
+		if e.hash == h && e.pid == pid && equalChainBytes(c.raw[e.raw:e.rawEnd], chain) {
+			return int(s - 1)
+		}
+	}
+}
+
+func equalChainBytes(a []uint64, b []byte) bool {
+	if 8*len(a) != len(b) {
+		return false
+	}
+	for i, w := range a {
+		if w != binary.LittleEndian.Uint64(b[8*i:]) {
+			return false
+		}
+	}
+	return true
 }

@@ -81,6 +81,83 @@ func sameProfile(t *testing.T, got, want *Profile) {
 // must be the same. Under -race it also checks that the worker shares
 // nothing with the reader unsynchronized.
 func TestSampleWorkerFoldsTheSame(t *testing.T) {
+	paths := fixtureRecordings(t)
+	folded := 0
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			o := LoadOptions{Seed: 1}
+			want, wantErr := load(path, o, func(l *loader) { l.inline = true })
+			got, gotErr := load(path, o, nil)
+			if sameLoad(t, got, gotErr, want, wantErr) {
+				folded++
+			}
+		})
+	}
+	if folded < 10 {
+		t.Errorf("only %d recordings had samples folded", folded)
+	}
+}
+
+// TestFoldFastTheSame loads every recording of the shared fixtures with
+// and without foldFast (samples of cached stacks read where their fields
+// sit instead of decoded), all events and each event alone: everything
+// must be the same, and foldFast must have taken the repeated stacks of
+// the frame-pointer recordings (the fixtures' stacks are mostly unique).
+func TestFoldFastTheSame(t *testing.T) {
+	fastUsed := 0
+	for _, path := range fixtureRecordings(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			events := []string{""}
+			if p, err := Load(path, LoadOptions{}); p != nil && len(p.Recording.Events) > 1 {
+				for _, e := range p.Recording.Events {
+					events = append(events, e.Name)
+				}
+			} else if p == nil {
+				t.Skipf("unreadable: %v", err)
+			}
+			for _, ev := range events {
+				o := LoadOptions{Seed: 1, Event: ev}
+				want, wantErr := load(path, o, func(l *loader) { l.noFast = true })
+				var fast uint64
+				got, gotErr := load(path, o, func(l *loader) { l.fastCount = &fast })
+				sameLoad(t, got, gotErr, want, wantErr)
+				t.Logf("event %q: %d of %d samples folded fast", ev, fast, want.Recording.Samples)
+				if want != nil && fast > 0 {
+					fastUsed++
+				}
+				if want != nil && fast > want.Recording.Samples {
+					t.Errorf("event %q: %d samples folded fast, %d in all", ev, fast, want.Recording.Samples)
+				}
+			}
+		})
+	}
+	if fastUsed < 3 {
+		t.Errorf("foldFast took samples in only %d loads", fastUsed)
+	}
+}
+
+// sameLoad fails t unless two loads gave the same error, recording facts,
+// warnings and profile; it reports whether samples were folded.
+func sameLoad(t *testing.T, got *Profile, gotErr error, want *Profile, wantErr error) bool {
+	t.Helper()
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+		t.Fatalf("error %v, want %v", gotErr, wantErr)
+	}
+	if want == nil {
+		return false
+	}
+	if !reflect.DeepEqual(got.Recording, want.Recording) {
+		t.Errorf("recording %+v, want %+v", got.Recording, want.Recording)
+	}
+	if !reflect.DeepEqual(got.Warnings, want.Warnings) {
+		t.Errorf("warnings %q, want %q", got.Warnings, want.Warnings)
+	}
+	sameProfile(t, got, want)
+	return want.Map.Totals().Samples > 0
+}
+
+// fixtureRecordings returns the recordings of the shared fixtures.
+func fixtureRecordings(t *testing.T) []string {
 	dir := fixtures.Dir(t)
 	var paths []string
 	for _, sub := range []string{"perf_data_converter", "autofdo"} {
@@ -97,33 +174,7 @@ func TestSampleWorkerFoldsTheSame(t *testing.T) {
 	if len(paths) < 10 {
 		t.Fatalf("only %d recordings in %s", len(paths), dir)
 	}
-	folded := 0
-	for _, path := range paths {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			o := LoadOptions{Seed: 1}
-			want, wantErr := load(path, o, func(l *loader) { l.inline = true })
-			got, gotErr := load(path, o, nil)
-			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-				t.Fatalf("error %v, want %v", gotErr, wantErr)
-			}
-			if want == nil {
-				return
-			}
-			if !reflect.DeepEqual(got.Recording, want.Recording) {
-				t.Errorf("recording %+v, want %+v", got.Recording, want.Recording)
-			}
-			if !reflect.DeepEqual(got.Warnings, want.Warnings) {
-				t.Errorf("warnings %q, want %q", got.Warnings, want.Warnings)
-			}
-			sameProfile(t, got, want)
-			if want.Map.Totals().Samples > 0 {
-				folded++
-			}
-		})
-	}
-	if folded < 10 {
-		t.Errorf("only %d recordings had samples folded", folded)
-	}
+	return paths
 }
 
 // cctByPath returns a CCT without its context ids, which depend on the
