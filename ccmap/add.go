@@ -10,13 +10,23 @@ package ccmap
 // stack even when recursion repeats it; Self goes to the innermost
 // function, the innermost edge and its call site, and the leaf context.
 func (m *Map) AddStack(frames []Frame, weight uint64) {
+	m.AddStacks(frames, weight, 1)
+}
+
+// AddStacks folds count samples of one stack whose weights sum to weight:
+// the map is the one AddStack of each sample gives (folding is linear in
+// the weight, and recursion is counted once per stack either way), but
+// for far less work. A caller that sums repeated stacks before folding
+// them passes how many it summed, so that Totals.Stacks stays the number
+// of stacks folded. A count of 0 or an empty stack is ignored.
+func (m *Map) AddStacks(frames []Frame, weight, count uint64) {
 	n := len(frames)
-	if n == 0 {
+	if n == 0 || count == 0 {
 		return
 	}
 	m.seq++
 	m.tot.Samples += weight
-	m.tot.Stacks++
+	m.tot.Stacks += count
 
 	h := hashStack(frames)
 	c := m.cached(h, frames, weight)

@@ -370,3 +370,37 @@ func TestEmptyStackIgnored(t *testing.T) {
 		t.Errorf("empty stack counted: %+v %+v", m.Totals(), m.Size())
 	}
 }
+
+// TestAddStacksSumsSamples: folding each stack's samples summed with
+// AddStacks gives the map that folding every sample with AddStack gives,
+// Totals.Stacks included.
+func TestAddStacksSumsSamples(t *testing.T) {
+	stacks, seq := zipfStacks(5, 300, 500, 12, 20000)
+	one := New()
+	sum := make([]uint64, len(stacks))
+	count := make([]uint64, len(stacks))
+	for k, i := range seq {
+		w := uint64(1 + k%7)
+		one.AddStack(stacks[i], w)
+		sum[i] += w
+		count[i]++
+	}
+	summed := New()
+	for i := len(stacks) - 1; i >= 0; i-- { // another order too
+		summed.AddStacks(stacks[i], sum[i], count[i])
+	}
+	if err := summed.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if summed.Totals() != one.Totals() {
+		t.Fatalf("totals %+v, want %+v", summed.Totals(), one.Totals())
+	}
+	if !Equal(summed, one) {
+		t.Fatal("summed stacks give another map")
+	}
+	summed.AddStacks(stacks[0], 100, 0)
+	summed.AddStacks(nil, 100, 3)
+	if summed.Totals() != one.Totals() {
+		t.Fatalf("count 0 or no frames changed the totals: %+v", summed.Totals())
+	}
+}

@@ -45,7 +45,7 @@ func bias(t *testing.T, evs []event, rr float64, n int, comp func(uint64, float6
 		p := newProducer(Options{PacketSize: 1 << 20, DedupRatio: rr, Seed: seed + 1})
 		p.dedup.compensate = comp
 		m := ccmap.New()
-		p.send = func(pk *packet) { pk.fold(m) }
+		p.send = func(pk *packet) { pk.fold(m, nil) }
 		feed(p, evs)
 		p.flush()
 		st := p.Stats()

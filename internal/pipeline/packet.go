@@ -53,12 +53,17 @@ func (pk *packet) addEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.F
 	pk.items = append(pk.items, it)
 }
 
-// fold adds every sample of the packet to m.
-func (pk *packet) fold(m *ccmap.Map) {
+// fold adds every sample of the packet to m, stacks through pend when it
+// is not nil (then m lacks them until pend is flushed).
+func (pk *packet) fold(m *ccmap.Map, pend *pending) {
 	for i := range pk.items {
 		it := &pk.items[i]
 		switch it.kind {
 		case stackItem:
+			if pend != nil && it.hi > it.lo {
+				pend.add(m, pk.frames[it.lo:it.hi], it.weight)
+				continue
+			}
 			m.AddStack(pk.frames[it.lo:it.hi], it.weight)
 		case edgeItem:
 			m.AddEdge(it.site, it.callee, it.weight)

@@ -62,6 +62,7 @@ type Pipeline struct {
 	work     chan *packet
 	free     chan *packet
 	shards   []*ccmap.Map
+	pends    []*pending     // per shard: its stacks' sums not folded yet
 	inflight sync.WaitGroup // packets sent and not yet folded
 	workers  sync.WaitGroup
 	result   *ccmap.Map // set by Close
@@ -79,10 +80,12 @@ func New(o Options) *Pipeline {
 	p.free = make(chan *packet, 3*n+1)
 	p.send = p.submit
 	p.shards = make([]*ccmap.Map, n)
+	p.pends = make([]*pending, n)
 	for i := range p.shards {
 		p.shards[i] = ccmap.New()
+		p.pends[i] = newPending()
 		p.workers.Add(1)
-		go p.worker(p.shards[i])
+		go p.worker(p.shards[i], p.pends[i])
 	}
 	return p
 }
@@ -185,11 +188,12 @@ func (p *Pipeline) submit(pk *packet) {
 	}
 }
 
-// worker folds packets into its shard until the queue is closed.
-func (p *Pipeline) worker(shard *ccmap.Map) {
+// worker folds packets into its shard (stacks through its pending sums)
+// until the queue is closed.
+func (p *Pipeline) worker(shard *ccmap.Map, pend *pending) {
 	defer p.workers.Done()
 	for pk := range p.work {
-		pk.fold(shard)
+		pk.fold(shard, pend)
 		pk.reset()
 		select {
 		case p.free <- pk:
@@ -210,6 +214,7 @@ func (p *Pipeline) Snapshot() *ccmap.Map {
 	}
 	p.flush()
 	p.inflight.Wait()
+	p.flushPending()
 	return ccmap.Merge(p.shards...)
 }
 
@@ -222,13 +227,22 @@ func (p *Pipeline) Close() *ccmap.Map {
 	p.flush()
 	close(p.work)
 	p.workers.Wait()
+	p.flushPending()
 	m := p.shards[0]
 	for _, s := range p.shards[1:] {
 		m.Merge(s)
 	}
 	p.result = m
-	p.shards = nil
+	p.shards, p.pends = nil, nil
 	return m
+}
+
+// flushPending folds the workers' pending sums into their shards; the
+// workers must be idle.
+func (p *Pipeline) flushPending() {
+	for i, pend := range p.pends {
+		pend.flush(p.shards[i])
+	}
 }
 
 // Stats returns the counts so far.

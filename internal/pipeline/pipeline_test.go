@@ -53,11 +53,20 @@ func TestPacketOrder(t *testing.T) {
 	for trial := range 5 {
 		order := r.Perm(len(pkts))
 		shards := make([]*ccmap.Map, 1+trial)
+		pends := make([]*pending, len(shards))
 		for i := range shards {
 			shards[i] = ccmap.New()
+			if trial%2 == 1 { // stacks summed before folding
+				pends[i] = newPending()
+			}
 		}
 		for k, i := range order {
-			pkts[i].fold(shards[k%len(shards)])
+			pkts[i].fold(shards[k%len(shards)], pends[k%len(shards)])
+		}
+		for i, pend := range pends {
+			if pend != nil {
+				pend.flush(shards[i])
+			}
 		}
 		r.Shuffle(len(shards), func(i, j int) { shards[i], shards[j] = shards[j], shards[i] })
 		if got := ccmap.Merge(shards...); !ccmap.Equal(got, want) {
