@@ -77,8 +77,16 @@ type Record struct {
 	Time    uint64
 	HasTime bool
 	// Raw is the whole record, header first. It is valid until the next
-	// call to Next.
+	// call to Next, or for good if Kept.
 	Raw []byte
+	// Kept says Raw is never overwritten by the Reader: the caller may
+	// keep it after Next without copying. With SetKeepRecords(true) it is
+	// true for the records read from the file or stream (Raw is then a
+	// slice of a buffer the Reader never writes again). It is false for
+	// records from COMPRESSED records, whose buffer is reused, and for
+	// every record without SetKeepRecords(true): the Reader then reuses
+	// its buffers once it needs their records no more.
+	Kept bool
 }
 
 // Type returns the record's type.
@@ -444,8 +452,16 @@ func (r *Reader) Format() *perf.SampleFormat { return r.format }
 // time order (as `perf report -D` prints them). Call it before Next.
 func (r *Reader) SetFileOrder(fileOrder bool) { r.unordered = fileOrder }
 
+// SetKeepRecords makes the Reader read into fresh buffers that it never
+// writes again, so that the records it reads from the file or stream can
+// be kept after Next without copying (Record.Kept). It costs a fresh
+// allocation (zeroed by Go, then freed by the garbage collector) for every
+// MiB read; without it, the Reader reuses a few buffers and every Raw is
+// valid until the next call to Next only. Call it before Next.
+func (r *Reader) SetKeepRecords(keep bool) { r.src.keep = keep }
+
 // Record returns the current record; its Raw bytes are valid until the
-// next call to Next.
+// next call to Next, or for as long as the caller keeps them if Kept.
 func (r *Reader) Record() Record { return r.cur }
 
 // DecodeSample decodes the current record, a SAMPLE, into s; see

@@ -22,23 +22,23 @@ func (r *Reader) Next() bool {
 	if r.closed {
 		return false
 	}
+	rec := &r.cur // filled in place: no copies of the Record
 	for {
-		if rec, ok := r.queue.pop(); ok {
-			r.cur = rec
+		if r.queue.pop(rec) {
 			return true
 		}
 		if r.done {
-			r.cur = Record{}
+			*rec = Record{}
 			return false
 		}
+		r.src.free = r.queue.firstChunk(r.src.chunk)
 		raw, off, comp, err := r.src.next()
 		if err != nil {
 			r.finish(err)
 			continue
 		}
-		rec := Record{Offset: off, Compressed: comp, Raw: raw}
-		if r.process(&rec) {
-			r.cur = rec
+		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep}
+		if r.process(rec) {
 			return true
 		}
 	}
@@ -93,7 +93,7 @@ func (r *Reader) process(rec *Record) bool {
 	if r.unordered || !ok || tm == 0 {
 		return true
 	}
-	r.queue.push(rec)
+	r.queue.push(rec, r.src.lastRef())
 	return false
 }
 
@@ -106,7 +106,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 			return true
 		}
 		r.queue.flush()
-		r.queue.pushReady(rec)
+		r.queue.pushReady(rec, r.src.lastRef())
 		return false
 	case perf.RecordHeaderAttr, perf.RecordEventUpdate,
 		perf.RecordHeaderFeature, perf.RecordHeaderEventType,
@@ -179,50 +179,104 @@ func (r *Reader) eventUpdate(m *perf.EventUpdate) {
 	}
 }
 
-// qrec is a record held in the round queue; its bytes are in the arena.
+// qrec is a record held in the round queue: read from the stream
+// (inChunk), it is bytes start:start+n of source chunk number chunk; else
+// its copy is those bytes of the arena. It holds no pointers: appending and
+// sorting qrecs costs the garbage collector nothing.
 type qrec struct {
 	time       uint64
 	seq        uint64 // order of arrival: ties in time keep it
 	off        int64
-	start, n   int
+	chunk      uint32
+	start, n   uint32
 	compressed bool
 	hasTime    bool
+	inChunk    bool
+	kept       bool // Record.Kept
 }
 
 // roundQueue holds the records of the current round and delivers them
 // sorted by time (stable: ties keep file order, as in perf's
 // ordered_events).
+//
+// Records read from the stream stay where the source read them: the
+// queue holds on to their chunks, and the source reuses no chunk numbered
+// from firstChunk on. Decompressed records, whose buffer is reused, are
+// copied into the arena, which only grows until the ready list is used up;
+// then the copies of records still pending go to the spare arena and the
+// old one becomes the spare. A copy is thus never overwritten while it is
+// held, and one delivered stays valid until the next pop.
 type roundQueue struct {
 	arena, spare []byte
-	pending      []qrec // the current round, in file order
-	ready        []qrec // sorted, being delivered
-	pos          int
-	last         uint64 // latest time delivered
-	seq          uint64 // records pushed so far
-	unordered    int64
-	limit        int // bytes held before the older half goes out; 0: queueLimit
+	// chunks are the source chunks of the held records: chunks[i] is
+	// chunk number cbase+i (nil if none of its records is held).
+	chunks    [][]byte
+	cbase     uint32
+	pending   []qrec // the current round, in file order
+	ready     []qrec // sorted, being delivered
+	pos       int
+	held      int    // bytes of the pending records
+	last      uint64 // latest time delivered
+	seq       uint64 // records pushed so far
+	unordered int64
+	limit     int // bytes held before the older half goes out; 0: queueLimit
 }
 
-func (q *roundQueue) push(rec *Record) {
+// firstChunk returns the number of the first source chunk whose records
+// the queue holds, cur if it holds none.
+func (q *roundQueue) firstChunk(cur uint32) uint32 {
+	if len(q.chunks) == 0 {
+		return cur
+	}
+	return q.cbase
+}
+
+// hold places rec in e: where it is in its chunk (at c), or a copy in the
+// arena for a decompressed record.
+func (q *roundQueue) hold(rec *Record, c chunkRef, e *qrec) {
+	e.off, e.time, e.compressed, e.kept = rec.Offset, rec.Time, rec.Compressed, rec.Kept
+	e.n = uint32(len(rec.Raw))
+	if rec.Compressed {
+		e.start = uint32(len(q.arena))
+		q.arena = append(q.arena, rec.Raw...)
+		return
+	}
+	if len(q.chunks) == 0 {
+		q.cbase = c.id
+	}
+	i := int(c.id - q.cbase)
+	if i >= len(q.chunks) {
+		for len(q.chunks) < i {
+			q.chunks = append(q.chunks, nil)
+		}
+		q.chunks = append(q.chunks, c.buf)
+	}
+	e.chunk, e.start, e.inChunk = c.id, c.start, true
+}
+
+// push queues a timed record of the current round; c locates it if it
+// was read from the stream.
+func (q *roundQueue) push(rec *Record, c chunkRef) {
 	if rec.Time < q.last {
 		q.unordered++
 	}
 	q.seq++
-	q.pending = append(q.pending, qrec{time: rec.Time, seq: q.seq, off: rec.Offset, start: len(q.arena), n: len(rec.Raw), compressed: rec.Compressed, hasTime: true})
-	q.arena = append(q.arena, rec.Raw...)
+	q.pending = append(q.pending, qrec{seq: q.seq, hasTime: true})
+	q.hold(rec, c, &q.pending[len(q.pending)-1])
+	q.held += len(rec.Raw)
 	limit := q.limit
 	if limit == 0 {
 		limit = queueLimit
 	}
-	if len(q.arena) > limit && len(q.ready) == 0 {
+	if q.held > limit && len(q.ready) == 0 {
 		q.flushHalf()
 	}
 }
 
 // pushReady appends a record to deliver after the flushed ones.
-func (q *roundQueue) pushReady(rec *Record) {
-	q.ready = append(q.ready, qrec{time: rec.Time, off: rec.Offset, start: len(q.arena), n: len(rec.Raw), compressed: rec.Compressed, hasTime: rec.HasTime})
-	q.arena = append(q.arena, rec.Raw...)
+func (q *roundQueue) pushReady(rec *Record, c chunkRef) {
+	q.ready = append(q.ready, qrec{hasTime: rec.HasTime})
+	q.hold(rec, c, &q.ready[len(q.ready)-1])
 }
 
 // byTime orders by time, then by arrival: a stable sort by time.
@@ -248,6 +302,7 @@ func (q *roundQueue) flush() {
 	q.last = max(q.last, q.pending[len(q.pending)-1].time)
 	q.ready = append(q.ready, q.pending...)
 	q.pending = q.pending[:0]
+	q.held = 0
 }
 
 // flushHalf delivers the older half of an oversized round.
@@ -259,34 +314,63 @@ func (q *roundQueue) flushHalf() {
 	}
 	q.last = max(q.last, q.pending[h-1].time)
 	q.ready = append(q.ready, q.pending[:h]...)
+	for i := range q.pending[:h] {
+		q.held -= int(q.pending[i].n)
+	}
 	q.pending = append(q.pending[:0], q.pending[h:]...)
 }
 
-// pop returns the next ready record. When the ready list is used up, the
-// arena is emptied, keeping only the records still pending (moved to the
-// front when they share it with delivered ones).
-func (q *roundQueue) pop() (Record, bool) {
+// pop sets rec to the next ready record and reports whether there was
+// one. When the ready list is used up, the arena is emptied, keeping only
+// the copies of records still pending (moved to the spare arena), and the
+// chunks no pending record is in are let go.
+func (q *roundQueue) pop(rec *Record) bool {
 	if q.pos < len(q.ready) {
-		e := q.ready[q.pos]
+		e := &q.ready[q.pos]
 		q.pos++
-		return Record{Offset: e.off, Compressed: e.compressed, Time: e.time, HasTime: e.hasTime,
-			Raw: q.arena[e.start : e.start+e.n : e.start+e.n]}, true
+		end := e.start + e.n
+		var raw []byte
+		if e.inChunk {
+			raw = q.chunks[e.chunk-q.cbase][e.start:end:end]
+		} else {
+			raw = q.arena[e.start:end:end]
+		}
+		*rec = Record{Offset: e.off, Compressed: e.compressed, Time: e.time, HasTime: e.hasTime,
+			Raw: raw, Kept: e.kept}
+		return true
 	}
 	if len(q.ready) == 0 {
-		return Record{}, false
+		return false
 	}
 	q.ready, q.pos = q.ready[:0], 0
-	if len(q.pending) == 0 {
-		q.arena = q.arena[:0]
-		return Record{}, false
+	q.compact()
+	return false
+}
+
+// compact keeps what the pending records need of the arena and chunks.
+func (q *roundQueue) compact() {
+	first := len(q.chunks) // the first chunk a pending record is in
+	var na []byte
+	if len(q.arena) > 0 {
+		na = q.spare[:0]
 	}
-	na := q.spare[:0]
 	for i := range q.pending {
 		e := &q.pending[i]
+		if e.inChunk {
+			first = min(first, int(e.chunk-q.cbase))
+			continue
+		}
 		s := len(na)
 		na = append(na, q.arena[e.start:e.start+e.n]...)
-		e.start = s
+		e.start = uint32(s)
 	}
-	q.spare, q.arena = q.arena[:0], na
-	return Record{}, false
+	if len(q.arena) > 0 {
+		q.spare, q.arena = q.arena[:0], na
+	}
+	if first > 0 {
+		n := copy(q.chunks, q.chunks[first:])
+		clear(q.chunks[n:])
+		q.chunks = q.chunks[:n]
+		q.cbase += uint32(first)
+	}
 }

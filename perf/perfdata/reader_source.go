@@ -8,9 +8,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// readChunk is how much the source reads at a time; records are at most
-// 64 KiB, so a chunk always holds a whole one once filled.
+// readChunk is how much the source reads at a time into a fresh chunk;
+// records are at most 64 KiB, so a chunk always holds a whole one.
 const readChunk = 1 << 20
+
+// minRead is the least room worth a read into the current chunk; with
+// less, the source starts a new chunk.
+const minRead = 4096
 
 // maxDecompressed bounds what one COMPRESSED record may expand to (perf
 // record compresses one mmap read, at most its mmap_len, into a record).
@@ -19,14 +23,36 @@ const maxDecompressed = 64 << 20
 // source cuts a byte stream into records: the data section of a file, or
 // a pipe. It also holds the records that come out of COMPRESSED records,
 // which it returns before reading on.
+//
+// The stream is read into chunks, and records are sub-slices of them: a
+// chunk is never written again where it has been handed out. When a chunk
+// runs out of room, the unread tail (part of a record) is copied into
+// another chunk: a fresh one with keep (the old ones are left to the
+// garbage collector, so records may be kept for good), else one retired
+// before whose records the Reader no longer needs (numbered before free).
+// Records thus stay in place while the round queue holds them, without
+// copies. Decompressed records live in a buffer that is reused (z).
 type source struct {
 	rd   io.Reader
-	buf  []byte
-	r, w int   // unread bytes are buf[r:w]
-	off  int64 // stream offset of buf[r]
-	end  int64 // offset where records end (the data section's end); -1: at EOF
+	buf  []byte // the current chunk; buf[:r] has been handed out
+	r, w int    // unread bytes are buf[r:w]
+	off  int64  // stream offset of buf[r]
+	end  int64  // offset where records end (the data section's end); -1: at EOF
+	left int64  // bytes rd still holds, if known; -1 if not
 	eof  bool
 	skip uint64 // payload bytes to drop before the next record (AUXTRACE, TRACING_DATA)
+
+	// chunk numbers the chunks; recStart is where the last record that
+	// next returned from the stream starts in buf.
+	chunk    uint32
+	recStart int
+	// chunkSize is how much a new chunk reads (0: readChunk).
+	chunkSize int
+	keep      bool       // never reuse a chunk
+	free      uint32     // chunks numbered before it may be reused (set by the Reader)
+	retired   []chunkRef // chunks before the current one, oldest first (not with keep)
+
+	scratch []byte // where payloads are read to be dropped
 
 	z, zspare []byte // decompressed records not yet returned, z[zr:]
 	zr        int
@@ -36,14 +62,50 @@ type source struct {
 
 // init sets the source to read records from rd, which starts at stream
 // offset off; records end at end (-1: at EOF). size is how many bytes rd
-// holds, if known (-1 if not), to size the buffer.
+// holds, if known (-1 if not), to size the chunks.
 func (s *source) init(rd io.Reader, off, end, size int64) {
 	s.rd, s.off, s.end = rd, off, end
-	n := int64(readChunk)
+	s.left = -1
 	if size >= 0 {
-		n = min(n, max(size, 4096))
+		s.left = size
 	}
-	s.buf = make([]byte, n+1<<16)
+}
+
+// newChunk moves the unread bytes to another chunk with room for at least
+// n bytes from its start: the chunk size more bytes, or what is left of rd
+// when that is known and less, or n for a bigger record.
+func (s *source) newChunk(n int) {
+	tail := s.w - s.r
+	more := int64(readChunk)
+	if s.chunkSize > 0 {
+		more = int64(s.chunkSize)
+	}
+	if s.left >= 0 {
+		more = min(more, s.left)
+	}
+	size := max(n, tail+int(more))
+	var nb []byte
+	if !s.keep {
+		for len(s.retired) > 0 && int32(s.retired[0].id-s.free) < 0 {
+			c := s.retired[0].buf
+			k := copy(s.retired, s.retired[1:])
+			s.retired[k] = chunkRef{}
+			s.retired = s.retired[:k]
+			if len(c) >= size {
+				nb = c
+				break
+			}
+		}
+		if s.buf != nil {
+			s.retired = append(s.retired, chunkRef{buf: s.buf, id: s.chunk})
+		}
+	}
+	if nb == nil {
+		nb = make([]byte, size)
+	}
+	copy(nb, s.buf[s.r:s.w])
+	s.buf, s.r, s.w = nb, 0, tail
+	s.chunk++
 }
 
 func (s *source) close() {
@@ -65,24 +127,23 @@ func (e *errTrailing) Error() string {
 }
 
 // fill reads until at least n bytes are buffered or the input ends; it
-// reports whether n bytes are there.
+// reports whether n bytes are there. It reads into the current chunk
+// after the bytes handed out, or into a new chunk when that one has too
+// little room left.
 func (s *source) fill(n int) (bool, error) {
 	for s.w-s.r < n {
 		if s.eof {
 			return false, nil
 		}
-		if s.r > 0 && (len(s.buf)-s.w < readChunk/2 || s.r == s.w) {
-			s.w = copy(s.buf, s.buf[s.r:s.w])
-			s.r = 0
-		}
-		if len(s.buf)-s.w < n {
-			nb := make([]byte, max(2*len(s.buf), n+readChunk))
-			s.w = copy(nb, s.buf[s.r:s.w])
-			s.r = 0
-			s.buf = nb
+		room := len(s.buf) - s.w
+		if len(s.buf)-s.r < n || room < minRead && (s.left < 0 || s.left > int64(room)) {
+			s.newChunk(n)
 		}
 		m, err := s.rd.Read(s.buf[s.w:])
 		s.w += m
+		if s.left >= 0 {
+			s.left = max(s.left-int64(m), 0)
+		}
 		if err == io.EOF {
 			s.eof = true
 		} else if err != nil {
@@ -92,18 +153,32 @@ func (s *source) fill(n int) (bool, error) {
 	return true, nil
 }
 
-// dropPayload discards s.skip bytes of payload that follow a record.
+// dropPayload discards s.skip bytes of payload that follow a record. What
+// is not buffered yet is read into a scratch buffer, not into chunks.
 func (s *source) dropPayload() error {
 	if s.end >= 0 && s.skip > uint64(s.end-s.off) {
 		return fmt.Errorf("payload of %d bytes at offset %#x runs past the end of the data section at %#x", s.skip, s.off, s.end)
 	}
 	for s.skip > 0 {
 		if s.r == s.w {
-			if ok, err := s.fill(1); err != nil {
-				return err
-			} else if !ok {
+			if s.eof {
 				return fmt.Errorf("payload ends at offset %#x, %d bytes short: %w", s.off, s.skip, ErrTruncated)
 			}
+			if s.scratch == nil {
+				s.scratch = make([]byte, 1<<16)
+			}
+			m, err := s.rd.Read(s.scratch[:min(uint64(len(s.scratch)), s.skip)])
+			if s.left >= 0 {
+				s.left = max(s.left-int64(m), 0)
+			}
+			s.off += int64(m)
+			s.skip -= uint64(m)
+			if err == io.EOF {
+				s.eof = true
+			} else if err != nil {
+				return fmt.Errorf("read at offset %#x: %w", s.off, err)
+			}
+			continue
 		}
 		n := min(uint64(s.w-s.r), s.skip)
 		s.r += int(n)
@@ -157,9 +232,23 @@ func (s *source) next() ([]byte, int64, bool, error) {
 	}
 	rec := s.buf[s.r : s.r+size : s.r+size]
 	off := s.off
+	s.recStart = s.r
 	s.r += size
 	s.off += int64(size)
 	return rec, off, false, nil
+}
+
+// chunkRef locates a record in a source chunk.
+type chunkRef struct {
+	buf   []byte // the chunk
+	id    uint32 // its number
+	start uint32 // where the record starts in it
+}
+
+// lastRef locates the last record that next returned from the stream
+// (not from a COMPRESSED record).
+func (s *source) lastRef() chunkRef {
+	return chunkRef{buf: s.buf, id: s.chunk, start: uint32(s.recStart)}
 }
 
 // nextDecompressed returns the next whole record of the decompressed

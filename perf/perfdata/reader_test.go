@@ -150,7 +150,7 @@ func TestReaderBoundsTheQueue(t *testing.T) {
 			}
 			last = rec.Time
 		}
-		maxArena = max(maxArena, cap(r.queue.arena))
+		maxArena = max(maxArena, r.queue.held+cap(r.queue.arena))
 	}
 	if count != n || r.Err() != nil {
 		t.Errorf("delivered %d of %d samples, err %v", count, n, r.Err())
