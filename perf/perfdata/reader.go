@@ -456,7 +456,7 @@ func (r *Reader) SetFileOrder(fileOrder bool) { r.unordered = fileOrder }
 // writes again, so that the records it reads from the file or stream can
 // be kept after Next without copying (Record.Kept). It costs a fresh
 // allocation (zeroed by Go, then freed by the garbage collector) for every
-// MiB read; without it, the Reader reuses a few buffers and every Raw is
+// 128 KiB read; without it, the Reader reuses a few buffers and every Raw is
 // valid until the next call to Next only. Call it before Next.
 func (r *Reader) SetKeepRecords(keep bool) { r.src.keep = keep }
 

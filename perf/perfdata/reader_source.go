@@ -8,9 +8,11 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// readChunk is how much the source reads at a time into a fresh chunk;
-// records are at most 64 KiB, so a chunk always holds a whole one.
-const readChunk = 1 << 20
+// readChunk is how much the source reads into a new chunk; records are
+// at most 64 KiB, so a chunk always holds a whole one. Small chunks keep
+// the few in use (those of the round being held) small, and a kept record
+// pins little; reads of 128 KiB cost no more per byte than bigger ones.
+const readChunk = 128 << 10
 
 // minRead is the least room worth a read into the current chunk; with
 // less, the source starts a new chunk.
