@@ -288,9 +288,22 @@ func byTime(a, b qrec) int {
 }
 
 func (q *roundQueue) sortPending() {
-	if !slices.IsSortedFunc(q.pending, byTime) {
+	if !sortedByTime(q.pending) {
 		slices.SortFunc(q.pending, byTime)
 	}
+}
+
+// sortedByTime reports whether rs is in byTime order (as
+// slices.IsSortedFunc(rs, byTime), without a call per record: rounds
+// mostly are).
+func sortedByTime(rs []qrec) bool {
+	for i := 1; i < len(rs); i++ {
+		a, b := &rs[i-1], &rs[i]
+		if a.time > b.time || a.time == b.time && a.seq > b.seq {
+			return false
+		}
+	}
+	return true
 }
 
 // flush moves the whole round to the ready list.
@@ -300,8 +313,12 @@ func (q *roundQueue) flush() {
 	}
 	q.sortPending()
 	q.last = max(q.last, q.pending[len(q.pending)-1].time)
-	q.ready = append(q.ready, q.pending...)
-	q.pending = q.pending[:0]
+	if len(q.ready) == 0 { // the usual case: the lists trade places
+		q.ready, q.pending = q.pending, q.ready[:0]
+	} else {
+		q.ready = append(q.ready, q.pending...)
+		q.pending = q.pending[:0]
+	}
 	q.held = 0
 }
 
