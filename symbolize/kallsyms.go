@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -38,6 +39,30 @@ func LoadKallsyms(path string) (*Kallsyms, error) {
 // It reads all of it first (a few MB): the names are then substrings of
 // that one text, not an allocation each.
 func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
+	text, err := readKallsyms(r)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, bytes.Count(text, []byte{'\n'})+1)}}
+	err = scanKallsyms(text, func(s textSym) { k.table.syms = append(k.table.syms, s) })
+	if err != nil {
+		return nil, err
+	}
+	k.table.sort()
+	return k, nil
+}
+
+// ReadKallsyms reads a kallsyms file's text, for KallsymsFor.
+func ReadKallsyms(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read kallsyms: %w", err)
+	}
+	defer f.Close()
+	return readKallsyms(f)
+}
+
+func readKallsyms(r io.Reader) ([]byte, error) {
 	var buf bytes.Buffer
 	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err == nil && fi.Size() > 0 {
@@ -50,13 +75,60 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("read kallsyms: %w", err)
 	}
-	b := buf.Bytes()
+	return buf.Bytes(), nil
+}
+
+// KallsymsFor resolves the kernel addresses addrs with kallsyms text (as
+// ReadKallsyms reads it), keeping only the symbols that contain them: the
+// same symbols as ParseKallsyms gives for those addresses, for a fraction
+// of the time and memory, as a report needs a few hundred of a kernel's
+// hundred thousand. text must not be written again: the names are
+// substrings of it.
+//
+// The symbol of address a is the text symbol with the greatest start at
+// or below a (it extends to the next start). In one pass over the lines,
+// in any order, a start s can only be that of the first needed address at
+// or above it (of the others at or above it, that address's symbol starts
+// after s or at it), so each needed address keeps the greatest start that
+// falls on it; an address that keeps none is in the symbol of the address
+// before it. Kept alone, each symbol still extends past its addresses:
+// no other kept start lies between.
+func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
+	need := make([]uint64, len(addrs))
+	for i, a := range addrs {
+		need[i] = uint64(a)
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+	best := make([]textSym, len(need))
+	found := make([]bool, len(need))
+	err := scanKallsyms(text, func(s textSym) {
+		j, _ := slices.BinarySearch(need, s.start) // the first needed address at or above s
+		if j < len(need) && (!found[j] || s.start >= best[j].start) {
+			best[j], found[j] = s, true // at one start the line read last wins, as in ParseKallsyms
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	k := &Kallsyms{}
+	for i := range need {
+		if found[i] {
+			k.table.syms = append(k.table.syms, best[i])
+		}
+	}
+	return k, nil
+}
+
+// scanKallsyms calls add for every text symbol (types t, T, w, W) of
+// kallsyms text, in the order of the lines; the names are substrings of
+// text.
+func scanKallsyms(b []byte, add func(textSym)) error {
 	if len(b) == 0 {
-		return &Kallsyms{}, nil
+		return nil
 	}
 	// The text is not written again: the names can be substrings of it.
 	text := unsafe.String(&b[0], len(b))
-	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, strings.Count(text, "\n")+1)}}
 	modules := map[string]string{} // module names, interned
 	lineNo, nonzero, any := 0, false, false
 	var fields [4]string
@@ -90,11 +162,11 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 			continue
 		}
 		if nf < 3 {
-			return nil, fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, line)
+			return fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, line)
 		}
 		addr, err := parseHexDigits(fields[0])
 		if err != nil {
-			return nil, fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
+			return fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
 		}
 		any = true
 		if addr != 0 {
@@ -117,13 +189,12 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 			}
 			s.module = m
 		}
-		k.table.syms = append(k.table.syms, s)
+		add(s)
 	}
 	if any && !nonzero {
-		return nil, ErrKallsymsHidden
+		return ErrKallsymsHidden
 	}
-	k.table.sort()
-	return k, nil
+	return nil
 }
 
 // splitFieldsString splits line at runs of spaces and tabs into at most

@@ -1,9 +1,12 @@
 package symbolize
 
 import (
+	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -124,5 +127,79 @@ func TestParseKallsymsLayouts(t *testing.T) {
 	}
 	if fast.Len() == 0 || !reflect.DeepEqual(fast.table.syms, slow.table.syms) {
 		t.Errorf("fixed columns give %d symbols, splitting %d, or they differ", fast.Len(), slow.Len())
+	}
+}
+
+// TestKallsymsFor checks that keeping only the symbols of the addresses
+// asked for names every address as the whole table does: addresses in
+// every symbol's first and last byte, between, below the first and past
+// the last, in modules, at aliases, in the lines' order and shuffled.
+func TestKallsymsFor(t *testing.T) {
+	texts := map[string]string{}
+	if data, err := os.ReadFile(filepath.Join("testdata", "kallsyms.txt")); err == nil {
+		texts["testdata"] = string(data)
+	}
+	if data, err := os.ReadFile("/proc/kallsyms"); err == nil && len(data) > 0 && !strings.HasPrefix(string(data), "0000000000000000") {
+		texts["proc"] = string(data)
+	}
+	for name, text := range texts {
+		t.Run(name, func(t *testing.T) {
+			full, err := ParseKallsyms(strings.NewReader(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(text, "\n")
+			r := rand.New(rand.NewPCG(1, 2))
+			shuffled := slices.Clone(lines)
+			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			for i := range shuffled {
+				if !strings.HasSuffix(shuffled[i], "\n") {
+					shuffled[i] += "\n"
+				}
+			}
+			var addrs []Addr
+			syms := full.table.syms
+			for _, k := range []int{0, 1, 2, len(syms) / 3, len(syms) / 2, len(syms) - 2, len(syms) - 1} {
+				if k < 0 || k >= len(syms) {
+					continue
+				}
+				s := syms[k]
+				addrs = append(addrs, Addr(s.start), Addr(s.start+1), Addr(s.start-1), Addr(s.start+0x100000))
+				if k+1 < len(syms) {
+					addrs = append(addrs, Addr(syms[k+1].start-1))
+				}
+			}
+			for range 300 {
+				s := syms[r.IntN(len(syms))]
+				addrs = append(addrs, Addr(s.start+uint64(r.IntN(64))))
+			}
+			addrs = append(addrs, 0, 1, ^Addr(0))
+			for _, order := range []string{strings.Join(lines, ""), strings.Join(shuffled, "")} {
+				full, err := ParseKallsyms(strings.NewReader(order)) // aliases: the line read last wins
+				if err != nil {
+					t.Fatal(err)
+				}
+				some, err := KallsymsFor([]byte(order), addrs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if some.Len() == 0 || some.Len() > len(addrs) {
+					t.Fatalf("%d symbols kept for %d addresses", some.Len(), len(addrs))
+				}
+				want, got := full.Symbolize(addrs), some.Symbolize(addrs)
+				for i, a := range addrs {
+					w, g := want[i].Symbol, got[i].Symbol
+					if (w == nil) != (g == nil) || w != nil && (w.Name.Raw != g.Name.Raw || w.Start != g.Start) {
+						t.Fatalf("%#x: %+v, want %+v", a, g, w)
+					}
+					if full.Module(a) != some.Module(a) {
+						t.Fatalf("%#x: module %q, want %q", a, some.Module(a), full.Module(a))
+					}
+				}
+			}
+		})
+	}
+	if _, err := KallsymsFor([]byte("0000000000000000 T _text\n"), []Addr{1}); !errors.Is(err, ErrKallsymsHidden) {
+		t.Errorf("hidden addresses: %v", err)
 	}
 }

@@ -157,7 +157,7 @@ type loader struct {
 	kernelPath string
 	kernelWhy  string
 	kallsyms   chan struct{} // closed when read; nil when not preloaded
-	kernelRes  symbolize.Resolver
+	kernelText []byte        // the kallsyms text, read by preloadKernel
 	kernelErr  error
 	noRetAddr  uint64 // exact samples without a return address
 	// exact hits of Go programs: each thread's last probe event, and the

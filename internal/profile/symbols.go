@@ -98,6 +98,12 @@ func (l *loader) symbolize() []symbolize.Location {
 	next := map[symbolize.ObjectKey]int{} // objects of one key share its result
 	var kernel symbolize.Resolver
 	var kernelErr error
+	var kernelAddrs []symbolize.Addr // of every kernel object (the kernel, modules)
+	for _, obj := range order {
+		if g := groups[obj]; g.key.Path == symbolize.KernelPath {
+			kernelAddrs = append(kernelAddrs, g.addrs...)
+		}
+	}
 	for _, obj := range order {
 		g := groups[obj]
 		var r symbolize.Result
@@ -105,7 +111,7 @@ func (l *loader) symbolize() []symbolize.Location {
 			r = symbolizeObject(symbolize.ObjectKey{Path: local}, symbolize.Options{DebugDirs: l.o.DebugDirs}, l.o.SiteLines, g.addrs)
 		} else if !l.o.SiteLines && g.key.Path == symbolize.KernelPath {
 			if kernel == nil && kernelErr == nil {
-				kernel, kernelErr = l.kernelSymbols()
+				kernel, kernelErr = l.kernelSymbols(kernelAddrs)
 			}
 			if r.Err = kernelErr; r.Err == nil {
 				r.Locations = kernel.Symbolize(g.addrs)
@@ -168,7 +174,7 @@ func (l *loader) findKernel() {
 }
 
 // preloadKernel starts reading the kernel's symbols (slow for
-// /proc/kallsyms: the kernel formats every symbol) while the records are
+// /proc/kallsyms: the kernel formats every line) while the records are
 // read, when an event samples the kernel and a kallsyms names it.
 func (l *loader) preloadKernel() {
 	if l.kernelPath == "" {
@@ -184,17 +190,23 @@ func (l *loader) preloadKernel() {
 	l.kallsyms = make(chan struct{})
 	go func() {
 		defer close(l.kallsyms)
-		l.kernelRes, l.kernelErr = symbolize.LoadKallsyms(l.kernelPath)
+		l.kernelText, l.kernelErr = symbolize.ReadKallsyms(l.kernelPath)
 	}()
 }
 
-// kernelSymbols returns the kernel's resolver, preloaded or read now.
-func (l *loader) kernelSymbols() (symbolize.Resolver, error) {
+// kernelSymbols returns a resolver of the kernel addresses addrs: the
+// symbols of the kallsyms text that contain them (symbolize.KallsymsFor),
+// from the text preloaded or read now.
+func (l *loader) kernelSymbols(addrs []symbolize.Addr) (symbolize.Resolver, error) {
 	if l.kallsyms == nil {
-		return symbolize.LoadKallsyms(l.kernelPath)
+		l.kernelText, l.kernelErr = symbolize.ReadKallsyms(l.kernelPath)
+	} else {
+		<-l.kallsyms
 	}
-	<-l.kallsyms
-	return l.kernelRes, l.kernelErr
+	if l.kernelErr != nil {
+		return nil, l.kernelErr
+	}
+	return symbolize.KallsymsFor(l.kernelText, addrs)
 }
 
 // funcKey identifies a function: its object, symbol start and name.
