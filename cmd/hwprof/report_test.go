@@ -382,3 +382,43 @@ func TestReportKernelSymbols(t *testing.T) {
 		t.Fatalf("from the saved kallsyms: %d kernel functions named, %d from it; want all from it", named2, marked2)
 	}
 }
+
+// TestReportVDSO records a program that spends its time in
+// clock_gettime, which runs in the vdso: on the kernel the recording was
+// made on, its function is named from this kernel's vdso image, as perf
+// report names it.
+func TestReportVDSO(t *testing.T) {
+	needPerfEvents(t)
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "clock.c")
+	prog := "#include <time.h>\nint main(void) { struct timespec ts; long n = 0;\n" +
+		"for (long i = 0; i < 4000000; i++) { clock_gettime(CLOCK_MONOTONIC, &ts); n += ts.tv_nsec & 1; }\nreturn n == -1; }\n"
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "clock")
+	if out, err := exec.Command("gcc", "-O1", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "v.data")
+	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-c", "20000", "-g", "-o", file, "--", bin); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", file)
+	var named []string
+	for _, f := range rep.Functions {
+		if f.Object == "[vdso]" {
+			named = append(named, f.Name)
+			if strings.HasPrefix(f.Name, "[") {
+				t.Errorf("vdso function not named: %q", f.Name)
+			}
+		}
+	}
+	if len(named) == 0 {
+		t.Fatalf("no [vdso] function in the report of a program calling clock_gettime: %+v", rep.Functions)
+	}
+	t.Logf("vdso functions: %q", named)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,12 +155,15 @@ type loader struct {
 
 	// the kernel's symbols: the kallsyms file that names them, or why
 	// none does (findKernel), read while the records are (preloadKernel)
-	kernelPath string
-	kernelWhy  string
-	kallsyms   chan struct{} // closed when read; nil when not preloaded
-	kernelText []byte        // the kallsyms text, read by preloadKernel
-	kernelErr  error
-	noRetAddr  uint64 // exact samples without a return address
+	kernelPath  string
+	kernelWhy   string
+	kernelLocal bool // recorded on the running kernel: its vdso is the recorded one
+	vdso        []byte
+	vdsoFile    string        // vdso written out for symbolizing (removed by finish)
+	kallsyms    chan struct{} // closed when read; nil when not preloaded
+	kernelText  []byte        // the kallsyms text, read by preloadKernel
+	kernelErr   error
+	noRetAddr   uint64 // exact samples without a return address
 	// exact hits of Go programs: each thread's last probe event, and the
 	// event whose next hit is a restart after stack growth (goRestart)
 	lastExact  map[uint32]exactHit
@@ -194,7 +198,8 @@ func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
 		}
 	}
 	uo := unwind.Options{Root: o.SymFS}
-	if vdso, err := unwind.LocalVDSO(); err == nil {
+	vdso, err := unwind.LocalVDSO()
+	if err == nil {
 		uo.VDSO = vdso
 	}
 	l := &loader{
@@ -203,6 +208,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
 		unwinder: unwind.New(uo),
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
 		buildIDs: map[string]string{},
+		vdso:     vdso,
 		lbrSums:  map[lbrKey]lbrSum{},
 		stacks:   newStackCache(),
 	}
@@ -884,6 +890,35 @@ func (l *loader) objectKey(obj *procmap.Object) (symbolize.ObjectKey, bool) {
 			id = hex.EncodeToString(obj.BuildID)
 		}
 		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
+	case procmap.KindVDSO:
+		if p := l.vdsoPath(); p != "" {
+			return symbolize.ObjectKey{Path: p}, true
+		}
 	}
 	return symbolize.ObjectKey{}, false
+}
+
+// vdsoPath returns a file holding the running kernel's vdso, for a
+// recording made on this kernel, or "": the vdso is in no file, so it is
+// written out for the symbolizer (as hwprof script does), once.
+func (l *loader) vdsoPath() string {
+	if l.vdsoFile != "" || !l.kernelLocal || len(l.vdso) == 0 {
+		return l.vdsoFile
+	}
+	f, err := os.CreateTemp("", "hwprof-vdso-*.so")
+	if err != nil {
+		l.vdso = nil
+		return ""
+	}
+	_, err = f.Write(l.vdso)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		l.vdso = nil
+		return ""
+	}
+	l.vdsoFile = f.Name()
+	return l.vdsoFile
 }

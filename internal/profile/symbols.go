@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -21,6 +22,9 @@ func (l *loader) finish() *Profile {
 	l.flushLBR()
 	addrMap := l.fold.Close()
 	locs := l.symbolize()
+	if l.vdsoFile != "" {
+		os.Remove(l.vdsoFile)
+	}
 	funcs, fmap, funcObj := l.functions(locs)
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	p := &Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
@@ -171,6 +175,7 @@ func (l *loader) findKernel() {
 	f := l.r.Features()
 	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs}
 	l.kernelPath, l.kernelWhy = symbolize.FindKallsyms(so, l.buildIDs[symbolize.KernelPath], f.OSRelease, f.Hostname)
+	l.kernelLocal, _ = symbolize.KernelIsLocal(l.buildIDs[symbolize.KernelPath], f.OSRelease, f.Hostname)
 }
 
 // preloadKernel starts reading the kernel's symbols (slow for
