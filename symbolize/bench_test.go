@@ -119,3 +119,27 @@ func BenchmarkParseKallsyms(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKallsymsFor resolves 1000 kernel addresses with the running
+// kernel's kallsyms text, read once (what a report does at its end).
+func BenchmarkKallsymsFor(b *testing.B) {
+	data, err := os.ReadFile("/proc/kallsyms")
+	if err != nil || len(data) == 0 {
+		b.Skipf("no /proc/kallsyms: %v", err)
+	}
+	k, err := ParseKallsyms(bytes.NewReader(data))
+	if err != nil {
+		b.Skip(err)
+	}
+	addrs := make([]Addr, 0, 1000)
+	for i := range 1000 {
+		s := k.table.syms[i*len(k.table.syms)/1000]
+		addrs = append(addrs, Addr(s.start+uint64(i%16)))
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := KallsymsFor(data, addrs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -102,8 +102,14 @@ func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
 	need = slices.Compact(need)
 	best := make([]textSym, len(need))
 	found := make([]bool, len(need))
+	j := 0 // the last line's: lines mostly come in address order
 	err := scanKallsyms(text, func(s textSym) {
-		j, _ := slices.BinarySearch(need, s.start) // the first needed address at or above s
+		// j becomes the first needed address at or above s
+		if j+1 < len(need) && need[j] < s.start && need[j+1] >= s.start {
+			j++ // the usual step when lines come in address order
+		} else if j > 0 && need[j-1] >= s.start || j < len(need) && need[j] < s.start {
+			j, _ = slices.BinarySearch(need, s.start)
+		}
 		if j < len(need) && (!found[j] || s.start >= best[j].start) {
 			best[j], found[j] = s, true // at one start the line read last wins, as in ParseKallsyms
 		}
@@ -233,24 +239,33 @@ func (k *Kallsyms) Module(a Addr) string {
 // Symbolize resolves kernel runtime addresses.
 func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
 
+// hexValue maps a byte to its hex digit's value, 0xff for a non-digit.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+		t[c-'a'+'A'] = c - 'a' + 10
+	}
+	return t
+}()
+
 // parseHexDigits parses a hex number without a prefix.
 func parseHexDigits(b string) (uint64, error) {
 	if len(b) == 0 || len(b) > 16 {
 		return 0, fmt.Errorf("bad address %q", b)
 	}
 	var v uint64
-	for _, c := range b {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
+	for i := 0; i < len(b); i++ {
+		d := hexValue[b[i]]
+		if d == 0xff {
 			return 0, fmt.Errorf("bad address %q", b)
 		}
-		v = v<<4 | uint64(c)
+		v = v<<4 | uint64(d)
 	}
 	return v, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -49,20 +51,15 @@ func (l *loader) finish() *Profile {
 func (l *loader) warn(s string) { l.warnings = append(l.warnings, s) }
 
 // symbolize resolves every address id: by the objects' symbols alone, or
-// with LoadOptions.SiteLines through their DWARF too (objects in parallel:
-// building the tables of a large debug package is the slow part); the
-// kernel through the kallsyms symbolize.FindKallsyms finds (a saved one,
-// or /proc/kallsyms when the recording was made on this kernel).
+// with LoadOptions.SiteLines through their DWARF too; the kernel through
+// the kallsyms symbolize.FindKallsyms finds (a saved one, or
+// /proc/kallsyms when the recording was made on this kernel). Each
+// object's file is opened once, objects in parallel.
 func (l *loader) symbolize() []symbolize.Location {
 	keys := l.addrs.keys
 	locs := make([]symbolize.Location, len(keys))
-	type group struct {
-		key   symbolize.ObjectKey
-		ids   []int
-		addrs []symbolize.Addr
-	}
-	groups := map[*procmap.Object]*group{}
-	var order []*procmap.Object
+	groups := map[*procmap.Object]*symGroup{}
+	var order []*symGroup
 	kernelHere, kernelWarned := l.kernelPath != "", false
 	for i, k := range keys {
 		if k.obj == nil {
@@ -79,8 +76,11 @@ func (l *loader) symbolize() []symbolize.Location {
 				}
 			}
 			if can {
-				g = &group{key: key}
-				order = append(order, k.obj)
+				g = &symGroup{key: key, open: key}
+				if local, mapped := l.o.Objects[k.obj.Path]; mapped {
+					g.open, g.local = symbolize.ObjectKey{Path: local}, true
+				}
+				order = append(order, g)
 			}
 			groups[k.obj] = g
 		}
@@ -89,39 +89,25 @@ func (l *loader) symbolize() []symbolize.Location {
 			g.addrs = append(g.addrs, symbolize.Addr(k.addr))
 		}
 	}
-	req := map[symbolize.ObjectKey][]symbolize.Addr{}
-	for _, obj := range order {
-		g := groups[obj]
-		if _, mapped := l.o.Objects[obj.Path]; mapped || !l.o.SiteLines {
-			continue
-		}
-		req[g.key] = append(req[g.key], g.addrs...)
-	}
 	so := symbolize.Options{SymFS: l.o.SymFS, DebugDirs: l.o.DebugDirs, Kallsyms: l.kernelPath}
-	res := symbolize.New(so).SymbolizeAll(req)
-	next := map[symbolize.ObjectKey]int{} // objects of one key share its result
-	var kernel symbolize.Resolver
-	var kernelErr error
-	var kernelAddrs []symbolize.Addr // of every kernel object (the kernel, modules)
-	for _, obj := range order {
-		if g := groups[obj]; g.key.Path == symbolize.KernelPath {
-			kernelAddrs = append(kernelAddrs, g.addrs...)
+	var res map[symbolize.ObjectKey]symbolize.Result
+	if l.o.SiteLines { // the objects' DWARF: SymbolizeAll's parallel tables
+		req := map[symbolize.ObjectKey][]symbolize.Addr{}
+		for _, g := range order {
+			if !g.local {
+				req[g.key] = append(req[g.key], g.addrs...)
+			}
 		}
+		res = symbolize.New(so).SymbolizeAll(req)
 	}
-	for _, obj := range order {
-		g := groups[obj]
+	resolvers := l.openResolvers(order, so)
+	next := map[symbolize.ObjectKey]int{} // objects of one key share its result
+	for _, g := range order {
 		var r symbolize.Result
-		if local, mapped := l.o.Objects[obj.Path]; mapped {
-			r = symbolizeObject(symbolize.ObjectKey{Path: local}, symbolize.Options{DebugDirs: l.o.DebugDirs}, l.o.SiteLines, g.addrs)
-		} else if !l.o.SiteLines && g.key.Path == symbolize.KernelPath {
-			if kernel == nil && kernelErr == nil {
-				kernel, kernelErr = l.kernelSymbols(kernelAddrs)
+		if o, ok := resolvers[g.open]; ok {
+			if r.Err = o.err; r.Err == nil {
+				r.Locations = o.r.Symbolize(g.addrs)
 			}
-			if r.Err = kernelErr; r.Err == nil {
-				r.Locations = kernel.Symbolize(g.addrs)
-			}
-		} else if !l.o.SiteLines {
-			r = symbolizeObject(g.key, so, false, g.addrs)
 		} else {
 			r = res[g.key]
 			start := next[g.key]
@@ -143,18 +129,70 @@ func (l *loader) symbolize() []symbolize.Location {
 	return locs
 }
 
-// symbolizeObject opens one object, with DWARF or for its symbols only,
-// and resolves addrs.
-func symbolizeObject(key symbolize.ObjectKey, so symbolize.Options, lines bool, addrs []symbolize.Addr) symbolize.Result {
-	open := symbolize.OpenSymbols
-	if lines {
-		open = symbolize.Open
-	}
-	o, err := open(key, so)
+// symGroup is the addresses of one object (ids and their object
+// addresses), the key of its symbols, and the file they are read from: the
+// key's, or (local) a file given for the object in LoadOptions.Objects.
+type symGroup struct {
+	key, open symbolize.ObjectKey
+	local     bool
+	ids       []int
+	addrs     []symbolize.Addr
+}
+
+type openedResolver struct {
+	local bool // a file given for an object: read as it is, without SymFS
+	r     symbolize.Resolver
+	err   error
+}
+
+// openResolver makes an opened object a Resolver (nil on error).
+func openResolver(o *symbolize.Object, err error) (symbolize.Resolver, error) {
 	if err != nil {
-		return symbolize.Result{Err: err}
+		return nil, err
 	}
-	return symbolize.Result{Locations: o.Symbolize(addrs)}
+	return o, nil
+}
+
+// openResolvers opens, once per file and in parallel, the resolvers the
+// groups need outside SymbolizeAll: the kernel's from its kallsyms text,
+// for the addresses of every kernel object (the kernel and its modules);
+// an object's from its ELF symbols, or with SiteLines from its DWARF too
+// (a local file).
+func (l *loader) openResolvers(order []*symGroup, so symbolize.Options) map[symbolize.ObjectKey]*openedResolver {
+	out := map[symbolize.ObjectKey]*openedResolver{}
+	var kernelAddrs []symbolize.Addr
+	for _, g := range order {
+		if g.key.Path == symbolize.KernelPath && !g.local {
+			kernelAddrs = append(kernelAddrs, g.addrs...)
+		}
+		if (g.local || !l.o.SiteLines) && out[g.open] == nil {
+			out[g.open] = &openedResolver{local: g.local}
+		}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for key, o := range out {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			opts := so
+			if o.local {
+				opts = symbolize.Options{DebugDirs: l.o.DebugDirs}
+			}
+			switch {
+			case key.Path == symbolize.KernelPath && !o.local:
+				o.r, o.err = l.kernelSymbols(kernelAddrs)
+			case l.o.SiteLines: // a local file
+				o.r, o.err = openResolver(symbolize.Open(key, opts))
+			default:
+				o.r, o.err = openResolver(symbolize.OpenSymbols(key, opts))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func (l *loader) symbolizeWarning(key symbolize.ObjectKey, err error) {
