@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"debug/gosym"
 	"fmt"
+	"os"
 )
 
 // ObjectKey names an object as a recording does: its path and, when known,
@@ -211,4 +212,23 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab)
 		loc.Frames = append(slab.take(1), Frame{Func: loc.Symbol.Name})
 	}
 	return loc
+}
+
+// TempObject writes the image of an object that is in no file (the vdso)
+// to a temporary file named after pattern (as os.CreateTemp), which the
+// symbolizer can open, and returns its path; the caller removes it.
+func TempObject(image []byte, pattern string) (string, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(image)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }

@@ -482,21 +482,12 @@ func (sc *scripter) vdsoPath() string {
 	if sc.vdsoFile != "" || sc.vdso == nil {
 		return sc.vdsoFile
 	}
-	f, err := os.CreateTemp("", "hwprof-vdso-*.so")
+	p, err := symbolize.TempObject(sc.vdso, "hwprof-vdso-*.so")
 	if err != nil {
 		sc.vdso = nil
 		return ""
 	}
-	_, err = f.Write(sc.vdso)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		sc.vdso = nil
-		return ""
-	}
-	sc.vdsoFile = f.Name()
+	sc.vdsoFile = p
 	return sc.vdsoFile
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -905,20 +904,11 @@ func (l *loader) vdsoPath() string {
 	if l.vdsoFile != "" || !l.kernelLocal || len(l.vdso) == 0 {
 		return l.vdsoFile
 	}
-	f, err := os.CreateTemp("", "hwprof-vdso-*.so")
+	p, err := symbolize.TempObject(l.vdso, "hwprof-vdso-*.so")
 	if err != nil {
 		l.vdso = nil
 		return ""
 	}
-	_, err = f.Write(l.vdso)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		l.vdso = nil
-		return ""
-	}
-	l.vdsoFile = f.Name()
+	l.vdsoFile = p
 	return l.vdsoFile
 }

@@ -83,6 +83,12 @@ func (c *stackCache) slot(h uint64) uint64 {
 
 // find returns the entry of chain in process pid (hash h), or -1.
 func (c *stackCache) find(h uint64, pid uint32, chain []uint64) int {
+	return c.lookup(h, pid, func(e *stackEntry) bool { return equalChain(c.raw[e.raw:e.rawEnd], chain) })
+}
+
+// lookup returns the entry of hash h and process pid that same accepts,
+// or -1.
+func (c *stackCache) lookup(h uint64, pid uint32, same func(*stackEntry) bool) int {
 	if c.slots == nil {
 		return -1
 	}
@@ -93,7 +99,7 @@ func (c *stackCache) find(h uint64, pid uint32, chain []uint64) int {
 			return -1
 		}
 		e := &c.entries[s-1]
-		if e.hash == h && e.pid == pid && equalChain(c.raw[e.raw:e.rawEnd], chain) {
+		if e.hash == h && e.pid == pid && same(e) {
 			return int(s - 1)
 		}
 	}
@@ -157,20 +163,7 @@ func hashChainBytes(pid uint32, chain []byte) uint64 {
 
 // findBytes is find for a callchain as it sits in a record.
 func (c *stackCache) findBytes(h uint64, pid uint32, chain []byte) int {
-	if c.slots == nil {
-		return -1
-	}
-	mask := uint64(len(c.slots) - 1)
-	for i := c.slot(h); ; i = (i + 1) & mask {
-		s := c.slots[i]
-		if s == 0 {
-			return -1
-		}
-		e := &c.entries[s-1]
-		if e.hash == h && e.pid == pid && equalChainBytes(c.raw[e.raw:e.rawEnd], chain) {
-			return int(s - 1)
-		}
-	}
+	return c.lookup(h, pid, func(e *stackEntry) bool { return equalChainBytes(c.raw[e.raw:e.rawEnd], chain) })
 }
 
 func equalChainBytes(a []uint64, b []byte) bool {

@@ -254,24 +254,7 @@ func TestKeptRecordsCompressed(t *testing.T) {
 				if err != nil || len(r.Warnings()) > 0 {
 					t.Fatalf("err %v, warnings %q", err, r.Warnings())
 				}
-				var last uint64
-				samples, compressed := 0, 0
-				for _, d := range got {
-					if d.typ != perf.RecordSample {
-						continue
-					}
-					samples++
-					if d.compressed {
-						compressed++
-					}
-					if !bytes.Equal(d.raw, want[d.time]) {
-						t.Fatalf("sample at time %d (compressed %v) delivered with other bytes", d.time, d.compressed)
-					}
-					if d.time < last {
-						t.Fatalf("sample at time %d after %d", d.time, last)
-					}
-					last = d.time
-				}
+				samples, compressed := checkSamples(t, got, want, true)
 				if samples != len(want) || compressed == 0 || compressed == samples {
 					t.Errorf("%d samples of %d, %d compressed", samples, len(want), compressed)
 				}
@@ -388,19 +371,7 @@ func TestKeptRecordsHalfFlush(t *testing.T) {
 				if err != nil || len(r.Warnings()) > 0 {
 					t.Fatalf("err %v, warnings %q", err, r.Warnings())
 				}
-				samples, compressed := 0, 0
-				for _, d := range got {
-					if d.typ != perf.RecordSample {
-						continue
-					}
-					samples++
-					if d.compressed {
-						compressed++
-					}
-					if !bytes.Equal(d.raw, want[d.time]) {
-						t.Fatalf("sample at time %d (compressed %v) delivered with other bytes", d.time, d.compressed)
-					}
-				}
+				samples, compressed := checkSamples(t, got, want, false)
 				if samples != n || compressed == 0 || r.OutOfOrder() == 0 {
 					t.Errorf("%d samples of %d, %d compressed, %d out of order", samples, n, compressed, r.OutOfOrder())
 				}
@@ -410,4 +381,29 @@ func TestKeptRecordsHalfFlush(t *testing.T) {
 			})
 		}
 	}
+}
+
+// checkSamples checks that every sample delivered has the bytes want
+// gives for its time (in time order, if ordered) and counts the samples
+// and those from COMPRESSED records.
+func checkSamples(t *testing.T, got []delivery, want map[uint64][]byte, ordered bool) (samples, compressed int) {
+	t.Helper()
+	var last uint64
+	for _, d := range got {
+		if d.typ != perf.RecordSample {
+			continue
+		}
+		samples++
+		if d.compressed {
+			compressed++
+		}
+		if !bytes.Equal(d.raw, want[d.time]) {
+			t.Fatalf("sample at time %d (compressed %v) delivered with other bytes", d.time, d.compressed)
+		}
+		if ordered && d.time < last {
+			t.Fatalf("sample at time %d after %d", d.time, last)
+		}
+		last = d.time
+	}
+	return samples, compressed
 }
