@@ -428,8 +428,14 @@ func (l *loader) event(s *perf.Sample) int {
 // period is s's period: its PERIOD field, or the event's fixed period; 0
 // when neither is known (a frequency-mode event without PERIOD).
 func (l *loader) period(s *perf.Sample, ev int) uint64 {
-	if s.Has(perf.SamplePeriod) {
-		return s.Period
+	return l.periodOf(ev, s.Has(perf.SamplePeriod), s.Period)
+}
+
+// periodOf is the period of a sample of event ev whose PERIOD field, if
+// it has one (has), holds v.
+func (l *loader) periodOf(ev int, has bool, v uint64) uint64 {
+	if has {
+		return v
 	}
 	if ev >= 0 {
 		if a := l.format.Attr(ev); a != nil && !a.Freq() {
@@ -490,12 +496,11 @@ func (l *loader) foldFast(raw []byte) bool {
 	if i < 0 {
 		return false
 	}
-	var period uint64
+	var v uint64
 	if lay.Period >= 0 {
-		period = binary.LittleEndian.Uint64(raw[lay.Period:])
-	} else if a := l.format.Attr(ev); a != nil && !a.Freq() {
-		period = a.SamplePeriod
+		v = binary.LittleEndian.Uint64(raw[lay.Period:])
 	}
+	period := l.periodOf(ev, lay.Period >= 0, v)
 	var t uint64
 	if lay.Time >= 0 {
 		t = binary.LittleEndian.Uint64(raw[lay.Time:])
