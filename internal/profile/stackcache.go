@@ -69,12 +69,20 @@ func (c *stackCache) flush(add func([]ccmap.Frame, uint64)) {
 
 // hashChain hashes a process's callchain (FNV-1a-like over 64-bit words).
 func hashChain(pid uint32, chain []uint64) uint64 {
-	h := uint64(14695981039346656037) ^ uint64(pid)
+	h := chainSeed(pid)
 	for _, w := range chain {
-		h = (h ^ w) * 1099511628211
-		h ^= h >> 29
+		h = mixChain(h, w)
 	}
 	return h
+}
+
+// chainSeed and mixChain are the steps of hashChain and hashChainBytes,
+// which must agree.
+func chainSeed(pid uint32) uint64 { return uint64(14695981039346656037) ^ uint64(pid) }
+
+func mixChain(h, w uint64) uint64 {
+	h = (h ^ w) * 1099511628211
+	return h ^ h>>29
 }
 
 func (c *stackCache) slot(h uint64) uint64 {
@@ -153,10 +161,9 @@ func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Fr
 // hashChainBytes is hashChain of a callchain as it sits in a record:
 // little-endian u64s.
 func hashChainBytes(pid uint32, chain []byte) uint64 {
-	h := uint64(14695981039346656037) ^ uint64(pid)
+	h := chainSeed(pid)
 	for i := 0; i+8 <= len(chain); i += 8 {
-		h = (h ^ binary.LittleEndian.Uint64(chain[i:])) * 1099511628211
-		h ^= h >> 29
+		h = mixChain(h, binary.LittleEndian.Uint64(chain[i:]))
 	}
 	return h
 }

@@ -298,8 +298,7 @@ func (q *roundQueue) sortPending() {
 // mostly are).
 func sortedByTime(rs []qrec) bool {
 	for i := 1; i < len(rs); i++ {
-		a, b := &rs[i-1], &rs[i]
-		if a.time > b.time || a.time == b.time && a.seq > b.seq {
+		if byTime(rs[i-1], rs[i]) > 0 {
 			return false
 		}
 	}
