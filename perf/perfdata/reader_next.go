@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -280,11 +279,26 @@ func (q *roundQueue) pushReady(rec *Record, c chunkRef) {
 }
 
 // byTime orders by time, then by arrival: a stable sort by time.
-func byTime(a, b qrec) int {
-	if c := cmp.Compare(a.time, b.time); c != 0 {
-		return c
+func byTime(a, b qrec) int { return timeOrder(&a, &b) }
+
+// timeOrder is byTime's rule, on pointers (inlined where rounds are
+// checked record by record).
+func timeOrder(a, b *qrec) int {
+	switch {
+	case a.time != b.time:
+		return b2sign(a.time > b.time)
+	case a.seq != b.seq:
+		return b2sign(a.seq > b.seq)
 	}
-	return cmp.Compare(a.seq, b.seq)
+	return 0
+}
+
+// b2sign is 1 if gt, else -1.
+func b2sign(gt bool) int {
+	if gt {
+		return 1
+	}
+	return -1
 }
 
 func (q *roundQueue) sortPending() {
@@ -298,7 +312,7 @@ func (q *roundQueue) sortPending() {
 // mostly are).
 func sortedByTime(rs []qrec) bool {
 	for i := 1; i < len(rs); i++ {
-		if byTime(rs[i-1], rs[i]) > 0 {
+		if timeOrder(&rs[i-1], &rs[i]) > 0 {
 			return false
 		}
 	}
