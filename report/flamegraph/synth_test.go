@@ -27,7 +27,9 @@ func with(fs []Frame, more ...Frame) []Frame {
 }
 
 var (
-	libc   = func(n string) Frame { return Frame{Name: n, Object: "/usr/lib/x86_64-linux-gnu/libc.so.6", Kind: Library} }
+	libc = func(n string) Frame {
+		return Frame{Name: n, Object: "/usr/lib/x86_64-linux-gnu/libc.so.6", Kind: Library}
+	}
 	kernel = func(n string) Frame { return Frame{Name: n, Object: "[kernel.kallsyms]", Kind: Kernel} }
 	jit    = func(n string) Frame { return Frame{Name: n, Object: "/tmp/perf-4242.map", Kind: JIT} }
 )
