@@ -368,7 +368,7 @@
     frames: function () {
       return laid.map(function (f) {
         return { id: f.n, name: f.n === 0 ? 'all' : fname(f.n), object: fobj(f.n), kind: fkind(f.n), path: pathOf(f.n),
-                 x: f.x, width: f.w, depth: f.d, y: rowY(f.d) };
+                 x: f.x, width: f.w, depth: f.d, y: rowY(f.d), delta: diff ? deltaOf(f.n).d : 0 };
       });
     },
     state: function () {
