@@ -500,3 +500,77 @@ func discard[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 		return chromedp.Void{}, err
 	}
 }
+
+// TestBrowserDiff: the differential page draws the new profile's frames
+// at their widths, each with the change of its share, red where it grew
+// and blue where it shrank; the tooltip gives both shares.
+func TestBrowserDiff(t *testing.T) {
+	baseMeta, base := serverProfile()
+	newMeta, next := serverProfile()
+	for i := range next {
+		switch next[i].Frames[len(next[i].Frames)-1].Name {
+		case "deflate_block":
+			next[i].Samples *= 3
+		case "memcpy", "json_decode":
+			next[i].Samples /= 4
+		}
+		next[i].Time = float64(next[i].Samples) * period
+	}
+	next = append(next, timed(prog("_start", "__libc_start_main", "main", "serve", "new_cache_path"), 900, 100))
+	newMeta.Source = "lbr"
+	var b bytes.Buffer
+	if err := WriteDiffHTML(&b, baseMeta, newMeta, base, next, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	p := openPage(t, b.Bytes())
+	refNew := buildRef(next, shownOf(newMeta), DefaultMinShare)
+	refBase := buildRef(base, nil, 0)
+	p.checkLayout(refNew)
+	st := p.state()
+	w := weightIndex[st.Weight]
+	var grew, shrank int
+	for _, f := range p.frames() {
+		n := refNew.byPath[f.Path]
+		if n == nil {
+			continue // a narrow frame
+		}
+		was := 0.0
+		if b := refBase.byPath[f.Path]; b != nil {
+			was = b.total[w] / refBase.root.total[w]
+		}
+		want := n.total[w]/refNew.root.total[w] - was
+		if math.Abs(f.Delta-want) > 1e-9 {
+			t.Errorf("%q: delta %.6f, want %.6f", f.Path, f.Delta, want)
+		}
+		if f.Width < 4 || math.Abs(want) < 0.01 {
+			continue
+		}
+		// A pixel at the frame's top left, clear of its label.
+		x := f.X + 1.5
+		rgb := eval[[]int](p, fmt.Sprintf(`(function(){ var c = document.getElementById('flame'), r = window.devicePixelRatio || 1;
+			var d = c.getContext('2d').getImageData(Math.floor(%f * r), Math.floor(%f * r), 1, 1).data; return [d[0], d[1], d[2]]; })()`,
+			x, f.Y+3))
+		switch {
+		case want > 0 && rgb[0] > rgb[2]+15:
+			grew++
+		case want < 0 && rgb[2] > rgb[0]+15:
+			shrank++
+		default:
+			t.Errorf("%q: delta %+.4f drawn in rgb%v", f.Path, want, rgb)
+		}
+	}
+	if grew == 0 || shrank == 0 {
+		t.Errorf("%d frames drawn red, %d blue: want both", grew, shrank)
+	}
+	f := p.find("_start;__libc_start_main;main;serve;handle_request;compress;deflate_block")
+	x, y := p.pointAt(f)
+	p.run(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y))
+	tip := eval[string](p, `document.getElementById('tip').textContent`)
+	for _, s := range []string{"base share", "new share", "change", "+"} {
+		if !strings.Contains(tip, s) {
+			t.Errorf("diff tooltip %q lacks %q", tip, s)
+		}
+	}
+	p.screenshot("diff")
+	p.checkNoNetwork()
+}

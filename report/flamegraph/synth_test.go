@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Synthetic profiles for the tests, each shaped like something real
@@ -123,17 +124,17 @@ func largeProfile(nStacks, nSamples int) (Meta, []Stack) {
 		depth := 4 + r.IntN(22)
 		fs := []Frame{{Name: "main", Object: objs[0].path, Kind: Program}}
 		f := r.IntN(8)
-		key := ""
+		var key []byte
 		for d := 0; d < depth; d++ {
 			// Children of f are a few functions near it: a tree-like call graph.
 			f = (f*7 + 1 + r.IntN(3+d)) % len(fns)
 			fs = append(fs, fns[f])
-			key += fmt.Sprint(f, ",")
+			key = strconv.AppendInt(append(key, ','), int64(f), 10)
 		}
-		if seen[key] {
+		if seen[string(key)] {
 			continue
 		}
-		seen[key] = true
+		seen[string(key)] = true
 		stacks = append(stacks, Stack{Frames: fs})
 		w := 1 / math.Pow(float64(len(stacks)), 0.9)
 		weights = append(weights, w)
