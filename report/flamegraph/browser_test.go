@@ -270,8 +270,8 @@ func (p *page) find(path string) drawnFrame {
 // coordinates.
 func (p *page) pointAt(f drawnFrame) (float64, float64) {
 	p.t.Helper()
-	r := eval[struct{ Left, Top float64 }](p, fmt.Sprintf(`(function(){ var c = document.getElementById('flame');
-		window.scrollTo(0, Math.max(0, c.getBoundingClientRect().top + window.scrollY + %f - 400));
+	r := eval[struct{ Left, Top float64 }](p, fmt.Sprintf(`(function(){ var c = document.getElementById('flame'), m = c.parentNode;
+		m.scrollTop = Math.max(0, %f - m.clientHeight / 2);
 		var b = c.getBoundingClientRect(); return {left: b.left, top: b.top}; })()`, f.Y))
 	rowH := eval[float64](p, `hwprofFlame.state().rowHeight`)
 	return r.Left + f.X + f.Width/2, r.Top + f.Y + rowH/2

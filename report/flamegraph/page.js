@@ -152,6 +152,11 @@
     rowsShown = rows.length;
     var dpr = window.devicePixelRatio || 1, h = rowsShown * ROW + 2;
     canvas.style.height = h + 'px';
+    canvas.style.width = cssWidth + 'px';
+    // The new height may add or remove the chart's scroll bar, and so
+    // change the width available: lay out again for that width.
+    if (canvas.parentNode.clientWidth - 36 !== cssWidth) layout();
+    canvas.style.width = cssWidth + 'px';
     canvas.width = Math.round(cssWidth * dpr); canvas.height = Math.round(h * dpr);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, cssWidth, h);
@@ -163,7 +168,7 @@
       var dim = f.d < depth[st.zoom];
       ctx.globalAlpha = dim ? 0.55 : 1;
       ctx.fillStyle = st.match && st.match[n] ? 'hsl(291,64%,52%)' : diff ? diffColour(n) : kindColour(n);
-      ctx.fillRect(f.x, y + 1, Math.max(f.w - 0.5, 0.1), ROW - 1);
+      ctx.fillRect(f.x, y + 1, f.w >= 3 ? f.w - 0.5 : f.w, ROW - 1); // a gap between frames wide enough to show one
       if (f.w > 3 * charW) {
         var name = n === 0 ? 'all' : fname(n), fit = Math.floor((f.w - 6) / charW);
         if (name.length > fit) name = fit > 2 ? name.slice(0, fit - 1) + '…' : '';
@@ -172,6 +177,12 @@
     }
     ctx.globalAlpha = 1;
     hideHover();
+  }
+  // showRoot scrolls the chart so that the zoomed frame is in view: the
+  // bottom of a flame graph, the top of an icicle graph.
+  function showRoot() {
+    var c = canvas.parentNode;
+    c.scrollTop = st.icicle ? 0 : c.scrollHeight;
   }
 
   // ---- header, toolbar, legend ------------------------------------------------
@@ -241,7 +252,7 @@
       item('grad', 'linear-gradient(90deg,hsl(214,85%,50%),hsl(220,10%,90%),hsl(0,85%,50%))', 'share shrank … grew (new against base)');
     } else {
       var present = {};
-      for (var f = 0; f < D.funcs.length / 3; f++) present[D.kinds[D.funcs[3 * f + 2]]] = true;
+      for (var f = 1; f < D.funcs.length / 3; f++) present[D.kinds[D.funcs[3 * f + 2]]] = true;
       ['program', 'library', 'kernel', 'jit', 'unknown', 'broken', 'narrow'].forEach(function (k) {
         if (!present[k]) return;
         var c = HUES[k], mid = (c[0] + c[1]) / 2;
@@ -292,7 +303,12 @@
     }
     return null;
   }
-  function hideHover() { hoverBox.style.display = 'none'; tip.style.display = 'none'; hovered = -1; }
+  var helpHTML = document.getElementById('details').innerHTML; // the page's own markup
+  function hideHover() {
+    hoverBox.style.display = 'none'; tip.style.display = 'none';
+    if (hovered >= 0) document.getElementById('details').innerHTML = helpHTML;
+    hovered = -1;
+  }
   function tipRow(t, k, v, cls) { var tr = el('tr'); tr.appendChild(el('td', '', k)); tr.appendChild(el('td', cls || '', v)); t.appendChild(tr); }
   function describe(n) {
     var w = st.weight, tot = W[w].total, self = W[w].self, root = tot[0] || 1;
@@ -343,7 +359,7 @@
     if (n < 0 || n >= N || n === st.zoom) return;
     st.zoom = n;
     if (push) history.pushState({ hwprofZoom: n }, '', n ? '#frame=' + n : location.pathname + location.search);
-    crumbs(); draw();
+    crumbs(); draw(); showRoot();
   }
   window.addEventListener('popstate', function (ev) {
     var n = ev.state && typeof ev.state.hwprofZoom === 'number' ? ev.state.hwprofZoom : 0;
@@ -396,7 +412,7 @@
       if (weights.indexOf(w) < 0 || w === st.weight) return;
       st.weight = w; syncButtons(); factsRefresh(); runSearch(); draw();
     },
-    setOrientation: function (o) { st.icicle = o === 'icicle'; syncButtons(); draw(); },
+    setOrientation: function (o) { st.icicle = o === 'icicle'; syncButtons(); draw(); showRoot(); },
     ready: false
   };
   window.hwprofFlame = api;
@@ -404,7 +420,8 @@
   header(); toolbar(); legend(); crumbs();
   if (history.state && typeof history.state.hwprofZoom === 'number' && history.state.hwprofZoom < N) st.zoom = history.state.hwprofZoom;
   else history.replaceState({ hwprofZoom: 0 }, '');
-  crumbs(); draw();
+  crumbs(); draw(); showRoot();
+  canvas.parentNode.addEventListener('scroll', hideHover);
   api.ready = true;
   performance.mark('hwprof-ready');
 })();
