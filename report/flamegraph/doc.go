@@ -25,7 +25,9 @@
 // takes a few MB at most. Siblings too narrow to see (Options.MinShare of
 // the whole under every weight shown) are merged into one counted
 // "[N narrow frames]" frame per parent, as flamegraph.pl and inferno do
-// with a minimum width; their weight is kept, never dropped. Broken or
+// with a minimum width; their weight is kept, never dropped, but their
+// names are gone, so a search cannot match inside them (the page says how
+// much weight it could not search). Broken or
 // truncated stacks keep their Broken frames, drawn in their own colour.
 //
 // The page script exposes window.hwprofFlame (frames, state, zoom, reset,

@@ -285,11 +285,16 @@
     if (!st.re) return;
     var tot = W[st.weight].total, hit = new Uint8Array(N), sum = 0, count = 0, n;
     for (n = 1; n < N; n++) if (st.re.test(fname(n))) { hit[n] = 1; count++; }
-    for (n = 1; n < N;) { if (hit[n]) { sum += tot[n]; n = end[n]; } else n++; }
+    // Merged narrow frames have no names to match: say how much they hold.
+    var unsearched = 0;
+    for (n = 1; n < N;) {
+      if (hit[n]) { sum += tot[n]; n = end[n]; } else { if (fkind(n) === 'narrow') unsearched += tot[n]; n++; }
+    }
     st.match = hit; st.matchCount = count; st.matchShare = tot[0] > 0 ? sum / tot[0] : 0;
     m.appendChild(document.createTextNode('Matched '));
     m.appendChild(el('b', '', pct(st.matchShare)));
     m.appendChild(document.createTextNode(' of all (' + amount(st.weight, sum) + ') in ' + int(count) + ' frame' + (count === 1 ? '' : 's')));
+    if (unsearched > 0 && tot[0] > 0) m.appendChild(document.createTextNode('; merged narrow frames, ' + pct(unsearched / tot[0]) + ', not searched'));
   }
 
   // ---- pointer ------------------------------------------------------------------
