@@ -148,6 +148,12 @@ type loader struct {
 	stacks       *stackCache
 	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
 	inline       bool // fold samples on the reading goroutine (tests)
+	// sampleHook, if set, is given every sample and the address-level
+	// stack it folded (nil when none), for tests; hookFrames is that stack
+	sampleHook func(s *perf.Sample, frames []ccmap.Frame)
+	hookFrames []ccmap.Frame
+	// the functions of the address ids, set by finish (tests)
+	fmap []ccmap.FuncID
 
 	noRetAddr uint64 // exact samples without a return address
 	// exact hits of Go programs: each thread's last probe event, and the
@@ -479,6 +485,10 @@ func (l *loader) foldFast(raw []byte) bool {
 
 // sample folds one sample (on the sample worker).
 func (l *loader) sample(s *perf.Sample) {
+	if l.sampleHook != nil {
+		l.hookFrames = nil
+		defer func() { l.sampleHook(s, l.hookFrames) }()
+	}
 	ev := l.event(s)
 	if ev < 0 || ev >= len(l.srcs) {
 		return
@@ -602,6 +612,10 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	if fp {
 		h = hashChain(s.PID, s.Callchain)
 		if i := l.stacks.find(h, s.PID, s.Callchain); i >= 0 {
+			if l.sampleHook != nil {
+				e := &l.stacks.entries[i]
+				l.hookFrames = l.stacks.frames[e.frame:e.frameTo]
+			}
 			l.foldCached(i, weight)
 			return
 		}
@@ -611,6 +625,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 		return
 	}
 	l.cframes = l.toFrames(l.cframes[:0], l.frames, s.PID, false)
+	l.hookFrames = l.cframes
 	if fp {
 		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes)
 		if i < 0 {

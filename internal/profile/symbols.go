@@ -22,6 +22,7 @@ func (l *loader) finish() *Profile {
 	addrMap := l.fold.Close()
 	locs := l.symbolize()
 	funcs, fmap, funcObj := l.functions(locs)
+	l.fmap = fmap
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	p := &Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
 	for i, s := range l.srcs {
