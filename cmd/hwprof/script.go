@@ -2,19 +2,15 @@ package main
 
 import (
 	"bufio"
-	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -49,16 +45,16 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	o.srcline = o.srcline || *srcline
 	// Function names alone come from the symbol tables; DWARF is read
 	// only for source lines.
-	so := symbolize.Options{SymFS: *symfs, SymbolsOnly: !o.srcline}
+	eo := engine.Options{SymFS: *symfs}
 	if *debugDir != "" {
-		so.DebugDirs = []string{*debugDir}
+		eo.DebugDirs = []string{*debugDir}
 	}
 	r, err := perfdata.Open(*input)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer r.Close()
-	sc := newScripter(r, o, so)
+	sc := newScripter(r, o, eo)
 	defer sc.cleanup()
 	if err := sc.read(); err != nil {
 		fmt.Fprintf(stderr, "hwprof: %v (printing the %d samples read before it)\n", err, len(sc.samples))
@@ -148,28 +144,15 @@ type scriptSample struct {
 }
 
 // scriptAddr is one address to print: its object (an index in
-// scripter.objs, -1 when unmapped) and, once symbolized, where its symbol
-// is: the index of its object-relative address among its key's unique
-// addresses. It holds no pointers.
+// scripter.objs, -1 when unmapped) and the handle of its symbol in the
+// engine's Symbols. back marks a return address, looked up at the call
+// (ra-1): the offset printed is still addr's own, as perf prints it. It
+// holds no pointers.
 type scriptAddr struct {
 	addr uint64
 	obj  int32
-	idx  uint32 // index | backBit
-}
-
-// backBit in scriptAddr.idx marks a return address, looked up at the call
-// (ra-1): the offset printed is still addr's own, as perf prints it.
-const backBit = 1 << 31
-
-func (a scriptAddr) index() int { return int(a.idx &^ backBit) }
-
-func (a scriptAddr) back() uint64 { return uint64(a.idx >> 31) }
-
-// scriptSym is the symbol of one unique address: its name ("" when
-// unknown) and the address's offset in it.
-type scriptSym struct {
-	name string
-	off  uint64
+	h    engine.Handle
+	back bool
 }
 
 type scriptBranch struct {
@@ -177,171 +160,43 @@ type scriptBranch struct {
 	flags    perf.BranchFlags
 }
 
+// scripter prints what the analysis engine (internal/engine) reads: it
+// keeps each sample's printed fields and frames while the engine visits
+// them, asks the engine's Symbols for every address, and prints once they
+// are resolved.
 type scripter struct {
 	r        *perfdata.Reader
 	o        scriptOptions
-	symz     *symbolize.Symbolizer
-	maps     *procmap.Map
-	files    *objectFiles
-	unwinder *unwind.Unwinder
-	buildIDs map[string]string // path -> build-id hex, from the recording
-	// kernelLocal says whether the recorded kernel is the running one
-	// (whose vdso is the recorded one); kernelSyms whether a kallsyms
-	// names its addresses (symbolize.FindKallsyms), kernelWhy why not.
-	kernelLocal bool
-	kernelSyms  bool
-	kernelWhy   string
-	kernelAsked bool // some address resolved to the kernel
-	// vdso is this kernel's vdso image when the recording was made on
-	// it; vdsoFile holds it for symbolizing, written on first need.
-	vdso     []byte
-	vdsoFile string
+	eng      *engine.Engine
 	samples  []scriptSample
 	frames   []scriptAddr
 	branches []scriptBranch
-	// the objects of the addresses, each with its printed name and its
-	// key (-1: not symbolizable)
+	// the objects of the addresses, each with its printed name
 	objs     []*procmap.Object
 	objNames []string
-	objKey   []int32
 	objIdx   map[*procmap.Object]int32
 	lastObj  *procmap.Object // the object of the last address asked for
 	lastIdx  int32           // and its index
-	// unique addresses per key
-	keys     []symbolize.ObjectKey
-	keyIdx   map[symbolize.ObjectKey]int32
-	addrs    [][]symbolize.Addr
-	addrIdx  []map[symbolize.Addr]uint32
-	results  []symbolize.Result
-	syms     [][]scriptSym // per key, per unique address
 	commList []string
 	comms    map[string]int32 // index in commList
 }
 
-func newScripter(r *perfdata.Reader, o scriptOptions, so symbolize.Options) *scripter {
-	buildIDs := map[string]string{}
-	for _, b := range r.Features().BuildIDs {
-		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
-			buildIDs[b.Path] = id
-		}
+func newScripter(r *perfdata.Reader, o scriptOptions, eo engine.Options) *scripter {
+	return &scripter{
+		r: r, o: o, eng: engine.New(r, eo),
+		objIdx: map[*procmap.Object]int32{},
+		comms:  map[string]int32{},
 	}
-	f := r.Features()
-	kid := buildIDs[symbolize.KernelPath]
-	local, _ := symbolize.KernelIsLocal(kid, f.OSRelease, f.Hostname)
-	var why string
-	so.Kallsyms, why = symbolize.FindKallsyms(so, kid, f.OSRelease, f.Hostname)
-	sc := &scripter{
-		r: r, o: o, symz: symbolize.New(so),
-		buildIDs:    buildIDs,
-		kernelLocal: local,
-		kernelSyms:  so.Kallsyms != "",
-		kernelWhy:   why,
-		objIdx:      map[*procmap.Object]int32{},
-		keyIdx:      map[symbolize.ObjectKey]int32{},
-		comms:       map[string]int32{},
-	}
-	segs := procmap.NewSegments(so.SymFS)
-	sc.files = &objectFiles{opts: so, segs: segs, found: map[string]string{}}
-	sc.maps = procmap.New(segs)
-	uo := unwind.Options{Open: sc.files.open}
-	if sc.kernelLocal {
-		if vdso, err := unwind.LocalVDSO(); err == nil {
-			uo.VDSO = vdso // the recorded processes' vdso: same kernel
-			sc.vdso = vdso
-		}
-	}
-	sc.unwinder = unwind.New(uo)
-	return sc
-}
-
-// objectFiles finds the file of each recorded object once: its recorded
-// path (under --symfs) when the build-id matches, else a file named by
-// its build-id under --debug-dir (symbolize.Options.Find). The process
-// model then reads that file's PT_LOAD segments and the unwinder its CFI,
-// so a binary found by build-id gets the same address arithmetic as one at
-// its recorded path.
-type objectFiles struct {
-	opts  symbolize.Options
-	segs  *procmap.Segments
-	mu    sync.Mutex
-	found map[string]string // recorded path -> file read ("" when none)
-}
-
-// locate finds the file for path (recorded with build-id id, or "") and
-// gives its segments to the process model.
-func (f *objectFiles) locate(path, id string) {
-	if path == "" || strings.HasPrefix(path, "[") || strings.HasPrefix(path, "//") {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.found[path]; ok {
-		return
-	}
-	file, _, err := f.opts.Find(symbolize.ObjectKey{Path: path, BuildID: id})
-	f.found[path] = file
-	if err != nil {
-		return
-	}
-	if segs, err := procmap.ReadSegments(file); err == nil {
-		f.segs.Set(path, segs)
-	}
-}
-
-// open opens the file found for path (the unwinder's Options.Open).
-func (f *objectFiles) open(path string) (*elf.File, error) {
-	f.mu.Lock()
-	file, ok := f.found[path]
-	f.mu.Unlock()
-	if !ok {
-		file = path
-		if f.opts.SymFS != "" {
-			file = filepath.Join(f.opts.SymFS, path)
-		}
-	}
-	if file == "" {
-		return nil, fmt.Errorf("open %s: no file with the recorded build-id: %w", path, fs.ErrNotExist)
-	}
-	return elf.Open(file)
 }
 
 // read applies every record to the process model and unwinds every
-// sample, collecting the unique addresses of each object.
+// sample (the engine's Visit), collecting the unique addresses of each
+// object.
 func (sc *scripter) read() error {
-	var s perf.Sample
-	var frames []unwind.Frame
-	for sc.r.Next() {
-		rec := sc.r.Record()
-		switch rec.Type() {
-		case perf.RecordSample:
-			if err := sc.r.DecodeSample(&s); err != nil {
-				continue // counted by the reader's warnings
-			}
-			frames, _ = sc.unwinder.Append(frames[:0], &s, sc.maps)
-			sc.addSample(&s, frames)
-		case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm, perf.RecordFork, perf.RecordExit:
-			d, err := sc.r.Format().Decode(rec.Raw)
-			if err != nil {
-				continue
-			}
-			switch m := d.(type) {
-			case *perf.Mmap:
-				sc.files.locate(m.Filename, sc.buildIDs[m.Filename])
-			case *perf.Mmap2:
-				id := sc.buildIDs[m.Filename]
-				if m.HasBuildID() {
-					id = symbolize.CleanBuildID(hex.EncodeToString(m.BuildID))
-				}
-				sc.files.locate(m.Filename, id)
-			}
-			sc.maps.Apply(d)
-		}
-	}
-	return sc.r.Err()
+	return sc.eng.Visit(sc.addSample)
 }
 
-func (sc *scripter) addSample(s *perf.Sample, frames []unwind.Frame) {
-	ev, _ := sc.r.Format().EventOf(sc.r.Record().Raw)
+func (sc *scripter) addSample(s *perf.Sample, ev int, frames []unwind.Frame) {
 	ss := scriptSample{
 		pid: s.PID, tid: s.TID, cpu: s.CPU, hasCPU: s.Has(perf.SampleCPU), comm: -1,
 		time: s.Time, period: s.Period, event: int32(ev), frames: uint32(len(sc.frames)),
@@ -352,21 +207,12 @@ func (sc *scripter) addSample(s *perf.Sample, frames []unwind.Frame) {
 			ss.period = a.SamplePeriod // a fixed period (-c) is not in the samples
 		}
 	}
-	if p, ok := sc.maps.Process(s.PID); ok {
+	if p, ok := sc.eng.Maps.Process(s.PID); ok {
 		ss.comm = sc.intern(p.Comm)
-	}
-	if len(frames) == 0 && s.Has(perf.SampleIP) {
-		m, oa, ok := sc.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(s.IP))
-		frames = append(frames, unwind.Frame{Addr: procmap.Addr(s.IP), Kind: unwind.FrameIP})
-		if ok {
-			frames[0].Object, frames[0].ObjAddr = m.Object, oa
-		}
 	}
 	for _, f := range frames {
 		a := sc.want(uint64(f.Addr), f.Object, f.LookupAddr(), s.PID)
-		if f.ObjAddr != f.LookupAddr() && a.obj >= 0 && sc.objKey[a.obj] >= 0 {
-			a.idx |= backBit
-		}
+		a.back = f.ObjAddr != f.LookupAddr() && a.h.Valid()
 		sc.frames = append(sc.frames, a)
 	}
 	ss.framesTo = uint32(len(sc.frames))
@@ -395,17 +241,14 @@ func (sc *scripter) intern(s string) int32 {
 // wantRuntime resolves a runtime address (a branch end) of the sample's
 // process and asks for it.
 func (sc *scripter) wantRuntime(s *perf.Sample, a uint64) scriptAddr {
-	m, oa, ok := sc.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a))
-	if !ok {
-		return scriptAddr{addr: a, obj: -1}
-	}
-	return sc.want(a, m.Object, oa, s.PID)
+	obj, oa := sc.eng.Lookup(s, a)
+	return sc.want(a, obj, oa, s.PID)
 }
 
 // want records that addr (in obj at objAddr) is to be symbolized, once
-// per unique address of its key.
+// per unique address of its object (the engine's Symbols).
 func (sc *scripter) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAddr, pid uint32) scriptAddr {
-	sa := scriptAddr{addr: addr, obj: -1}
+	sa := scriptAddr{addr: addr, obj: -1, h: engine.NoHandle}
 	if obj == nil {
 		return sa
 	}
@@ -413,169 +256,76 @@ func (sc *scripter) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAd
 	if obj != sc.lastObj {
 		var ok bool
 		if o, ok = sc.objIdx[obj]; !ok {
-			o = sc.addObject(obj, pid)
+			o = int32(len(sc.objs))
+			sc.objIdx[obj] = o
+			sc.objs = append(sc.objs, obj)
+			sc.objNames = append(sc.objNames, objName(obj))
 		}
 		sc.lastObj, sc.lastIdx = obj, o
 	}
 	sa.obj = o
-	k := sc.objKey[o]
-	if k < 0 {
-		return sa
-	}
-	a := symbolize.Addr(objAddr)
-	i, ok := sc.addrIdx[k][a]
-	if !ok {
-		i = uint32(len(sc.addrs[k]))
-		sc.addrs[k] = append(sc.addrs[k], a)
-		sc.addrIdx[k][a] = i
-	}
-	sa.idx = i
+	sa.h = sc.eng.Symbols.Add(obj, pid, objAddr)
 	return sa
 }
 
-// addObject numbers a new object and finds its key. Objects with one key
-// (the kernel and its modules, a file seen under two inodes) share one
-// list of addresses.
-func (sc *scripter) addObject(obj *procmap.Object, pid uint32) int32 {
-	o := int32(len(sc.objs))
-	sc.objIdx[obj] = o
-	sc.objs = append(sc.objs, obj)
-	sc.objNames = append(sc.objNames, objName(obj))
-	k := int32(-1)
-	if key, ok := sc.objectKey(obj, pid); ok {
-		if k, ok = sc.keyIdx[key]; !ok {
-			k = int32(len(sc.keys))
-			sc.keyIdx[key] = k
-			sc.keys = append(sc.keys, key)
-			sc.addrs = append(sc.addrs, nil)
-			sc.addrIdx = append(sc.addrIdx, map[symbolize.Addr]uint32{})
-		}
-	}
-	sc.objKey = append(sc.objKey, k)
-	return o
-}
-
-// objectKey names the resolver of an object: the kernel's kallsyms, a
-// JIT region's perf map, or a file with the build-id the recording gives.
-func (sc *scripter) objectKey(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, bool) {
-	switch obj.Kind {
-	case procmap.KindKernel, procmap.KindModule:
-		sc.kernelAsked = true
-		return symbolize.ObjectKey{Path: symbolize.KernelPath}, sc.kernelSyms
-	case procmap.KindJIT:
-		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
-	case procmap.KindVDSO:
-		return symbolize.ObjectKey{Path: sc.vdsoPath()}, sc.vdsoPath() != ""
-	case procmap.KindFile:
-		id := sc.buildIDs[obj.Path]
-		if len(obj.BuildID) > 0 {
-			id = symbolize.CleanBuildID(hex.EncodeToString(obj.BuildID))
-		}
-		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
-	}
-	return symbolize.ObjectKey{}, false
-}
-
-// vdsoPath returns a file holding the running kernel's vdso, for a
-// recording made on this kernel, or "". The file is removed by cleanup.
-func (sc *scripter) vdsoPath() string {
-	if sc.vdsoFile != "" || sc.vdso == nil {
-		return sc.vdsoFile
-	}
-	p, err := symbolize.TempObject(sc.vdso, "hwprof-vdso-*.so")
-	if err != nil {
-		sc.vdso = nil
-		return ""
-	}
-	sc.vdsoFile = p
-	return sc.vdsoFile
-}
-
-// cleanup removes the files the scripter wrote.
-func (sc *scripter) cleanup() {
-	if sc.vdsoFile != "" {
-		os.Remove(sc.vdsoFile)
-	}
-}
+// cleanup removes the files the engine wrote.
+func (sc *scripter) cleanup() { sc.eng.Close() }
 
 // symbolize resolves every object's unique addresses at once; objects
 // that cannot be read (missing, build-id mismatch) are reported once.
 func (sc *scripter) symbolize(stderr io.Writer) {
-	req := make(map[symbolize.ObjectKey][]symbolize.Addr, len(sc.keys))
-	for k, key := range sc.keys {
-		req[key] = sc.addrs[k]
+	if _, why := sc.eng.Objects.Kernel(); why != "" && sc.eng.Symbols.KernelAsked() {
+		fmt.Fprintf(stderr, "hwprof: warning: %s: kernel frames print as [unknown]\n", why)
 	}
-	if sc.kernelAsked && !sc.kernelSyms {
-		fmt.Fprintf(stderr, "hwprof: warning: %s: kernel frames print as [unknown]\n", sc.kernelWhy)
-	}
-	res := sc.symz.SymbolizeAll(req)
-	sc.results = make([]symbolize.Result, len(sc.keys))
-	sc.syms = make([][]scriptSym, len(sc.keys))
-	for k, key := range sc.keys {
-		sc.results[k] = res[key]
-		sc.syms[k] = make([]scriptSym, len(sc.addrs[k]))
-		for i, loc := range res[key].Locations {
-			if i < len(sc.syms[k]) && loc.Symbol != nil {
-				off, _ := loc.Offset()
-				sc.syms[k][i] = scriptSym{name: loc.Symbol.Name.Full, off: off}
-			}
+	for _, ke := range sc.eng.Symbols.Resolve(sc.o.srcline) {
+		if ke.Key.Path == symbolize.KernelPath || engine.IsPerfMap(ke.Key.Path) {
+			continue
 		}
-		if err := res[key].Err; err != nil && key.Path != symbolize.KernelPath && !isPerfMap(key.Path) {
-			var mm *symbolize.BuildIDMismatchError
-			if errors.As(err, &mm) {
-				fmt.Fprintf(stderr, "hwprof: warning: %v: its frames print as [unknown]\n", err)
-			} else {
-				fmt.Fprintf(stderr, "hwprof: warning: cannot symbolize %s: %v\n", key.Path, err)
-			}
+		var mm *symbolize.BuildIDMismatchError
+		if errors.As(ke.Err, &mm) {
+			fmt.Fprintf(stderr, "hwprof: warning: %v: its frames print as [unknown]\n", ke.Err)
+		} else {
+			fmt.Fprintf(stderr, "hwprof: warning: cannot symbolize %s: %v\n", ke.Key.Path, ke.Err)
 		}
 	}
 }
-
-func isPerfMap(path string) bool { return strings.HasPrefix(path, "/tmp/perf-") }
 
 func (sc *scripter) location(a scriptAddr) (symbolize.Location, bool) {
-	if a.obj < 0 || sc.objKey[a.obj] < 0 {
-		return symbolize.Location{}, false
-	}
-	r := sc.results[sc.objKey[a.obj]]
-	if r.Err != nil || a.index() >= len(r.Locations) {
-		return symbolize.Location{}, false
-	}
-	return r.Locations[a.index()], true
+	return sc.eng.Symbols.Location(a.h)
 }
 
-// sym returns the symbol of a, or false.
-func (sc *scripter) sym(a scriptAddr) (scriptSym, bool) {
-	if a.obj < 0 || sc.objKey[a.obj] < 0 {
-		return scriptSym{}, false
+// sym returns the name of a's symbol and a's offset in it, or false.
+func (sc *scripter) sym(a scriptAddr) (string, uint64, bool) {
+	loc, ok := sc.eng.Symbols.Location(a.h)
+	if !ok || loc.Symbol == nil || loc.Symbol.Name.Full == "" {
+		return "", 0, false
 	}
-	syms := sc.syms[sc.objKey[a.obj]]
-	if a.index() >= len(syms) {
-		return scriptSym{}, false
-	}
-	ss := syms[a.index()]
-	return ss, ss.name != ""
+	off, _ := loc.Offset()
+	return loc.Symbol.Name.Full, off, true
 }
 
 // appendSymOff appends "function+0xoff" (the offset of a's own address)
 // or "[unknown]".
 func (sc *scripter) appendSymOff(b []byte, a scriptAddr) []byte {
-	ss, ok := sc.sym(a)
+	name, off, ok := sc.sym(a)
 	if !ok {
 		return append(b, "[unknown]"...)
 	}
-	b = append(b, ss.name...)
+	b = append(b, name...)
 	b = append(b, "+0x"...)
-	return strconv.AppendUint(b, ss.off+a.back(), 16)
+	if a.back {
+		off++
+	}
+	return strconv.AppendUint(b, off, 16)
 }
 
 // appendSym appends the function's name or "[unknown]".
 func (sc *scripter) appendSym(b []byte, a scriptAddr) []byte {
-	ss, ok := sc.sym(a)
+	name, _, ok := sc.sym(a)
 	if !ok {
 		return append(b, "[unknown]"...)
 	}
-	return append(b, ss.name...)
+	return append(b, name...)
 }
 
 // objName names an object as perf's dso name does: the recorded path,

@@ -16,7 +16,16 @@ import (
 // nil object.
 type addrKey struct {
 	obj  *procmap.Object
+	pid  uint32 // JIT code: the process, whose perf map names it; else 0
 	addr procmap.ObjAddr
+}
+
+// newAddrKey is the key of address a of obj in process pid.
+func newAddrKey(obj *procmap.Object, pid uint32, a procmap.ObjAddr) addrKey {
+	if obj == nil || obj.Kind != procmap.KindJIT {
+		pid = 0
+	}
+	return addrKey{obj: obj, pid: pid, addr: a}
 }
 
 // addrTable interns code addresses into dense ids (ccmap.FuncIDs of the
@@ -57,7 +66,7 @@ func (t *addrTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjA
 	if ra == 0 {
 		return 0
 	}
-	k := addrKey{obj, ra}
+	k := addrKey{obj: obj, addr: ra}
 	if a, ok := t.calls[k]; ok {
 		return a
 	}

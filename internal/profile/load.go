@@ -2,20 +2,18 @@ package profile
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
-	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/unwind"
 )
 
@@ -97,9 +95,8 @@ func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 		tweak(l)
 	}
 	defer l.code.close()
-	l.findKernel()
 	if !o.SiteLines {
-		l.preloadKernel()
+		l.eng.Symbols.PreloadKernel(r.Attrs())
 	}
 	readErr := l.read()
 	p := l.finish()
@@ -119,13 +116,13 @@ type loader struct {
 	attrs    []perfdata.EventAttr
 	srcs     []eventSource
 	used     []bool
-	maps     *procmap.Map
+	eng      *engine.Engine // objects, process model, unwinder, symbols
+	maps     *procmap.Map   // eng.Maps
 	unwinder *unwind.Unwinder
 	code     *codeReader
 	addrs    *addrTable
 	fold     folder
 	rng      *rand.Rand
-	buildIDs map[string]string // recorded path -> build-id hex
 
 	// LBR: the decoder, the current sample (for its code reads), and per
 	// edge the sum of the periods of its appearances.
@@ -151,18 +148,14 @@ type loader struct {
 	stacks       *stackCache
 	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
 	inline       bool // fold samples on the reading goroutine (tests)
+	// sampleHook, if set, is given every sample and the address-level
+	// stack it folded (nil when none), for tests; hookFrames is that stack
+	sampleHook func(s *perf.Sample, frames []ccmap.Frame)
+	hookFrames []ccmap.Frame
+	// the functions of the address ids, set by finish (tests)
+	fmap []ccmap.FuncID
 
-	// the kernel's symbols: the kallsyms file that names them, or why
-	// none does (findKernel), read while the records are (preloadKernel)
-	kernelPath  string
-	kernelWhy   string
-	kernelLocal bool // recorded on the running kernel: its vdso is the recorded one
-	vdso        []byte
-	vdsoFile    string        // vdso written out for symbolizing (removed by finish)
-	kallsyms    chan struct{} // closed when read; nil when not preloaded
-	kernelText  []byte        // the kallsyms text, read by preloadKernel
-	kernelErr   error
-	noRetAddr   uint64 // exact samples without a return address
+	noRetAddr uint64 // exact samples without a return address
 	// exact hits of Go programs: each thread's last probe event, and the
 	// event whose next hit is a restart after stack growth (goRestart)
 	lastExact  map[uint32]exactHit
@@ -190,48 +183,23 @@ type lbrSum struct {
 }
 
 func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
-	segs := procmap.NewSegments(o.SymFS)
-	for rec, local := range o.Objects {
-		if s, err := procmap.ReadSegments(local); err == nil {
-			segs.Set(rec, s)
-		}
-	}
-	uo := unwind.Options{Root: o.SymFS}
-	vdso, err := unwind.LocalVDSO()
-	if err == nil {
-		uo.VDSO = vdso
-	}
+	eng := engine.New(r, engine.Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
 	l := &loader{
 		r: r, o: o,
-		maps:     procmap.New(segs),
-		unwinder: unwind.New(uo),
+		eng:      eng,
+		maps:     eng.Maps,
+		unwinder: eng.Unwinder,
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		buildIDs: map[string]string{},
-		vdso:     vdso,
 		lbrSums:  map[lbrKey]lbrSum{},
 		stacks:   newStackCache(),
 	}
 	l.sumStacks = !(o.DedupRatio > 0 && o.DedupRatio < 1)
 	l.snapshot()
-	l.code = newCodeReader(l.localPath)
+	l.code = newCodeReader(eng.Objects.File)
 	l.addrs = newAddrTable(l.code)
 	l.dec = lbr.NewDecoder(lbrCode{l})
 	l.fold = newFolder(o)
-	for _, b := range r.Features().BuildIDs {
-		l.buildIDs[b.Path] = hex.EncodeToString(b.ID)
-	}
 	return l
-}
-
-// localPath is the file to read for a recorded object path.
-func (l *loader) localPath(path string) string {
-	if p, ok := l.o.Objects[path]; ok {
-		return p
-	}
-	if l.o.SymFS != "" {
-		return filepath.Join(l.o.SymFS, path)
-	}
-	return path
 }
 
 // read applies every record; it returns the reader's error.
@@ -257,7 +225,7 @@ func (l *loader) read() error {
 		case perf.RecordMmap, perf.RecordMmap2:
 			w.wait()
 			if d, err := l.r.Decode(); err == nil {
-				l.maps.Apply(d)
+				l.eng.Apply(d)
 				l.clearStacks()
 			}
 		case perf.RecordFork, perf.RecordExit:
@@ -517,6 +485,10 @@ func (l *loader) foldFast(raw []byte) bool {
 
 // sample folds one sample (on the sample worker).
 func (l *loader) sample(s *perf.Sample) {
+	if l.sampleHook != nil {
+		l.hookFrames = nil
+		defer func() { l.sampleHook(s, l.hookFrames) }()
+	}
 	ev := l.event(s)
 	if ev < 0 || ev >= len(l.srcs) {
 		return
@@ -606,25 +578,25 @@ func (l *loader) notePeriodAt(ev int, tid uint32, t uint64, timed bool, period u
 
 // frameKey is the address a frame is interned by, and its call site: the
 // instruction pointer, or the call instruction of a return address.
-func (l *loader) frameKey(f *unwind.Frame) addrKey {
+func (l *loader) frameKey(f *unwind.Frame, pid uint32) addrKey {
 	a := f.ObjAddr
 	if f.Object == nil {
 		a = procmap.ObjAddr(f.Addr)
 	}
 	if f.Kind == unwind.FrameReturn {
 		if f.Object == nil {
-			return addrKey{nil, max(a, 1) - 1}
+			return addrKey{obj: nil, addr: max(a, 1) - 1}
 		}
 		a = l.addrs.callOf(f.Object, a)
 	}
-	return addrKey{f.Object, a}
+	return newAddrKey(f.Object, pid, a)
 }
 
 // toFrames appends the address-level frames of an unwound stack, innermost
 // first; each but the first has the call site leading to the one below.
-func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, leafSite bool) []ccmap.Frame {
+func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, pid uint32, leafSite bool) []ccmap.Frame {
 	for i := range frames {
-		k := l.frameKey(&frames[i])
+		k := l.frameKey(&frames[i], pid)
 		f := ccmap.Frame{Func: l.addrs.id(k)}
 		if i > 0 || leafSite {
 			f.Site = uint64(k.addr)
@@ -634,36 +606,26 @@ func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, leafSite boo
 	return dst
 }
 
-// ipFrame is the sample's IP alone, for samples without a stack.
-func (l *loader) ipFrame(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
-	if !s.Has(perf.SampleIP) {
-		return dst
-	}
-	f := unwind.Frame{Addr: procmap.Addr(s.IP), Kind: unwind.FrameIP}
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, f.Addr); ok {
-		f.Object, f.ObjAddr = m.Object, oa
-	}
-	return append(dst, f)
-}
-
 func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	fp := l.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
 	var h uint64
 	if fp {
 		h = hashChain(s.PID, s.Callchain)
 		if i := l.stacks.find(h, s.PID, s.Callchain); i >= 0 {
+			if l.sampleHook != nil {
+				e := &l.stacks.entries[i]
+				l.hookFrames = l.stacks.frames[e.frame:e.frameTo]
+			}
 			l.foldCached(i, weight)
 			return
 		}
 	}
-	l.frames, _ = l.unwinder.Append(l.frames[:0], s, l.maps)
-	if len(l.frames) == 0 {
-		l.frames = l.ipFrame(l.frames, s)
-	}
+	l.frames = l.eng.Frames(l.frames[:0], s)
 	if len(l.frames) == 0 {
 		return
 	}
-	l.cframes = l.toFrames(l.cframes[:0], l.frames, false)
+	l.cframes = l.toFrames(l.cframes[:0], l.frames, s.PID, false)
+	l.hookFrames = l.cframes
 	if fp {
 		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes)
 		if i < 0 {
@@ -722,9 +684,9 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 // runtimeKey interns a runtime address of s's process.
 func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
 	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a)); ok {
-		return addrKey{m.Object, oa}
+		return newAddrKey(m.Object, s.PID, oa)
 	}
-	return addrKey{nil, procmap.ObjAddr(a)}
+	return addrKey{obj: nil, addr: procmap.ObjAddr(a)}
 }
 
 // flushLBR turns the per-edge sums into estimated call counts: each
@@ -813,7 +775,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 		}
 	}
 	if len(user) == 0 {
-		user = l.ipFrame(user, s)
+		user = l.eng.IPFrame(user, s)
 	}
 	ra, ok := uprobe.ReturnAddress(s)
 	if len(user) == 0 || !ok {
@@ -821,12 +783,12 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 		return
 	}
 	l.frames = all
-	callee := l.addrs.id(l.frameKey(&user[0]))
+	callee := l.addrs.id(l.frameKey(&user[0], s.PID))
 	caller := unwind.Frame{Addr: procmap.Addr(ra), Kind: unwind.FrameReturn}
 	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, caller.Addr); ok {
 		caller.Object, caller.ObjAddr = m.Object, oa
 	}
-	ck := l.frameKey(&caller)
+	ck := l.frameKey(&caller, s.PID)
 	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}
 	// The frame-pointer chain at a function's entry skips the caller (the
 	// callee has not pushed its frame yet), unless the kernel put the
@@ -837,7 +799,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 		above = above[1:]
 	}
 	l.cframes = append(l.cframes[:0], ccmap.Frame{Func: site.Caller, Site: site.Addr})
-	l.cframes = l.toFrames(l.cframes, above, true)
+	l.cframes = l.toFrames(l.cframes, above, s.PID, true)
 	l.fold.AddEdge(l.cframes, site, callee, weight)
 }
 
@@ -881,39 +843,4 @@ func (c lbrCode) Code(pid uint32, addr lbr.Addr) ([]byte, bool) {
 		return nil, false
 	}
 	return c.l.code.read(m.Object, oa, lbr.MaxInstLen)
-}
-
-// objectKey names the symbolizer of an object, as hwprof script does.
-func (l *loader) objectKey(obj *procmap.Object) (symbolize.ObjectKey, bool) {
-	switch obj.Kind {
-	case procmap.KindKernel, procmap.KindModule:
-		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
-	case procmap.KindFile:
-		id := l.buildIDs[obj.Path]
-		if len(obj.BuildID) > 0 {
-			id = hex.EncodeToString(obj.BuildID)
-		}
-		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
-	case procmap.KindVDSO:
-		if p := l.vdsoPath(); p != "" {
-			return symbolize.ObjectKey{Path: p}, true
-		}
-	}
-	return symbolize.ObjectKey{}, false
-}
-
-// vdsoPath returns a file holding the running kernel's vdso, for a
-// recording made on this kernel, or "": the vdso is in no file, so it is
-// written out for the symbolizer (as hwprof script does), once.
-func (l *loader) vdsoPath() string {
-	if l.vdsoFile != "" || !l.kernelLocal || len(l.vdso) == 0 {
-		return l.vdsoFile
-	}
-	p, err := symbolize.TempObject(l.vdso, "hwprof-vdso-*.so")
-	if err != nil {
-		l.vdso = nil
-		return ""
-	}
-	l.vdsoFile = p
-	return l.vdsoFile
 }

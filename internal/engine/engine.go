@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/unwind"
+)
+
+// Engine is the analysis of one recording: its objects (Objects), the
+// process model the side-band records build (Maps), the unwinder of its
+// samples and the addresses to symbolize (Symbols).
+type Engine struct {
+	r        *perfdata.Reader
+	Objects  *Objects
+	Maps     *procmap.Map
+	Unwinder *unwind.Unwinder
+	Symbols  *Symbols
+}
+
+// New returns the engine of the recording r reads, finding its objects as
+// o says. Close removes the files it wrote.
+func New(r *perfdata.Reader, o Options) *Engine {
+	objs := NewObjects(r.Features(), o)
+	return &Engine{
+		r:        r,
+		Objects:  objs,
+		Maps:     procmap.New(objs.Segments()),
+		Unwinder: unwind.New(unwind.Options{Open: objs.OpenELF, VDSO: objs.VDSO()}),
+		Symbols:  NewSymbols(objs),
+	}
+}
+
+// Close waits for the kernel's preloading and removes the files the
+// engine wrote.
+func (e *Engine) Close() error {
+	e.Symbols.Wait()
+	return e.Objects.Close()
+}
+
+// SideBand says whether records of type t change the process model
+// (MMAP, MMAP2, COMM, FORK, EXIT): Apply them, in order with the samples.
+func SideBand(t perf.RecordType) bool {
+	switch t {
+	case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm, perf.RecordFork, perf.RecordExit:
+		return true
+	}
+	return false
+}
+
+// Apply applies a side-band record to the process model, after finding
+// the file of the object an MMAP or MMAP2 record maps.
+func (e *Engine) Apply(d perf.Record) {
+	e.Objects.Mapped(d)
+	e.Maps.Apply(d)
+}
+
+// Frames appends the frames of s, innermost first, unwound as it was
+// recorded (frame-pointer callchain, DWARF stack copy or LBR call stack),
+// each with its object and object address; the sample's IP alone when it
+// has no stack.
+func (e *Engine) Frames(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
+	n := len(dst)
+	dst, _ = e.Unwinder.Append(dst, s, e.Maps)
+	if len(dst) > n || !s.Has(perf.SampleIP) {
+		return dst
+	}
+	return e.IPFrame(dst, s)
+}
+
+// IPFrame appends the frame of s's IP alone.
+func (e *Engine) IPFrame(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
+	if !s.Has(perf.SampleIP) {
+		return dst
+	}
+	f := unwind.Frame{Addr: procmap.Addr(s.IP), Kind: unwind.FrameIP}
+	if m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, f.Addr); ok {
+		f.Object, f.ObjAddr = m.Object, oa
+	}
+	return append(dst, f)
+}
+
+// Lookup returns the object and object address of a runtime address of
+// s's process at s's time (a branch end), or nil.
+func (e *Engine) Lookup(s *perf.Sample, a uint64) (*procmap.Object, procmap.ObjAddr) {
+	m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a))
+	if !ok {
+		return nil, procmap.ObjAddr(a)
+	}
+	return m.Object, oa
+}
+
+// A Visitor is given each sample of a recording in time order: the
+// decoded sample (ev the index of its event, -1 when unknown) and its
+// frames (Frames). Both are reused after it returns.
+type Visitor func(s *perf.Sample, ev int, frames []unwind.Frame)
+
+// Visit reads every record in order: it applies the side-band records
+// and hands every sample that decodes to visit. It returns the reader's
+// error (the samples before it were visited).
+func (e *Engine) Visit(visit Visitor) error {
+	var s perf.Sample
+	var frames []unwind.Frame
+	for e.r.Next() {
+		rec := e.r.Record()
+		switch t := rec.Type(); {
+		case t == perf.RecordSample:
+			if err := e.r.DecodeSample(&s); err != nil {
+				continue // counted by the reader's warnings
+			}
+			ev, _ := e.r.Format().EventOf(rec.Raw)
+			frames = e.Frames(frames[:0], &s)
+			visit(&s, ev, frames)
+		case SideBand(t):
+			if d, err := e.r.Decode(); err == nil {
+				e.Apply(d)
+			}
+		}
+	}
+	return e.r.Err()
+}

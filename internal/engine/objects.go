@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/symbolize"
+	"github.com/hwprof/hwprof/unwind"
+)
+
+// Options say where a recording's objects are found.
+type Options struct {
+	// SymFS prefixes every object path, like perf's --symfs.
+	SymFS string
+	// DebugDirs are directories of binaries and debug files named by
+	// build-id (see symbolize.Options).
+	DebugDirs []string
+	// Objects maps an object path as recorded to the local file to read
+	// for it (read as it is: not under SymFS, its build-id not checked).
+	Objects map[string]string
+}
+
+// Objects is the one resolver of a recording's objects: for each object
+// the file its segments, CFI, code and symbols are read from (its recorded
+// path under --symfs when the build-id matches, else a file named by its
+// build-id under a debug directory, or a file given in Options.Objects),
+// and the key its symbols are resolved by (Key): the kernel's kallsyms,
+// the perf map /tmp/perf-PID.map of JIT code, the running kernel's vdso
+// written to a file, or the object's file with its recorded build-id
+// (all-zero build-ids cleaned away). It is safe for concurrent use.
+type Objects struct {
+	o        Options
+	segs     *procmap.Segments
+	buildIDs map[string]string // recorded path -> cleaned build-id hex, from the header
+
+	mu    sync.Mutex
+	found map[string]string // recorded path -> file read ("" when none)
+
+	// the kernel: the kallsyms file that names it or why none does, and
+	// whether the recording was made on the running kernel (whose vdso
+	// is then the recorded one)
+	kallsyms    string
+	kernelWhy   string
+	kernelLocal bool
+	vdso        []byte
+	vdsoFile    string // vdso written out for symbolizing, removed by Close
+	local       map[string]bool
+}
+
+// NewObjects reads what the recording's header says of its objects: the
+// build-id table and the kernel's release and host.
+func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
+	r := &Objects{
+		o:        o,
+		segs:     procmap.NewSegments(o.SymFS),
+		buildIDs: map[string]string{},
+		found:    map[string]string{},
+		local:    map[string]bool{},
+	}
+	for _, b := range f.BuildIDs {
+		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
+			r.buildIDs[b.Path] = id
+		}
+	}
+	for rec, file := range o.Objects {
+		r.found[rec] = file
+		r.local[file] = true
+		if s, err := procmap.ReadSegments(file); err == nil {
+			r.segs.Set(rec, s)
+		}
+	}
+	kid := r.buildIDs[symbolize.KernelPath]
+	r.kallsyms, r.kernelWhy = symbolize.FindKallsyms(r.symbolizeOptions(), kid, f.OSRelease, f.Hostname)
+	r.kernelLocal, _ = symbolize.KernelIsLocal(kid, f.OSRelease, f.Hostname)
+	if r.kernelLocal {
+		if vdso, err := unwind.LocalVDSO(); err == nil {
+			r.vdso = vdso
+		}
+	}
+	return r
+}
+
+// symbolizeOptions are the symbolizer's options for files looked for
+// under SymFS and DebugDirs.
+func (r *Objects) symbolizeOptions() symbolize.Options {
+	return symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms}
+}
+
+// Segments are the objects' PT_LOAD segments for the process model, read
+// from the files Locate found.
+func (r *Objects) Segments() *procmap.Segments { return r.segs }
+
+// VDSO is the running kernel's vdso image when the recording was made on
+// it (for the unwinder), else nil.
+func (r *Objects) VDSO() []byte { return r.vdso }
+
+// Kernel returns the kallsyms file that names the recording's kernel, or
+// "" and why none does.
+func (r *Objects) Kernel() (kallsyms, why string) { return r.kallsyms, r.kernelWhy }
+
+// Mapped finds the file of the object an MMAP or MMAP2 record maps,
+// once per recorded path, and gives its segments to the process model.
+func (r *Objects) Mapped(d perf.Record) {
+	switch m := d.(type) {
+	case *perf.Mmap:
+		r.locate(m.Filename, r.buildIDs[m.Filename])
+	case *perf.Mmap2:
+		id := r.buildIDs[m.Filename]
+		if m.HasBuildID() {
+			id = symbolize.CleanBuildID(hex.EncodeToString(m.BuildID))
+		}
+		r.locate(m.Filename, id)
+	}
+}
+
+// locate finds the file for path (recorded with build-id id, or "").
+func (r *Objects) locate(path, id string) {
+	if path == "" || strings.HasPrefix(path, "[") || strings.HasPrefix(path, "//") {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.found[path]; ok {
+		return
+	}
+	file, _, err := r.symbolizeOptions().Find(symbolize.ObjectKey{Path: path, BuildID: id})
+	r.found[path] = file
+	if err != nil {
+		return
+	}
+	if segs, err := procmap.ReadSegments(file); err == nil {
+		r.segs.Set(path, segs)
+	}
+}
+
+// File is the file to read for a recorded object path: the one Locate
+// found, or the path under SymFS when it was not looked for; "" when no
+// file with the recorded build-id exists.
+func (r *Objects) File(path string) string {
+	r.mu.Lock()
+	file, ok := r.found[path]
+	r.mu.Unlock()
+	if ok {
+		return file
+	}
+	if r.o.SymFS != "" {
+		return filepath.Join(r.o.SymFS, path)
+	}
+	return path
+}
+
+// OpenELF opens the file of a recorded object path (the unwinder's
+// Options.Open).
+func (r *Objects) OpenELF(path string) (*elf.File, error) {
+	file := r.File(path)
+	if file == "" {
+		return nil, fmt.Errorf("open %s: no file with the recorded build-id: %w", path, fs.ErrNotExist)
+	}
+	return elf.Open(file)
+}
+
+// Key names the symbols of an object as seen by process pid: the kernel's
+// kallsyms for the kernel and its modules, the perf map of pid for JIT
+// code, the vdso's file, or the object's file with its build-id. It is
+// false for objects nothing names (anonymous data, the stack, a vdso of
+// another kernel).
+func (r *Objects) Key(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, bool) {
+	switch obj.Kind {
+	case procmap.KindKernel, procmap.KindModule:
+		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
+	case procmap.KindJIT:
+		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
+	case procmap.KindVDSO:
+		p := r.vdsoPath()
+		return symbolize.ObjectKey{Path: p}, p != ""
+	case procmap.KindFile:
+		id := r.buildIDs[obj.Path]
+		if len(obj.BuildID) > 0 {
+			id = symbolize.CleanBuildID(hex.EncodeToString(obj.BuildID))
+		}
+		if file, ok := r.o.Objects[obj.Path]; ok {
+			return symbolize.ObjectKey{Path: file}, true
+		}
+		return symbolize.ObjectKey{Path: obj.Path, BuildID: id}, true
+	}
+	return symbolize.ObjectKey{}, false
+}
+
+// vdsoPath returns a file holding the running kernel's vdso, for a
+// recording made on this kernel, or "": the vdso is in no file, so it is
+// written out for the symbolizer, once.
+func (r *Objects) vdsoPath() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.vdsoFile != "" || len(r.vdso) == 0 {
+		return r.vdsoFile
+	}
+	p, err := symbolize.TempObject(r.vdso, "hwprof-vdso-*.so")
+	if err != nil {
+		r.vdso = nil
+		return ""
+	}
+	r.vdsoFile = p
+	r.local[p] = true
+	return r.vdsoFile
+}
+
+// isLocal says whether a key's path is a file of this machine to read as
+// it is (a file given in Options.Objects, the vdso's file): not under
+// SymFS, without a build-id check.
+func (r *Objects) isLocal(path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.local[path]
+}
+
+// Close removes the files Objects wrote.
+func (r *Objects) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.vdsoFile == "" {
+		return nil
+	}
+	err := os.Remove(r.vdsoFile)
+	r.vdsoFile = ""
+	if err != nil {
+		return fmt.Errorf("remove vdso file: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"errors"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/symbolize"
+)
+
+// ErrNoKernelSymbols is the error of the kernel's key when no kallsyms
+// names the recording's kernel (Objects.Kernel says why).
+var ErrNoKernelSymbols = errors.New("symbolize kernel: no kallsyms names the recorded kernel")
+
+// A Handle names one unique address added to Symbols: its key and its
+// index among the key's addresses.
+type Handle struct {
+	key int32 // -1: nothing names the address
+	idx uint32
+}
+
+// NoHandle is the handle of an address nothing names.
+var NoHandle = Handle{key: -1}
+
+// Valid says whether h names an address that will be looked up.
+func (h Handle) Valid() bool { return h.key >= 0 }
+
+// Symbols collects the addresses to name, once per unique address of each
+// object key (Add), then resolves each key's addresses at once, keys in
+// parallel (Resolve): per object, never per sample.
+type Symbols struct {
+	objs    *Objects
+	keys    []symbolize.ObjectKey
+	keyIdx  map[symbolize.ObjectKey]int32
+	objKey  map[objPID]int32
+	last    objPID // the object of the last Add, and its key
+	lastKey int32
+	addrs   [][]symbolize.Addr
+	addrIdx []map[symbolize.Addr]uint32
+	results []symbolize.Result
+
+	// the kallsyms text, read ahead by PreloadKernel
+	kallsyms   chan struct{}
+	kernelText []byte
+	kernelErr  error
+}
+
+// objPID is an object as seen by a process: the process matters for JIT
+// code only (its perf map).
+type objPID struct {
+	obj *procmap.Object
+	pid uint32
+}
+
+// NewSymbols returns an empty set of addresses of the objects objs names.
+func NewSymbols(objs *Objects) *Symbols {
+	return &Symbols{
+		objs:   objs,
+		keyIdx: map[symbolize.ObjectKey]int32{},
+		objKey: map[objPID]int32{},
+		last:   objPID{obj: nil},
+	}
+}
+
+// PreloadKernel starts reading the kernel's kallsyms (slow for
+// /proc/kallsyms: the kernel formats every line) while the records are
+// read, when an event of r samples the kernel and a kallsyms names it. It
+// starts one goroutine, which Resolve waits for.
+func (s *Symbols) PreloadKernel(attrs []perfdata.EventAttr) {
+	path, _ := s.objs.Kernel()
+	if path == "" || s.kallsyms != nil {
+		return
+	}
+	kernel := false
+	for _, a := range attrs {
+		kernel = kernel || !a.Attr.Flags.Has(perf.FlagExcludeKernel)
+	}
+	if !kernel {
+		return
+	}
+	s.kallsyms = make(chan struct{})
+	go func() {
+		defer close(s.kallsyms)
+		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
+	}()
+}
+
+// Wait returns when the kernel's preloading (if any) has ended.
+func (s *Symbols) Wait() {
+	if s.kallsyms != nil {
+		<-s.kallsyms
+	}
+}
+
+// Add asks for the symbol of address a of obj in process pid (a's object
+// address; for a return address the address of the call, ra-1) and
+// returns its handle; NoHandle when nothing names obj.
+func (s *Symbols) Add(obj *procmap.Object, pid uint32, a procmap.ObjAddr) Handle {
+	if obj == nil {
+		return NoHandle
+	}
+	if obj.Kind != procmap.KindJIT {
+		pid = 0
+	}
+	op := objPID{obj, pid}
+	k := s.lastKey
+	if op != s.last {
+		var ok bool
+		if k, ok = s.objKey[op]; !ok {
+			k = s.addKey(op)
+		}
+		s.last, s.lastKey = op, k
+	}
+	if k < 0 {
+		return NoHandle
+	}
+	sa := symbolize.Addr(a)
+	i, ok := s.addrIdx[k][sa]
+	if !ok {
+		i = uint32(len(s.addrs[k]))
+		s.addrs[k] = append(s.addrs[k], sa)
+		s.addrIdx[k][sa] = i
+	}
+	return Handle{key: k, idx: i}
+}
+
+// addKey finds the key of a new object; objects with one key (the kernel
+// and its modules, a file seen under two inodes) share its addresses.
+func (s *Symbols) addKey(op objPID) int32 {
+	k := int32(-1)
+	if key, ok := s.objs.Key(op.obj, op.pid); ok {
+		if k, ok = s.keyIdx[key]; !ok {
+			k = int32(len(s.keys))
+			s.keyIdx[key] = k
+			s.keys = append(s.keys, key)
+			s.addrs = append(s.addrs, nil)
+			s.addrIdx = append(s.addrIdx, map[symbolize.Addr]uint32{})
+		}
+	}
+	s.objKey[op] = k
+	return k
+}
+
+// KeyError is a key whose object could not be read, and why.
+type KeyError struct {
+	Key symbolize.ObjectKey
+	Err error
+}
+
+// Resolve looks up every address added, each key's file opened once,
+// keys in parallel (at most GOMAXPROCS goroutines, all ended when it
+// returns): with DWARF (source lines, inlined frames) when dwarf is set,
+// else by the symbol tables alone. It returns the keys that could not be
+// read, in the order they were first added; the kernel's is
+// ErrNoKernelSymbols when no kallsyms names it.
+func (s *Symbols) Resolve(dwarf bool) []KeyError {
+	s.results = make([]symbolize.Result, len(s.keys))
+	opts := s.objs.symbolizeOptions()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for k, key := range s.keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r, err := s.resolver(key, opts, dwarf)
+			if err != nil {
+				s.results[k].Err = err
+				return
+			}
+			s.results[k].Locations = r.Symbolize(s.addrs[k])
+		}()
+	}
+	wg.Wait()
+	var errs []KeyError
+	for k, r := range s.results {
+		if r.Err != nil {
+			errs = append(errs, KeyError{s.keys[k], r.Err})
+		}
+	}
+	return errs
+}
+
+// resolver opens the symbols of one key.
+func (s *Symbols) resolver(key symbolize.ObjectKey, opts symbolize.Options, dwarf bool) (symbolize.Resolver, error) {
+	switch {
+	case key.Path == symbolize.KernelPath:
+		return s.kernel(s.addrs[s.keyIdx[key]])
+	case IsPerfMap(key.Path):
+		m, err := symbolize.LoadPerfMap(File(opts.SymFS, key.Path))
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case s.objs.isLocal(key.Path):
+		opts = symbolize.Options{DebugDirs: opts.DebugDirs}
+	}
+	open := symbolize.OpenSymbols
+	if dwarf {
+		open = symbolize.Open
+	}
+	o, err := open(key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// kernel returns a resolver of the kernel addresses addrs: the symbols of
+// the kallsyms text that contain them, from the text preloaded or read
+// now.
+func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
+	path, _ := s.objs.Kernel()
+	if path == "" {
+		return nil, ErrNoKernelSymbols
+	}
+	if s.kallsyms == nil {
+		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
+	} else {
+		<-s.kallsyms
+	}
+	if s.kernelErr != nil {
+		return nil, s.kernelErr
+	}
+	return symbolize.KallsymsFor(s.kernelText, addrs)
+}
+
+// Location returns the location of h after Resolve; false when h names
+// nothing, or its object could not be read.
+func (s *Symbols) Location(h Handle) (symbolize.Location, bool) {
+	if h.key < 0 || int(h.key) >= len(s.results) {
+		return symbolize.Location{}, false
+	}
+	r := s.results[h.key]
+	if r.Err != nil || int(h.idx) >= len(r.Locations) {
+		return symbolize.Location{}, false
+	}
+	return r.Locations[h.idx], true
+}
+
+// KernelAsked says whether an address of the kernel was added.
+func (s *Symbols) KernelAsked() bool {
+	_, ok := s.keyIdx[symbolize.ObjectKey{Path: symbolize.KernelPath}]
+	return ok
+}
+
+// IsPerfMap says whether a key's path is a perf map /tmp/perf-PID.map.
+func IsPerfMap(path string) bool { return strings.HasPrefix(path, "/tmp/perf-") }
+
+// File is path under symfs (path itself when symfs is "").
+func File(symfs, path string) string {
+	if symfs == "" {
+		return path
+	}
+	return filepath.Join(symfs, path)
+}
