@@ -57,8 +57,10 @@ func SavedKallsyms(id string, dirs []string) string {
 // kernel, so that /proc/kallsyms names its kernel addresses: its
 // [kernel.kallsyms] build-id (hex) is the running kernel's, or, when it
 // names none, its OS release and host name are the running ones' (those it
-// records: "" is not checked). perf uses /proc/kallsyms on the same
-// build-id test. When not, it says why.
+// records: "" is not checked). A recording that names none of the three
+// (old pipe-mode files) is not taken for local: naming its kernel and vdso
+// addresses from this machine would be a guess. perf uses /proc/kallsyms
+// on the same build-id test. When not, it says why.
 func KernelIsLocal(buildID, osRelease, hostname string) (bool, string) {
 	if CleanBuildID(buildID) != "" {
 		local, err := KernelBuildID()
@@ -69,6 +71,9 @@ func KernelIsLocal(buildID, osRelease, hostname string) (bool, string) {
 			return false, fmt.Sprintf("the recording's kernel has build-id %s, the running kernel %s", buildID, local)
 		}
 		return true, ""
+	}
+	if osRelease == "" && hostname == "" {
+		return false, "the recording does not say which kernel it was made on (no kernel build-id, OS release or host name)"
 	}
 	if osRelease != "" {
 		rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
