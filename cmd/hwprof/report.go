@@ -24,8 +24,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
 	workers := fs.Int("j", 0, "fold with `N` workers (0: one per CPU)")
 	dedup := fs.Float64("dedup-ratio", 0, "fold only this share `RR` in (0,1] of stacks already seen, weighted 1/RR (0: all)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "hwprof report: unexpected argument %q\n", fs.Arg(0))
