@@ -12,7 +12,7 @@ import (
 )
 
 // cmdReport reads a recording into a profile (internal/profile.Load) and
-// prints it: text by default, or JSON (REPORT-JSON.md). A file that ends
+// prints it: text by default, or JSON (docs/REPORT-JSON.md). A file that ends
 // early or holds a corrupt record is reported up to there, with a warning
 // and exit status 1.
 func cmdReport(args []string, stdout, stderr io.Writer) int {

@@ -9,10 +9,10 @@ import (
 )
 
 // JSONVersion is the value of "hwprof_json": the version of the format
-// of REPORT-JSON.md this package writes.
+// of docs/REPORT-JSON.md this package writes.
 const JSONVersion = 1
 
-// The JSON report, field by field in REPORT-JSON.md's order.
+// The JSON report, field by field in docs/REPORT-JSON.md's order.
 type jsonReport struct {
 	Version   int           `json:"hwprof_json"`
 	Recording jsonRecording `json:"recording"`
@@ -82,7 +82,7 @@ type jsonContext struct {
 	Weight float64  `json:"weight"`
 }
 
-// JSON writes p as the JSON report of REPORT-JSON.md.
+// JSON writes p as the JSON report of docs/REPORT-JSON.md.
 func JSON(w io.Writer, p *profile.Profile, o Options) error {
 	s, err := summarize(p, o)
 	if err != nil {
