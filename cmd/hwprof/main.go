@@ -5,6 +5,7 @@
 //
 //	hwprof record [options] -- CMD ARGS   record a program
 //	hwprof record -p PID[,PID] [options]  attach to running processes
+//	hwprof record -a [-- sleep N]         record every process (system-wide)
 //	hwprof check                          what this machine can measure
 //	hwprof demo                           record the built-in workload
 //

@@ -2,7 +2,8 @@
 // and writes what the kernel reports to a perf.data file.
 //
 // One event per CPU is opened for each target task (an inherited event
-// with cpu = -1 cannot be mmapped), every event gets its own ring buffer
+// with cpu = -1 cannot be mmapped), or system-wide one per CPU for every
+// task (pid -1), every event gets its own ring buffer
 // (or, with Options.ShareRing, all events of a CPU share one),
 // and a single loop drains all rings at each epoll wake-up, writing the
 // records verbatim. The header is brought up to date about once a second,
