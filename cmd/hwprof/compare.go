@@ -60,8 +60,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("compare", "[--sources timer,lbr] [--reference exact] [-o DIR] -- CMD [ARGS]", stderr)
 	c.register(fs)
 	c.exact.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {

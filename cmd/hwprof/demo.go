@@ -17,8 +17,8 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", "[-o FILE] [-scale N]", stderr)
 	output := fs.String("o", "hwprof-demo.data", "write the recording to `FILE`")
 	scale := fs.Int("scale", 1, "run the workload `N` times")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -24,8 +24,8 @@ func cmdDump(args []string, stdout, stderr io.Writer) int {
 	input := fs.String("i", "perf.data", "perf.data file to read (file or pipe mode; - for standard input)")
 	stats := fs.Bool("stats", false, "print the header facts and the number of records of each type instead of the records")
 	fileOrder := fs.Bool("file-order", false, "print records in file order instead of time order")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "hwprof dump: unexpected argument %q\n", fs.Arg(0))

@@ -5,6 +5,7 @@
 //
 //	hwprof record [options] -- CMD ARGS   record a program
 //	hwprof record -p PID[,PID] [options]  attach to running processes
+//	hwprof record -a [-- sleep N]         record every process (system-wide)
 //	hwprof check                          what this machine can measure
 //	hwprof demo                           record the built-in workload
 //
@@ -68,16 +69,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "-help" {
+	switch name {
+	case "-h", "--help", "-help":
 		name = "help"
+	case "--version", "-version", "-V":
+		name = "version"
 	}
 	for _, c := range commands {
 		if c.name == name {
 			return c.run(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "hwprof: unknown command %q\n", args[0])
-	usage(stderr)
+	fmt.Fprintf(stderr, "hwprof: unknown command %q (see hwprof -h)\n", args[0])
 	return exitUsage
 }
 
@@ -102,15 +105,39 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 }
 
 // newFlagSet makes a FlagSet that reports errors instead of exiting, with
-// a usage line for the command.
+// a usage line for the command and a --version flag. Parse it with
+// parseFlags: the FlagSet itself prints nothing.
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // parseFlags prints errors and help
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: hwprof %s %s\n\noptions:\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "usage: hwprof %s %s\n\noptions:\n", name, synopsis)
 		fs.PrintDefaults()
 	}
+	fs.Bool("version", false, "print hwprof's version and exit")
 	return fs
+}
+
+// parseFlags parses a command's arguments. It returns ok false and the
+// exit code when the command is to end here: 0 after -h/--help (the
+// usage, on stdout) or --version, exitUsage after a bad flag (one line
+// on stderr that points to -h).
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(io.Discard)
+		return 0, false
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof %s: %v (see hwprof %s -h)\n", fs.Name(), err, fs.Name())
+		return exitUsage, false
+	}
+	if v := fs.Lookup("version"); v != nil && v.Value.String() == "true" {
+		return cmdVersion(nil, stdout, stderr), false
+	}
+	return 0, true
 }
 
 // fail prints err as "hwprof: err" and returns the exit code for it.

@@ -105,7 +105,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"record"}, "nothing to record"},
 		{[]string{"record", "-p", "abc"}, "bad pid"},
-		{[]string{"record", "-p", "1", "--", "true"}, "not both"},
+		{[]string{"record", "-p", "1", "-a"}, "not both"},
 		{[]string{"record", "-m", "3", "--", "true"}, "power of two"},
 		{[]string{"record", "--no-such-flag"}, "not defined"},
 		{[]string{"record", "-e", "no-such-event", "--", "true"}, "no-such-event"},

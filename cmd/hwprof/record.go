@@ -27,6 +27,7 @@ type recordFlags struct {
 	cfg       perf.RecordConfig
 	output    string
 	pids      string
+	all       bool // -a: system-wide
 	duration  time.Duration
 	mmap      string
 	printAttr bool
@@ -44,21 +45,45 @@ type adaptiveFlag struct {
 	set    bool   // given on the command line
 	off    bool   // --no-adaptive
 	policy string // the value of --adaptive=..., "" for the defaults
+	err    error  // what is wrong with policy (see check)
 }
 
 func (a *adaptiveFlag) String() string { return a.policy }
 
+// Set keeps the value and what is wrong with it for check: an error
+// returned here would reach the user as the flag package's "invalid
+// boolean value".
 func (a *adaptiveFlag) Set(v string) error {
 	a.set = true
 	if v == "true" {
 		v = ""
 	}
-	a.policy = v
+	a.policy, a.err = v, nil
 	if v != "" {
-		_, err := tuning.ParsePolicy(v)
-		return err
+		_, a.err = tuning.ParsePolicy(v)
 	}
 	return nil
+}
+
+// check returns a usage error for a bad --adaptive value, and for a
+// policy written after a space (--adaptive 2%,20%,5%), which the flag
+// package takes as the first word of the command; args are the
+// command line, rest what is left after the flags.
+func (a *adaptiveFlag) check(args, rest []string) error {
+	if a.err != nil {
+		return fmt.Errorf("bad --adaptive=%s: %w", a.policy, a.err)
+	}
+	if !a.set || a.policy != "" || len(rest) == 0 || len(rest) == len(args) {
+		return nil
+	}
+	prev := args[len(args)-len(rest)-1]
+	if prev != "-adaptive" && prev != "--adaptive" {
+		return nil
+	}
+	if _, err := tuning.ParsePolicy(rest[0]); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: the policy goes after an equals sign: write --adaptive=%s", prev, rest[0], rest[0])
 }
 
 func (a *adaptiveFlag) IsBoolFlag() bool { return true }
@@ -69,7 +94,10 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing one becomes FILE.old)")
 	}
 	for _, n := range []string{"p", "pid"} {
-		fs.StringVar(&f.pids, n, "", "attach to running processes `PID[,PID...]` instead of running a command")
+		fs.StringVar(&f.pids, n, "", "attach to running processes `PID[,PID...]`; a CMD given too runs meanwhile, unrecorded, and its end ends the recording (-p PID -- sleep 5)")
+	}
+	for _, n := range []string{"a", "all-cpus"} {
+		fs.BoolVar(&f.all, n, false, "record every process on every CPU (system-wide), until --duration, Ctrl-C or the end of CMD if one is given")
 	}
 	fs.DurationVar(&f.duration, "duration", 0, "stop after `D` (e.g. 10s); default: when the program or processes exit, or on Ctrl-C")
 	for _, n := range []string{"m", "mmap-pages"} {
@@ -80,7 +108,7 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
 	}
 	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (the default unless -c or -F is given); "+
-		"=`MIN,MAX,BUDGET` sets the repetition band and the overhead budget, e.g. 1%,15%,1%")
+		"--adaptive=MIN,MAX,BUDGET sets the repetition band and the overhead budget, e.g. --adaptive=1%,15%,1%")
 	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep the source's period (perf's default 4000 Hz for the timer) instead of tuning it")
 	fs.StringVar(&f.source, "source", "", "sample `SOURCE`: lbr (calls event + LBR call branch stack), calls (precise calls event), "+
 		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+
@@ -96,12 +124,16 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	var f recordFlags
-	fs := newFlagSet("record", "[options] [--] CMD [ARGS] | -p PID[,PID...]", stderr)
+	fs := newFlagSet("record", "[options] [--] CMD [ARGS] | -p PID[,PID...] [-- CMD [ARGS]] | -a [-- CMD [ARGS]]", stderr)
 	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	f.set = setFlags(fs)
+	if err := f.adaptive.check(args, fs.Args()); err != nil {
+		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
+		return exitUsage
+	}
 	o, note, err := f.sourceOptions(fs.Args(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
@@ -119,7 +151,11 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	o.Interrupt = sig
-	return runRecord(o, f.quiet, stderr)
+	sl := newStatusLine(stderr) // status.go
+	if !f.quiet && sl.live() {
+		o.Status = sl.show(o)
+	}
+	return runRecord(o, f.quiet, sl)
 }
 
 // eventBuilder makes the events to record for the target (command mode:
@@ -131,10 +167,18 @@ type eventBuilder func(argv []string, pids []int, target perf.Target) ([]perf.Ev
 // (-e, -c, ...) alone.
 func (f *recordFlags) options(argv []string, build eventBuilder) (record.Options, error) {
 	o := record.Options{Argv: argv, Duration: f.duration, Output: f.output}
-	if f.pids != "" {
-		if len(argv) > 0 {
-			return o, errors.New("give either -p PID or a command, not both")
-		}
+	if f.pids != "" && f.all {
+		return o, errors.New("give either -p PID or -a, not both")
+	}
+	if f.pids != "" || f.all {
+		// perf's idiom: a command given with -p or -a only says how long
+		// to record (-p PID -- sleep 5); it is not recorded itself.
+		o.Timer, o.Argv = argv, nil
+	}
+	if f.all {
+		o.SystemWide = true
+		f.cfg.Target = perf.TargetCPUs
+	} else if f.pids != "" {
 		pids, err := parsePIDs(f.pids)
 		if err != nil {
 			return o, err
@@ -142,7 +186,7 @@ func (f *recordFlags) options(argv []string, build eventBuilder) (record.Options
 		o.PIDs = pids
 		f.cfg.Target = perf.TargetPIDs
 	} else if len(argv) == 0 && !f.printAttr {
-		return o, errors.New("nothing to record: give a command (hwprof record -- ./app) or -p PID")
+		return o, errors.New("nothing to record: give a command (hwprof record -- ./app), -p PID or -a")
 	}
 	if f.mmap != "" {
 		pages, err := parseMmapPages(f.mmap)
@@ -270,7 +314,7 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 	if err != nil {
 		return exitError
 	}
-	if len(o.Argv) > 0 {
+	if len(o.Argv) > 0 || len(o.Timer) > 0 {
 		return st.ExitCode
 	}
 	return 0
@@ -448,6 +492,9 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 // command line's overrides, and a description of the event.
 func (f *recordFlags) sourceBuilder(src source.Source, facts source.Facts, stderr io.Writer) (eventBuilder, string, error) {
 	if src == source.Exact {
+		if f.all {
+			return nil, "", errors.New("--source exact probes the functions of a program: give a command or -p PID, not -a")
+		}
 		for _, group := range [][]string{periodFlags, graphFlags, branchFlags} {
 			if fl, ok := f.given(group...); ok {
 				return nil, "", fmt.Errorf("--source exact counts every call with uprobes: %s does not apply to it", fl)

@@ -4,28 +4,33 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/report"
 )
 
 // cmdReport reads a recording into a profile (internal/profile.Load) and
-// prints it: text by default, or JSON (REPORT-JSON.md). A file that ends
+// prints it: text by default, or JSON (docs/REPORT-JSON.md). A file that ends
 // early or holds a corrupt record is reported up to there, with a warning
 // and exit status 1.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[-i FILE] [--format text|json] [--top N] [--contexts N] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
+	fs := newFlagSet("report", "[-i FILE] [--format text|json] [--top N] [--contexts N] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
 	input := fs.String("i", "hwprof.data", "read the recording from `FILE`")
 	format := fs.String("format", "text", "output `format`: text or json")
-	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all)")
-	contexts := fs.Int("contexts", 10, "show the `N` hottest calling contexts (0: all)")
+	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all; json: all unless given)")
+	contexts := fs.Int("contexts", 10, "show the `N` hottest calling contexts (0: all; json: all unless given)")
+	pids := fs.String("pid", "", "keep only the samples of processes `P[,P...]`")
+	tids := fs.String("tid", "", "keep only the samples of threads `T[,T...]`")
+	comms := fs.String("comm", "", "keep only the samples of processes named `NAME[,NAME...]` (their command name, as perf report --comms)")
 	srcline := fs.Bool("srcline", false, "give every call site its source file and line from DWARF (slower with large debug packages)")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
 	workers := fs.Int("j", 0, "fold with `N` workers (0: one per CPU)")
 	dedup := fs.Float64("dedup-ratio", 0, "fold only this share `RR` in (0,1] of stacks already seen, weighted 1/RR (0: all)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "hwprof report: unexpected argument %q\n", fs.Arg(0))
@@ -44,6 +49,26 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o := profile.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
+	var err error
+	if o.PIDs, err = parseIDList("--pid", *pids); err == nil {
+		o.TIDs, err = parseIDList("--tid", *tids)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof report: %v\n", err)
+		return exitUsage
+	}
+	if *comms != "" {
+		o.Comms = strings.Split(*comms, ",")
+	}
+	// The JSON report is whole unless bounded on purpose: scripts read it.
+	if given := setFlags(fs); *format == "json" {
+		if !given["top"] {
+			*top = 0
+		}
+		if !given["contexts"] {
+			*contexts = 0
+		}
+	}
 	if *debugDir != "" {
 		o.DebugDirs = []string{*debugDir}
 	}
@@ -73,6 +98,22 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	return status
+}
+
+// parseIDList reads a comma-separated list of pids or tids ("" is none).
+func parseIDList(flag, s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ids []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad id %q in %s %s", f, flag, s)
+		}
+		ids = append(ids, n)
+	}
+	return ids, nil
 }
 
 // allIfZero turns the flags' 0 (all) into internal/report's -1.

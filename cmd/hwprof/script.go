@@ -34,8 +34,8 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 		"any of "+strings.Join(scriptFieldNames[:], ",")+" print only those, in perf script's layout")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	o, err := parseScriptFields(*fields)
 	if err != nil {

@@ -24,6 +24,14 @@ type LoadOptions struct {
 	// (as the recording names it, e.g. "cpu-clock"); the others are
 	// skipped as if absent.
 	Event string
+	// PIDs, TIDs and Comms, when not empty, keep only the samples of
+	// those processes, threads and process command names (the name the
+	// recording's COMM records give the sample's process at the sample's
+	// time, as perf report --comms); the others are skipped before
+	// folding, as if absent. Given together, a sample must match each.
+	PIDs  []int
+	TIDs  []int
+	Comms []string
 	// SymFS prefixes every object path, like perf's --symfs.
 	SymFS string
 	// DebugDirs are directories of binaries and debug files named by
@@ -165,6 +173,11 @@ type loader struct {
 	chain        []lbr.Addr
 	callsUnknown uint64
 	warnings     []string
+	// the samples of each process kept, and for the Comms filter whether
+	// a process's current name matches (emptied at every COMM, FORK and
+	// EXIT)
+	procs    map[uint32]*procTally
+	commKeep map[uint32]bool
 
 	// buffers reused from sample to sample
 	frames  []unwind.Frame
@@ -232,11 +245,13 @@ func (l *loader) read() error {
 			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
+				clear(l.commKeep)
 			}
 		case perf.RecordComm:
 			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
+				clear(l.commKeep)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
 					l.dec.Forget(c.PID)
 					l.clearStacks()
@@ -460,6 +475,10 @@ func (l *loader) foldFast(raw []byte) bool {
 	}
 	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
 	pid := binary.LittleEndian.Uint32(raw[lay.TID:])
+	tid := binary.LittleEndian.Uint32(raw[lay.TID+4:])
+	if !l.keep(pid, tid, true) {
+		return true // filtered out: done with it
+	}
 	i := l.stacks.findBytes(hashChainBytes(pid, chain), pid, chain)
 	if i < 0 {
 		return false
@@ -475,7 +494,8 @@ func (l *loader) foldFast(raw []byte) bool {
 	}
 	l.rec.Samples++
 	l.used[ev] = true
-	l.notePeriodAt(ev, binary.LittleEndian.Uint32(raw[lay.TID+4:]), t, lay.Time >= 0, period)
+	l.notePeriodAt(ev, tid, t, lay.Time >= 0, period)
+	l.tally(pid, max(period, 1))
 	l.foldCached(i, max(period, 1))
 	if l.fastCount != nil {
 		*l.fastCount++
@@ -496,11 +516,15 @@ func (l *loader) sample(s *perf.Sample) {
 	if l.o.Event != "" && l.attrs[ev].Name != l.o.Event {
 		return
 	}
+	if !l.keep(s.PID, s.TID, s.Has(perf.SampleTID)) {
+		return
+	}
 	l.rec.Samples++
 	l.used[ev] = true
 	period := l.period(s, ev)
 	l.notePeriod(s, ev, period)
 	weight := max(period, 1)
+	l.tally(s.PID, weight)
 	switch l.srcs[ev] {
 	case srcExact:
 		if l.goRestart(s, ev) {
@@ -568,12 +592,29 @@ func (l *loader) notePeriodAt(ev int, tid uint32, t uint64, timed bool, period u
 	if (!known && seen[period]) || (len(seen) > 0 && l.format.Attr(ev).Freq()) {
 		return
 	}
+	if seen[period] && l.lastChange(ev) == period {
+		// another thread (or CPU-wide event) reaching the period the
+		// event changed to last: the same change, not another one
+		return
+	}
 	seen[period] = true
 	var since uint64
 	if timed && t > l.first {
 		since = t - l.first
 	}
 	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: since, Event: l.attrs[ev].Name, Period: period})
+}
+
+// lastChange is the period of event ev's latest entry in the period
+// history (0 if none).
+func (l *loader) lastChange(ev int) uint64 {
+	name := l.attrs[ev].Name
+	for i := len(l.rec.Periods) - 1; i >= 0; i-- {
+		if l.rec.Periods[i].Event == name {
+			return l.rec.Periods[i].Period
+		}
+	}
+	return 0
 }
 
 // frameKey is the address a frame is interned by, and its call site: the

@@ -57,6 +57,9 @@ type Recording struct {
 	// Periods is the period history: each event's first period and every
 	// change after it, in time order, read from the samples' PERIOD field.
 	Periods []PeriodChange
+	// Processes are the processes whose samples were kept, busiest
+	// first, with their shares of the sampled weight.
+	Processes []Process
 }
 
 // Event is one recorded event: its name and its fixed period or frequency

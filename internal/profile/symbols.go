@@ -174,6 +174,7 @@ func (l *loader) recording() Recording {
 	rec := l.rec
 	rec.Command = l.r.Features().Cmdline
 	rec.Source = sourceName(l.srcs, l.used)
+	rec.Processes = l.processes()
 	if l.timed {
 		rec.DurationNS = l.last - l.first
 	}

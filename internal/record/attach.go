@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hwprof/hwprof/perf"
@@ -14,10 +15,20 @@ import (
 
 const procRoot = "/proc"
 
-// runAttach follows running processes: every thread they have now (and,
-// through inherit, every thread they create later), until they all exit,
-// the duration passes, or an interrupt arrives.
+// runAttach follows running processes (Options.PIDs): every thread they
+// have now (and, through inherit, every thread they create later), or
+// with Options.SystemWide every task on every CPU, until the processes
+// all exit, the timer command exits, the duration passes, or an
+// interrupt arrives.
 func (r *recorder) runAttach() error {
+	var tm *timer
+	if len(r.o.Timer) > 0 {
+		var err error
+		if tm, err = startTimer(r.o.Timer); err != nil {
+			return err
+		}
+		defer tm.abort() // if it never ran
+	}
 	pidfds := make([]int, 0, len(r.o.PIDs))
 	defer func() {
 		for _, fd := range pidfds {
@@ -35,13 +46,8 @@ func (r *recorder) runAttach() error {
 		}
 		pidfds = append(pidfds, fd)
 	}
-	cpus, err := perf.OnlineCPUs()
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	r.cpus = cpus
 	t0 := time.Now()
-	err = r.openThreads()
+	err := r.openTargets()
 	r.stats.Attach = time.Since(t0)
 	if err != nil {
 		return err
@@ -49,15 +55,8 @@ func (r *recorder) runAttach() error {
 	if err := r.create(); err != nil {
 		return err
 	}
-	for _, pid := range r.o.PIDs {
-		var err error
-		r.synth, err = synth.SynthesizeProcess(r.synth[:0], procRoot, pid, r.o.Events[0].Attr.SampleType)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return r.finish(fmt.Errorf("record: read /proc/%d: %w", pid, err))
-		}
-		if err := r.writeSynthesized(r.synth); err != nil {
-			return r.finish(err)
-		}
+	if err := r.synthesizeTargets(); err != nil {
+		return r.finish(err)
 	}
 	for _, e := range r.events {
 		if r.o.Events[e.event].Attr.Flags.Has(perf.FlagDisabled) {
@@ -75,17 +74,25 @@ func (r *recorder) runAttach() error {
 	if err := r.startAdaptive(); err != nil {
 		return r.finish(err)
 	}
+	if tm != nil {
+		if err := tm.run(r.poller); err != nil {
+			r.stats.ExitCode = tm.code
+			return r.finish(err)
+		}
+	}
 	if r.o.Started != nil {
 		r.o.Started(r.o.PIDs)
 	}
 	exited := map[int]bool{}
+	timerDone := false
 	r.loop(start, func(ready []int) bool {
 		for _, fd := range ready {
 			if slices.Contains(pidfds, fd) {
 				exited[fd] = true
 			}
+			timerDone = timerDone || (tm != nil && fd == tm.pidfd)
 		}
-		if len(exited) == len(pidfds) {
+		if timerDone || (len(pidfds) > 0 && len(exited) == len(pidfds)) {
 			return true
 		}
 		select {
@@ -97,7 +104,79 @@ func (r *recorder) runAttach() error {
 		return r.o.Duration > 0 && time.Since(start) >= r.o.Duration
 	})
 	r.stats.Duration = time.Since(start)
+	if tm != nil {
+		// The status of a timer the recording ended (duration, targets
+		// gone) is not the user's: only one that ended by itself or on
+		// the user's interrupt is passed on.
+		code, err := tm.end()
+		if timerDone || r.stats.Interrupted {
+			r.stats.ExitCode = code
+		}
+		return r.finish(err)
+	}
 	return r.finish(nil)
+}
+
+// openTargets opens the events: on every thread of the processes, or
+// system-wide on every CPU for every task (pid -1).
+func (r *recorder) openTargets() error {
+	if r.o.SystemWide {
+		return r.openAll([]int{-1})
+	}
+	cpus, err := perf.OnlineCPUs()
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	r.cpus = cpus
+	return r.openThreads()
+}
+
+// synthesizeTargets writes the COMM and MMAP2 records of the processes
+// that run already, from /proc, as perf does: for the PIDs, or
+// system-wide for every process (with a FORK per thread, as perf record
+// -a writes). System-wide, a process that exits meanwhile or whose maps
+// this user may not read is left out, as perf leaves it.
+func (r *recorder) synthesizeTargets() error {
+	st := r.o.Events[0].Attr.SampleType
+	pids := r.o.PIDs
+	var so synth.Options
+	if r.o.SystemWide {
+		var err error
+		if pids, err = allPIDs(procRoot); err != nil {
+			return err
+		}
+		so.Fork = true
+	}
+	for _, pid := range pids {
+		var err error
+		r.synth, err = so.Synthesize(r.synth[:0], procRoot, pid, st)
+		if errors.Is(err, os.ErrNotExist) || (r.o.SystemWide && err != nil) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("record: read /proc/%d: %w", pid, err)
+		}
+		if err := r.writeSynthesized(r.synth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allPIDs lists the processes in procRoot, in increasing order.
+func allPIDs(procRoot string) ([]int, error) {
+	ents, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("record: list processes: %w", err)
+	}
+	var pids []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 && e.IsDir() {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids, nil
 }
 
 // openThreads opens the events on every thread of every target, then

@@ -2,7 +2,8 @@
 // and writes what the kernel reports to a perf.data file.
 //
 // One event per CPU is opened for each target task (an inherited event
-// with cpu = -1 cannot be mmapped), every event gets its own ring buffer
+// with cpu = -1 cannot be mmapped), or system-wide one per CPU for every
+// task (pid -1), every event gets its own ring buffer
 // (or, with Options.ShareRing, all events of a CPU share one),
 // and a single loop drains all rings at each epoll wake-up, writing the
 // records verbatim. The header is brought up to date about once a second,
@@ -50,6 +51,15 @@ type Options struct {
 	Events []perf.Event // attrs to open, from perf.BuildAttrs
 	Argv   []string     // command mode: the program and its arguments
 	PIDs   []int        // attach mode: processes to follow
+	// SystemWide records every task on every CPU (perf record -a): the
+	// events, built for perf.TargetCPUs, are opened with pid -1, and
+	// every process in /proc is described first, as for PIDs.
+	SystemWide bool
+	// Timer, with PIDs or SystemWide, is a command run while recording
+	// and not recorded itself (perf's `record -p PID -- sleep 5`): it
+	// starts once the events are enabled and the recording ends when it
+	// exits; Stats.ExitCode is then its status.
+	Timer []string
 	// Duration bounds the recording (0: until the targets exit or an
 	// interrupt).
 	Duration  time.Duration
@@ -66,6 +76,9 @@ type Options struct {
 	// events must have been made ready with PrepareAdaptive).
 	Adaptive *tuning.Policy
 	Tuned    []bool // which events Adaptive tunes (nil: all), from PrepareAdaptive
+	// Status, if set, is called from the recording loop about every
+	// StatusInterval with what was recorded so far.
+	Status func(Status)
 	// ShareRing makes all events of one CPU write into one ring (the
 	// CPU's first event's), for recordings of thousands of events such as
 	// uprobes; the events need PERF_SAMPLE_IDENTIFIER.
@@ -88,7 +101,7 @@ type Stats struct {
 	Undecoded    uint64   // records the decoder rejected (written all the same)
 	Duration     time.Duration
 	CPU          time.Duration // hwprof's own CPU time (user+system)
-	ExitCode     int           // command mode: the program's status, 128+N if signal N
+	ExitCode     int           // command mode: the program's status, 128+N if signal N; with a Timer, its status (0 when the recording ended it)
 	Interrupted  bool
 	Opened       int           // event file descriptors opened
 	Rings        int           // ring buffers mapped
@@ -112,8 +125,17 @@ func Record(o Options) (Stats, error) {
 	if len(o.Events) == 0 {
 		return Stats{}, errors.New("record: no events")
 	}
-	if (len(o.Argv) == 0) == (len(o.PIDs) == 0) {
-		return Stats{}, errors.New("record: give either a command or pids")
+	targets := 0
+	for _, t := range []bool{len(o.Argv) > 0, len(o.PIDs) > 0, o.SystemWide} {
+		if t {
+			targets++
+		}
+	}
+	if targets != 1 {
+		return Stats{}, errors.New("record: give one of a command, pids or system-wide")
+	}
+	if len(o.Timer) > 0 && len(o.Argv) > 0 {
+		return Stats{}, errors.New("record: a timer command goes with pids or system-wide, not with a recorded command")
 	}
 	if o.DataPages == 0 {
 		o.DataPages = DefaultDataPages
@@ -254,7 +276,7 @@ func (r *recorder) runCommand() error {
 // writing a FINISHED_ROUND after each round and a header checkpoint about
 // once a second.
 func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
-	lastCheckpoint := time.Now()
+	lastCheckpoint, lastStatus := time.Now(), time.Now()
 	for {
 		ready, hup, _, err := r.poller.Wait(100 * time.Millisecond)
 		if err != nil {
@@ -266,9 +288,14 @@ func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 			r.poller.Remove(fd)
 		}
 		r.drain()
-		r.observe(time.Now())
+		now := time.Now()
+		r.observe(now)
 		if done(ready) || r.writeErr != nil {
 			break
+		}
+		if r.o.Status != nil && now.Sub(lastStatus) >= StatusInterval {
+			r.o.Status(r.status(now.Sub(start)))
+			lastStatus = now
 		}
 		if time.Since(lastCheckpoint) >= time.Second {
 			r.w.Checkpoint()

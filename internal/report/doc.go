@@ -24,10 +24,14 @@
 //
 // Every list is sorted by weight, ties broken by names (then objects and
 // call-site offsets, then ids), so the output is deterministic. Shares are
-// 0 when their total is 0. The JSON follows REPORT-JSON.md (hwprof_json
+// 0 when their total is 0. The JSON follows docs/REPORT-JSON.md (hwprof_json
 // 1); unknown strings (an object, a source file and its line) are null
 // there, as is a command line the recording lacks, and a call site
 // missing from Profile.Sites is a null callsite.
+//
+// The header lists the recording's processes (Recording.Processes) with
+// their shares of the sampled weight when there is more than one (the
+// text shows the ten busiest; the JSON always has all of them).
 //
 // Options: Top bounds functions and edges (0: 20), Contexts the contexts
 // (0: 10); a negative value shows all.

@@ -9,10 +9,10 @@ import (
 )
 
 // JSONVersion is the value of "hwprof_json": the version of the format
-// of REPORT-JSON.md this package writes.
+// of docs/REPORT-JSON.md this package writes.
 const JSONVersion = 1
 
-// The JSON report, field by field in REPORT-JSON.md's order.
+// The JSON report, field by field in docs/REPORT-JSON.md's order.
 type jsonReport struct {
 	Version   int           `json:"hwprof_json"`
 	Recording jsonRecording `json:"recording"`
@@ -31,6 +31,14 @@ type jsonRecording struct {
 	Throttled  uint64       `json:"throttled"`
 	DurationNS uint64       `json:"duration_ns"`
 	Periods    []jsonPeriod `json:"periods"`
+	Processes  []jsonProc   `json:"processes"`
+}
+
+type jsonProc struct {
+	PID     uint32  `json:"pid"`
+	Comm    *string `json:"comm"` // null when the recording names none
+	Samples uint64  `json:"samples"`
+	Share   float64 `json:"share"`
 }
 
 type jsonEvent struct {
@@ -74,7 +82,7 @@ type jsonContext struct {
 	Weight float64  `json:"weight"`
 }
 
-// JSON writes p as the JSON report of REPORT-JSON.md.
+// JSON writes p as the JSON report of docs/REPORT-JSON.md.
 func JSON(w io.Writer, p *profile.Profile, o Options) error {
 	s, err := summarize(p, o)
 	if err != nil {
@@ -123,7 +131,11 @@ func recordingJSON(rec *profile.Recording) jsonRecording {
 		File: rec.File, Command: rec.Command, Source: rec.Source,
 		Events:  make([]jsonEvent, 0, len(rec.Events)),
 		Samples: rec.Samples, Lost: rec.Lost, Throttled: rec.Throttled, DurationNS: rec.DurationNS,
-		Periods: make([]jsonPeriod, 0, len(rec.Periods)),
+		Periods:   make([]jsonPeriod, 0, len(rec.Periods)),
+		Processes: make([]jsonProc, 0, len(rec.Processes)),
+	}
+	for _, p := range rec.Processes {
+		r.Processes = append(r.Processes, jsonProc{PID: p.PID, Comm: str(p.Comm), Samples: p.Samples, Share: p.Share})
 	}
 	for _, e := range rec.Events {
 		r.Events = append(r.Events, jsonEvent(e))

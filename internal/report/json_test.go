@@ -65,7 +65,7 @@ func build(p *profile.Profile, folds []func(*ccmap.Map)) *profile.Profile {
 }
 
 // TestJSONSpec decodes the JSON of random profiles and checks every rule
-// of REPORT-JSON.md.
+// of docs/REPORT-JSON.md.
 func TestJSONSpec(t *testing.T) {
 	for seed := range uint64(40) {
 		for _, calls := range []bool{false, true} {
@@ -107,7 +107,7 @@ func TestJSONSpec(t *testing.T) {
 
 var offsetRE = regexp.MustCompile(`^0x[0-9a-f]+$`)
 
-// checkSpec checks a JSON report against REPORT-JSON.md.
+// checkSpec checks a JSON report against docs/REPORT-JSON.md.
 func checkSpec(data []byte, p *profile.Profile, o Options) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -120,8 +120,20 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 	if err := json.Unmarshal(raw["recording"], &rec); err != nil {
 		return err
 	}
-	if err := keys(rec, "file", "command", "source", "events", "samples", "lost", "throttled", "duration_ns", "periods"); err != nil {
+	if err := keys(rec, "file", "command", "source", "events", "samples", "lost", "throttled", "duration_ns", "periods", "processes"); err != nil {
 		return fmt.Errorf("recording: %w", err)
+	}
+	var procs []map[string]json.RawMessage
+	if err := json.Unmarshal(rec["processes"], &procs); err != nil {
+		return fmt.Errorf("recording.processes: %w", err)
+	}
+	if len(procs) != len(p.Recording.Processes) {
+		return fmt.Errorf("recording.processes: %d, profile has %d", len(procs), len(p.Recording.Processes))
+	}
+	for i, pr := range procs {
+		if err := keys(pr, "pid", "comm", "samples", "share"); err != nil {
+			return fmt.Errorf("recording.processes[%d]: %w", i, err)
+		}
 	}
 	var r struct {
 		Version   int `json:"hwprof_json"`

@@ -101,6 +101,10 @@ func exactProfile() *profile.Profile {
 			Events:  []profile.Event{{Name: "uprobes:A", Period: 1}, {Name: "uprobes:B", Period: 1}},
 			Samples: 2122, DurationNS: 20_000_000,
 			Periods: []profile.PeriodChange{{Event: "uprobes:A", Period: 1}, {Event: "uprobes:B", Period: 1}},
+			Processes: []profile.Process{
+				{PID: 4242, Comm: "app", Samples: 2000, Weight: 2000, Share: 2000.0 / 2122},
+				{PID: 4250, Samples: 122, Weight: 122, Share: 122.0 / 2122},
+			},
 		},
 	}
 }

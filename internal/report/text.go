@@ -62,11 +62,35 @@ func (s *summary) header(b *bytes.Buffer) {
 	if r.Throttled > 0 {
 		fmt.Fprintf(b, "the kernel throttled sampling %d times\n", r.Throttled)
 	}
+	if len(r.Processes) > 1 {
+		s.processes(b)
+	}
 	if changed(r.Periods) {
 		b.WriteString("period changes:\n")
 		for _, c := range r.Periods {
 			fmt.Fprintf(b, "  %-12v %s period %d\n", time.Duration(c.TimeNS).Round(time.Microsecond), c.Event, c.Period)
 		}
+	}
+}
+
+// maxProcesses bounds the processes the text header lists.
+const maxProcesses = 10
+
+// processes lists the recording's processes with their shares of the
+// sampled weight, busiest first.
+func (s *summary) processes(b *bytes.Buffer) {
+	ps := s.p.Recording.Processes
+	fmt.Fprintf(b, "processes: %d (shares of the sampled weight; report --pid/--comm shows one)\n", len(ps))
+	for i, p := range ps {
+		if i == maxProcesses {
+			var rest uint64
+			for _, q := range ps[i:] {
+				rest += q.Samples
+			}
+			fmt.Fprintf(b, "  ... %d more processes, %d samples\n", len(ps)-i, rest)
+			break
+		}
+		fmt.Fprintf(b, "  %6.2f%% %8d samples  pid %-7d %s\n", 100*p.Share, p.Samples, p.PID, orDash(p.Comm))
 	}
 }
 

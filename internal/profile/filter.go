@@ -1,0 +1,99 @@
+package profile
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Process is one process of a recording and its share of the samples
+// kept.
+type Process struct {
+	PID     uint32
+	Comm    string // its last command name in the recording; "" when none was recorded
+	Samples uint64
+	Weight  uint64  // the samples' summed period
+	Share   float64 // Weight as a share of all kept samples' weight
+}
+
+// procTally counts one process's samples.
+type procTally struct {
+	samples, weight uint64
+}
+
+// filtering reports whether LoadOptions select samples by process.
+func (o *LoadOptions) filtering() bool {
+	return len(o.PIDs) > 0 || len(o.TIDs) > 0 || len(o.Comms) > 0
+}
+
+// keep reports whether a sample of thread tid of process pid passes the
+// PIDs, TIDs and Comms filters; hasTID is false for a sample that does
+// not say its thread, which no filter keeps.
+func (l *loader) keep(pid, tid uint32, hasTID bool) bool {
+	o := &l.o
+	if !o.filtering() {
+		return true
+	}
+	if !hasTID {
+		return false
+	}
+	if len(o.PIDs) > 0 && !slices.Contains(o.PIDs, int(pid)) {
+		return false
+	}
+	if len(o.TIDs) > 0 && !slices.Contains(o.TIDs, int(tid)) {
+		return false
+	}
+	if len(o.Comms) == 0 {
+		return true
+	}
+	ok, known := l.commKeep[pid]
+	if !known {
+		p, _ := l.maps.Process(pid)
+		ok = slices.Contains(o.Comms, p.Comm)
+		if l.commKeep == nil {
+			l.commKeep = map[uint32]bool{}
+		}
+		l.commKeep[pid] = ok
+	}
+	return ok
+}
+
+// tally counts a kept sample of process pid.
+func (l *loader) tally(pid uint32, weight uint64) {
+	if l.procs == nil {
+		l.procs = map[uint32]*procTally{}
+	}
+	t := l.procs[pid]
+	if t == nil {
+		t = &procTally{}
+		l.procs[pid] = t
+	}
+	t.samples++
+	t.weight += weight
+}
+
+// processes lists the processes that have kept samples, by weight, then
+// samples, then pid.
+func (l *loader) processes() []Process {
+	var total uint64
+	for _, t := range l.procs {
+		total += t.weight
+	}
+	out := make([]Process, 0, len(l.procs))
+	for pid, t := range l.procs {
+		p := Process{PID: pid, Samples: t.samples, Weight: t.weight}
+		if total > 0 {
+			p.Share = float64(t.weight) / float64(total)
+		}
+		if pr, ok := l.maps.Process(pid); ok {
+			p.Comm = pr.Comm
+		}
+		if p.Comm == "" && pid == 0 {
+			p.Comm = "swapper" // the idle task, as perf names it
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Process) int {
+		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(b.Samples, a.Samples), cmp.Compare(a.PID, b.PID))
+	})
+	return out
+}
