@@ -66,7 +66,7 @@ func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 func (f *recordFlags) register(fs *flag.FlagSet) {
 	f.cfg.RegisterFlags(fs)
 	for _, n := range []string{"o", "output"} {
-		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing one becomes FILE.old)")
+		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing file becomes FILE.old; - is standard output, in pipe mode, as is a device or FIFO)")
 	}
 	for _, n := range []string{"p", "pid"} {
 		fs.StringVar(&f.pids, n, "", "attach to running processes `PID[,PID...]` instead of running a command")
@@ -244,8 +244,9 @@ func parseMmapPages(s string) (int, error) {
 // runRecord records, prints what was recorded, and returns the exit code:
 // the program's status in command mode.
 func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
-	if _, err := os.Stat(o.Output); err == nil {
-		os.Rename(o.Output, o.Output+".old")
+	if o.Output == "-" && isTerminal(os.Stdout) {
+		fmt.Fprintln(stderr, "hwprof: -o -: standard output is a terminal: pipe the recording on (hwprof record -o - -- CMD | perf report -i -) or give a file")
+		return exitUsage
 	}
 	if o.Interrupt == nil {
 		sig := make(chan os.Signal, 2)
