@@ -135,10 +135,13 @@ func (w *Writer) finishPipe(f Features) error {
 	}
 	le := binary.LittleEndian
 	for len(bids) > 0 {
-		// The feature section's entries are records already, with type 0.
+		// The feature section's entries are records already, with type
+		// 0 and a size of 36 bytes plus the name's multiple of 64: the
+		// name gets 4 more NULs, so that the records stay 8-aligned.
 		n := int(le.Uint16(bids[6:]))
-		rec := bids[:n]
+		rec := append(bids[:n:n], make([]byte, alignUp(n, 8)-n)...)
 		le.PutUint32(rec, uint32(perf.RecordHeaderBuildID))
+		le.PutUint16(rec[6:], uint16(len(rec)))
 		if err := w.append(rec); err != nil {
 			return err
 		}
