@@ -421,3 +421,50 @@ func TestDefaultInput(t *testing.T) {
 		}
 	}
 }
+
+// openPTY returns the two ends of a new pseudo-terminal, or skips.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("pty number: %v", err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open pty: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// Binary data is not written to a terminal, nor read from one.
+func TestTerminalRefused(t *testing.T) {
+	_, tty := openPTY(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	var errb bytes.Buffer
+	cmd := exec.Command(hwprofBin, "record", "-o", "-", "--", "touch", marker)
+	cmd.Stdout, cmd.Stderr = tty, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage || !strings.Contains(errb.String(), "terminal") {
+		t.Errorf("record -o - to a terminal: %v, stderr %q; want exit %d naming the terminal", err, errb.String(), exitUsage)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the program ran")
+	}
+	for _, sub := range []string{"report", "script", "dump"} {
+		errb.Reset()
+		cmd := exec.Command(hwprofBin, sub, "-i", "-")
+		cmd.Stdin, cmd.Stderr = tty, &errb
+		if err := cmd.Run(); err == nil || !strings.Contains(errb.String(), "terminal") {
+			t.Errorf("%s -i - from a terminal: %v, stderr %q; want an error naming the terminal", sub, err, errb.String())
+		}
+	}
+}

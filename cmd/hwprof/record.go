@@ -102,6 +102,10 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	f.set = setFlags(fs)
+	if f.output == "-" && !f.printAttr && isTerminal(os.Stdout) {
+		fmt.Fprintln(stderr, "hwprof record: -o -: standard output is a terminal: pipe the recording on (hwprof record -o - -- CMD | perf report -i -) or give a file")
+		return exitUsage
+	}
 	o, note, err := f.sourceOptions(fs.Args(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
@@ -244,10 +248,6 @@ func parseMmapPages(s string) (int, error) {
 // runRecord records, prints what was recorded, and returns the exit code:
 // the program's status in command mode.
 func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
-	if o.Output == "-" && isTerminal(os.Stdout) {
-		fmt.Fprintln(stderr, "hwprof: -o -: standard output is a terminal: pipe the recording on (hwprof record -o - -- CMD | perf report -i -) or give a file")
-		return exitUsage
-	}
 	if o.Interrupt == nil {
 		sig := make(chan os.Signal, 2)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

@@ -130,12 +130,6 @@ func Record(o Options) (Stats, error) {
 	if o.DataPages&(o.DataPages-1) != 0 {
 		return Stats{}, fmt.Errorf("record: ring size of %d pages is not a power of two", o.DataPages)
 	}
-	// A path that cannot be written is refused before anything starts;
-	// it is opened (and a previous recording rotated) only once the
-	// events are open.
-	if _, err := output.Check(o.Output); err != nil {
-		return Stats{}, fmt.Errorf("record: %w", err)
-	}
 	if o.ShareRing {
 		var err error
 		if o.Events, err = shareRing(o.Events, o.DataPages*os.Getpagesize()); err != nil {
@@ -145,7 +139,13 @@ func Record(o Options) (Stats, error) {
 	raiseFileLimit()
 	r := &recorder{o: o, buildIDs: map[string]int32{}}
 	r.stats.EventSamples = make([]uint64, len(o.Events))
-	defer r.closeEvents()
+	defer r.closeEvents() // also removes probes the events' making defined
+	// A path that cannot be written is refused before anything starts;
+	// it is opened (and a previous recording rotated) only once the
+	// events are open.
+	if _, err := output.Check(o.Output); err != nil {
+		return Stats{}, fmt.Errorf("record: %w", err)
+	}
 	var err error
 	if r.poller, err = ring.NewPoller(); err != nil {
 		return Stats{}, fmt.Errorf("record: %w", err)
