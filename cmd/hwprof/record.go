@@ -66,7 +66,7 @@ func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 func (f *recordFlags) register(fs *flag.FlagSet) {
 	f.cfg.RegisterFlags(fs)
 	for _, n := range []string{"o", "output"} {
-		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing file becomes FILE.old; - is standard output, in pipe mode, as is a device or FIFO)")
+		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing regular file becomes FILE.old; - is standard output; standard output, a device or a FIFO gets pipe-mode data)")
 	}
 	for _, n := range []string{"p", "pid"} {
 		fs.StringVar(&f.pids, n, "", "attach to running processes `PID[,PID...]` instead of running a command")
