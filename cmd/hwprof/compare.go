@@ -209,9 +209,6 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 		names[i] = s.String()
 	}
 	src := strings.Join(names, "+") // for the messages below
-	if _, err := os.Stat(path); err == nil {
-		os.Rename(path, path+".old")
-	}
 	st, err := record.Record(o)
 	if err != nil {
 		var ee *launch.ExecError

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ import (
 // type.
 func cmdDump(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("dump", "[-i FILE] [--stats] [--file-order]", stderr)
-	input := fs.String("i", "perf.data", "perf.data file to read (file or pipe mode; - for standard input)")
+	input := fs.String("i", defaultInput, inputUsage)
 	stats := fs.Bool("stats", false, "print the header facts and the number of records of each type instead of the records")
 	fileOrder := fs.Bool("file-order", false, "print records in file order instead of time order")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -55,13 +54,6 @@ func cmdDump(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	return 0
-}
-
-func openRecording(path string) (*perfdata.Reader, error) {
-	if path == "-" {
-		return perfdata.NewPipeReader(bufio.NewReaderSize(stdinReader(), 1<<20))
-	}
-	return perfdata.Open(path)
 }
 
 // dumpRecords prints every record.
@@ -676,6 +668,3 @@ func dumpStats(w *bufio.Writer, r *perfdata.Reader, path string) error {
 	}
 	return r.Err()
 }
-
-// stdinReader is where "-i -" reads from.
-func stdinReader() io.Reader { return os.Stdin }

@@ -91,7 +91,7 @@ func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 func (f *recordFlags) register(fs *flag.FlagSet) {
 	f.cfg.RegisterFlags(fs)
 	for _, n := range []string{"o", "output"} {
-		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing one becomes FILE.old)")
+		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing regular file becomes FILE.old; - is standard output; standard output, a device or a FIFO gets pipe-mode data)")
 	}
 	for _, n := range []string{"p", "pid"} {
 		fs.StringVar(&f.pids, n, "", "attach to running processes `PID[,PID...]`; a CMD given too runs meanwhile, unrecorded, and its end ends the recording (-p PID -- sleep 5)")
@@ -132,6 +132,10 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	f.set = setFlags(fs)
 	if err := f.adaptive.check(args, fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
+		return exitUsage
+	}
+	if f.output == "-" && !f.printAttr && isTerminal(os.Stdout) {
+		fmt.Fprintln(stderr, "hwprof record: -o -: standard output is a terminal: pipe the recording on (hwprof record -o - -- CMD | perf report -i -) or give a file")
 		return exitUsage
 	}
 	o, note, err := f.sourceOptions(fs.Args(), stderr)
@@ -288,9 +292,6 @@ func parseMmapPages(s string) (int, error) {
 // runRecord records, prints what was recorded, and returns the exit code:
 // the program's status in command mode.
 func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
-	if _, err := os.Stat(o.Output); err == nil {
-		os.Rename(o.Output, o.Output+".old")
-	}
 	if o.Interrupt == nil {
 		sig := make(chan os.Signal, 2)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

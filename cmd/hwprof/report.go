@@ -17,7 +17,7 @@ import (
 // and exit status 1.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("report", "[-i FILE] [--format text|json] [--top N] [--contexts N] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
-	input := fs.String("i", "hwprof.data", "read the recording from `FILE`")
+	input := fs.String("i", defaultInput, inputUsage)
 	format := fs.String("format", "text", "output `format`: text or json")
 	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all; json: all unless given)")
 	contexts := fs.Int("contexts", 10, "show the `N` hottest calling contexts (0: all; json: all unless given)")
@@ -72,7 +72,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if *debugDir != "" {
 		o.DebugDirs = []string{*debugDir}
 	}
-	p, err := profile.Load(*input, o)
+	p, err := loadProfile(*input, o)
 	if p == nil {
 		return fail(stderr, err)
 	}

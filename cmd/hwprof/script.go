@@ -28,7 +28,7 @@ import (
 // unique address of each object once, objects in parallel, and then prints.
 func cmdScript(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F FIELDS] [--symfs DIR] [--debug-dir DIR]", stderr)
-	input := fs.String("i", "hwprof.data", "read the recording from `FILE`")
+	input := fs.String("i", defaultInput, inputUsage)
 	srcline := fs.Bool("srcline", false, "print the source file and line of every frame, inlined frames included")
 	fields := fs.String("F", "", "`FIELDS`: brstack and/or brstacksym add the branch stack to the default output; "+
 		"any of "+strings.Join(scriptFieldNames[:], ",")+" print only those, in perf script's layout")
@@ -49,7 +49,7 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	if *debugDir != "" {
 		eo.DebugDirs = []string{*debugDir}
 	}
-	r, err := perfdata.Open(*input)
+	r, err := openRecording(*input)
 	if err != nil {
 		return fail(stderr, err)
 	}

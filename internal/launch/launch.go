@@ -107,6 +107,18 @@ func (e *ExecError) Error() string {
 // go-ahead, with all its threads started, so that events opened on its pid
 // from then on stay its own and are not inherited copies.
 func Start(argv []string) (*Child, error) {
+	return StartWith(argv, Streams{})
+}
+
+// Streams are the program's standard streams; a nil one is the caller's.
+type Streams struct {
+	Stdin, Stdout, Stderr *os.File
+}
+
+// StartWith is Start with the given standard streams (a recording written
+// to standard output gives the program the caller's stderr as its stdout,
+// as perf record does, so that its output does not mix with the data).
+func StartWith(argv []string, s Streams) (*Child, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command to run")
 	}
@@ -135,9 +147,9 @@ func Start(argv []string) (*Child, error) {
 	cmd := &exec.Cmd{
 		Path:       self,
 		Args:       append([]string{argv[0], marker, path}, argv...),
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
+		Stdin:      or(s.Stdin, os.Stdin),
+		Stdout:     or(s.Stdout, os.Stdout),
+		Stderr:     or(s.Stderr, os.Stderr),
 		ExtraFiles: []*os.File{goR, errW},
 	}
 	err = cmd.Start()
@@ -155,6 +167,13 @@ func Start(argv []string) (*Child, error) {
 		return nil, fmt.Errorf("start %s: the launcher exited before it was ready", argv[0])
 	}
 	return c, nil
+}
+
+func or(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
 }
 
 func lookErr(err error) string {

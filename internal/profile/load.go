@@ -90,6 +90,12 @@ func Load(path string, o LoadOptions) (*Profile, error) {
 	return load(path, o, nil)
 }
 
+// LoadFrom is Load of a recording already opened (standard input, for
+// "-i -"), named name in messages and in the profile. It closes r.
+func LoadFrom(r *perfdata.Reader, name string, o LoadOptions) (*Profile, error) {
+	return loadFrom(r, name, o, nil)
+}
+
 // load is Load with a hook that may change the loader before it reads
 // (tests).
 func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
@@ -97,6 +103,10 @@ func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
+	return loadFrom(r, path, o, tweak)
+}
+
+func loadFrom(r *perfdata.Reader, path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 	defer r.Close()
 	l := newLoader(r, o)
 	if tweak != nil {

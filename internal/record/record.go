@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -62,9 +63,14 @@ type Options struct {
 	Timer []string
 	// Duration bounds the recording (0: until the targets exit or an
 	// interrupt).
-	Duration  time.Duration
-	Output    string // perf.data path
-	DataPages int    // pages per ring, a power of two (0: DefaultDataPages)
+	Duration time.Duration
+	// Output is the perf.data path, opened by internal/output's rules
+	// once the events are open (a regular file is rotated to .old only
+	// then; a device, FIFO or socket is written as a pipe-mode stream;
+	// "-" is standard output, and the program's standard output then
+	// goes to hwprof's stderr).
+	Output    string
+	DataPages int // pages per ring, a power of two (0: DefaultDataPages)
 	// Interrupt delivers SIGINT/SIGTERM. The first one ends the recording
 	// (in command mode by sending SIGTERM to the program and waiting for
 	// it), a second one kills the program.
@@ -155,7 +161,13 @@ func Record(o Options) (Stats, error) {
 	raiseFileLimit()
 	r := &recorder{o: o, buildIDs: map[string]int32{}}
 	r.stats.EventSamples = make([]uint64, len(o.Events))
-	defer r.closeEvents()
+	defer r.closeEvents() // also removes probes the events' making defined
+	// A path that cannot be written is refused before anything starts;
+	// it is opened (and a previous recording rotated) only once the
+	// events are open.
+	if _, err := output.Check(o.Output); err != nil {
+		return Stats{}, fmt.Errorf("record: %w", err)
+	}
 	var err error
 	if r.poller, err = ring.NewPoller(); err != nil {
 		return Stats{}, fmt.Errorf("record: %w", err)
@@ -183,6 +195,7 @@ type recorder struct {
 	events []openEvent // every fd opened
 	rings  []*ring.Ring
 	w      *perfdata.Writer
+	out    *output.Output // where w writes
 	stats  Stats
 	format *perf.SampleFormat // the shared decoder, for the events and their ids
 	// the first and last sample time (sample_time feature)
@@ -202,7 +215,11 @@ type openEvent struct {
 }
 
 func (r *recorder) runCommand() error {
-	child, err := launch.Start(r.o.Argv)
+	var streams launch.Streams
+	if output.SharesStdout(r.o.Output) {
+		streams.Stdout = os.Stderr // keep the program's output out of the data
+	}
+	child, err := launch.StartWith(r.o.Argv, streams)
 	if err != nil {
 		return err
 	}
@@ -234,6 +251,8 @@ func (r *recorder) runCommand() error {
 		var ee *launch.ExecError
 		if errors.As(err, &ee) {
 			r.stats.ExitCode = ee.Code
+			// Nothing ran: the previous recording is put back.
+			return errors.Join(err, r.discard())
 		}
 		return r.finish(err)
 	}
@@ -424,12 +443,33 @@ func (r *recorder) create() error {
 			return fmt.Errorf("record: %w", err)
 		}
 	}
-	w, err := perfdata.Create(r.o.Output, attrs)
+	out, err := output.Open(r.o.Output)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	r.w = w
+	var w *perfdata.Writer
+	if out.Stream() {
+		// A stream cannot seek back to a header: perf's pipe mode, with
+		// the features up front.
+		w, err = perfdata.NewPipeWriter(out.File, attrs, perfdata.CollectFeatures())
+	} else {
+		w, err = perfdata.NewWriter(out.File, attrs)
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("record: %w", err), out.Discard())
+	}
+	r.w, r.out = w, out
 	return r.writeKernelMmap()
+}
+
+// discard undoes create when the program could not be executed: a file
+// is removed and the previous recording put back; a stream is ended as a
+// valid recording without samples.
+func (r *recorder) discard() error {
+	if r.out.Stream() {
+		return r.finish(nil)
+	}
+	return r.out.Discard()
 }
 
 // writeKernelMmap writes the kernel's text mapping as perf does, so that
@@ -465,7 +505,12 @@ func (r *recorder) finish(err error) error {
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
 	f.BuildIDs = r.collectBuildIDs()
 	if cerr := r.w.Close(f); cerr != nil {
-		return errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, cerr))
+		err = errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, cerr))
+	}
+	if r.out.Stream() { // the Writer closed a file, but leaves a stream open
+		if cerr := r.out.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("record: close %s: %w", r.o.Output, cerr))
+		}
 	}
 	return err
 }

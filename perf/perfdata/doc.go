@@ -13,7 +13,10 @@
 // command line, event names and ids, sample times, the branch-stack
 // marker). The header is rewritten whenever buffered records reach the
 // file, so a recording whose process is killed is still readable by perf
-// up to its last flush; Checkpoint forces one.
+// up to its last flush; Checkpoint forces one. Create makes the file;
+// NewWriter takes one already opened. NewPipeWriter writes pipe mode to a
+// stream that cannot seek (`perf record -o -`): the attrs and features as
+// records up front, build-ids as records at Close.
 //
 // CollectFeatures gathers the host facts perf writes (uname, /proc/cpuinfo,
 // /proc/meminfo, /sys/devices/system/cpu) and ReadBuildID reads an ELF
@@ -23,10 +26,10 @@
 // kernel MMAP records of processes that existed before recording started
 // are the recorder's to write; an event that samples the kernel needs perf's
 // "[kernel.kallsyms]_text" MMAP record or perf report warns), it does not
-// write pipe-mode files, compressed records or the topology, cache and PMU
-// feature sections. The attrs are written as given; perf 6.1 rejects attrs larger than 128 bytes (PERF_ATTR_SIZE_VER7).
+// write compressed records or the topology, cache and PMU feature
+// sections. The attrs are written as given; perf 6.1 rejects attrs larger than 128 bytes (PERF_ATTR_SIZE_VER7).
 //
 // Writers and Readers are not safe for concurrent use. Only Create, the
-// Writer's methods, Open, CollectFeatures and ReadBuildID touch the file
+// Writer's methods, Open, OpenFile, CollectFeatures and ReadBuildID touch the file
 // system.
 package perfdata

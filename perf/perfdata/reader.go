@@ -157,6 +157,15 @@ func Open(path string) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perfdata: open: %w", err)
 	}
+	return OpenFile(f)
+}
+
+// OpenFile reads a perf.data file from f, an open file (os.Stdin for
+// "-i -"), as Open does: a regular file in file or pipe mode, anything
+// else as a pipe-mode stream. The Reader owns f: Close closes it, and so
+// does OpenFile when it fails.
+func OpenFile(f *os.File) (*Reader, error) {
+	path := f.Name()
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()

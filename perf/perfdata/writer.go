@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -81,8 +82,9 @@ func (h *fileHeader) marshal(b *[fileHeaderSize]byte) {
 // the last flush: perf reads the data size from the header and ignores
 // bytes past it. A Writer is not safe for concurrent use.
 type Writer struct {
-	f   *os.File
-	buf []byte // whole records not yet written, cap bufferSize
+	f   *os.File  // file mode: the file, whose header is rewritten in place; nil in pipe mode
+	out io.Writer // where records go: f, or the stream in pipe mode
+	buf []byte    // whole records not yet written, cap bufferSize
 	hdr fileHeader
 	raw [fileHeaderSize]byte // header encoding buffer
 
@@ -102,46 +104,75 @@ type Writer struct {
 	closed bool
 }
 
-// Create creates (or truncates) the file at path, writes a header, the ids
-// and the attrs of the events, and positions the writer at the data
-// section. The data starts with one PERF_RECORD_EVENT_UPDATE per event
-// naming it (perf record writes such records too), already flushed, so the
-// file is readable by perf, with the events' names, from the start.
-// All attrs are written with one size: the largest EffectiveSize among
-// them. perf 6.1 reads attrs of at most 128 bytes (PERF_ATTR_SIZE_VER7).
+// Create creates (or truncates) the file at path and writes a perf.data
+// file into it as NewWriter does. It replaces whatever is at path: a
+// recorder that must not (hwprof record) opens the path by its own rules
+// and calls NewWriter or NewPipeWriter.
 func Create(path string, attrs []EventAttr) (*Writer, error) {
-	events, hdr, head, err := layout(attrs)
-	if err != nil {
+	if _, _, _, err := layout(attrs); err != nil {
 		return nil, fmt.Errorf("perfdata: create %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("perfdata: create: %w", err)
 	}
-	w := &Writer{f: f, hdr: hdr, events: events, timeOff: sampleTimeOffset(attrs)}
-	for _, a := range attrs {
-		if a.Attr.SampleType&perf.SampleBranchStack != 0 {
-			w.branchStack = true
-		}
-	}
-	if _, err := f.Write(head); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("perfdata: create: write header: %w", err)
-	}
-	w.buf = make([]byte, 0, bufferSize)
-	for i, a := range attrs {
-		if rec := appendEventUpdateName(nil, a.IDs, w.events[i].name, len(attrs) == 1); rec != nil {
-			if err := w.append(rec); err != nil {
-				f.Close()
-				return nil, err
-			}
-		}
-	}
-	if err := w.flush(); err != nil {
+	w, err := NewWriter(f, attrs)
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// NewWriter writes a perf.data file into f, an empty file open for
+// writing that can seek (the header is rewritten in place): a header, the
+// ids and the attrs of the events, and positions the writer at the data
+// section. The data starts with one PERF_RECORD_EVENT_UPDATE per event
+// naming it (perf record writes such records too), already flushed, so the
+// file is readable by perf, with the events' names, from the start.
+// All attrs are written with one size: the largest EffectiveSize among
+// them. perf 6.1 reads attrs of at most 128 bytes (PERF_ATTR_SIZE_VER7).
+// The Writer owns f from then on: Close closes it. On error f is left
+// open.
+func NewWriter(f *os.File, attrs []EventAttr) (*Writer, error) {
+	events, hdr, head, err := layout(attrs)
+	if err != nil {
+		return nil, fmt.Errorf("perfdata: create %s: %w", f.Name(), err)
+	}
+	w := &Writer{f: f, out: f, hdr: hdr, events: events, timeOff: sampleTimeOffset(attrs)}
+	w.branchStack = anyBranchStack(attrs)
+	if _, err := f.Write(head); err != nil {
+		return nil, fmt.Errorf("perfdata: create: write header: %w", err)
+	}
+	w.buf = make([]byte, 0, bufferSize)
+	if err := w.appendNames(attrs); err != nil {
+		return nil, err
+	}
+	if err := w.flush(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func anyBranchStack(attrs []EventAttr) bool {
+	for _, a := range attrs {
+		if a.Attr.SampleType&perf.SampleBranchStack != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendNames buffers the EVENT_UPDATE records that name the events.
+func (w *Writer) appendNames(attrs []EventAttr) error {
+	for i, a := range attrs {
+		if rec := appendEventUpdateName(nil, a.IDs, w.events[i].name, len(attrs) == 1); rec != nil {
+			if err := w.append(rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Event update types, mirrors enum perf_event_update_type in
@@ -319,17 +350,20 @@ func (w *Writer) append(rec []byte) error {
 	return nil
 }
 
-// flush writes the buffered records and then the header with the new data
-// size. The header is written second, so a crash between the two leaves a
-// file whose header still describes only whole records.
+// flush writes the buffered records and then, in file mode, the header
+// with the new data size. The header is written second, so a crash between
+// the two leaves a file whose header still describes only whole records.
 func (w *Writer) flush() error {
 	if len(w.buf) > 0 {
-		if _, err := w.f.Write(w.buf); err != nil {
+		if _, err := w.out.Write(w.buf); err != nil {
 			w.err = fmt.Errorf("perfdata: write records: %w", err)
 			return w.err
 		}
 		w.flushed += int64(len(w.buf))
 		w.buf = w.buf[:0]
+	}
+	if w.f == nil {
+		return nil // pipe mode: no header to bring up to date
 	}
 	w.hdr.Data.Size = uint64(w.flushed)
 	if err := w.writeHeader(); err != nil {
@@ -342,7 +376,8 @@ func (w *Writer) flush() error {
 // Checkpoint writes the buffered records and rewrites the header with the
 // data size so far, so the file up to here is a valid perf.data file (with
 // no feature sections) even if the process is killed before Close. It does
-// not fsync. Call it about once a second.
+// not fsync. Call it about once a second. In pipe mode it writes the
+// buffered records, so that a reader at the other end sees them.
 func (w *Writer) Checkpoint() error {
 	if err := w.usable(); err != nil {
 		return err
@@ -359,12 +394,18 @@ func (w *Writer) writeHeader() error {
 
 // Close flushes the records, writes the feature sections after the data
 // and the final header with the feature bits, and closes the file. The
-// file is closed even when Close returns an error.
+// file is closed even when Close returns an error. In pipe mode (a Writer
+// from NewPipeWriter) the features were written at the start; Close
+// flushes the records and writes one PERF_RECORD_HEADER_BUILD_ID per
+// f.BuildIDs entry, and leaves the stream open.
 func (w *Writer) Close(f Features) error {
 	if w.closed {
 		return ErrClosed
 	}
 	w.closed = true
+	if w.f == nil {
+		return w.finishPipe(f)
+	}
 	err := w.finish(f)
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("perfdata: close: %w", cerr)

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"golang.org/x/sys/unix"
+)
+
+// busyFor is a program that burns CPU until hwprof's --duration ends it
+// (SIGTERM): a live workload bounded by time, not by an amount of work.
+// It first prints a line on its standard output.
+var busyFor = []string{"--duration", "1s", "--", "sh", "-c", "echo program-output; while :; do :; done"}
+
+// busyExit is hwprof's exit status after --duration ends busyFor.
+const busyExit = 128 + int(syscall.SIGTERM)
+
+// previous writes a stand-in for an earlier recording at path.
+func previous(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("previous recording"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kept fails the test unless path still holds what previous wrote and no
+// .old was made.
+func kept(t *testing.T, what, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "previous recording" {
+		t.Errorf("%s: %s now holds %q (%v), want the previous recording", what, path, b, err)
+	}
+	if _, err := os.Lstat(path + ".old"); err == nil {
+		t.Errorf("%s: %s.old was made", what, path)
+	}
+}
+
+// A typo leaves the previous recording where it was: the output is opened
+// (and an existing file rotated) only once the program, the pids and the
+// events were checked and opened.
+func TestRecordFailureKeepsPrevious(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rec.data")
+	notExec := filepath.Join(dir, "script.sh") // found and executable, but execve fails
+	if err := os.WriteFile(notExec, []byte("#!/no/such/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		live bool // the events are opened before the failure
+	}{
+		{"no such pid", []string{"-p", "999999"}, false},
+		{"missing command", []string{"--", "./no-such-program"}, false},
+		{"bad event", []string{"-e", "no-such-event", "--", "true"}, false},
+		{"bad event modifier", []string{"-e", "cpu-clock:zz", "--", "true"}, false},
+		{"execve fails after the opens", []string{"--", notExec}, true},
+	} {
+		if tc.live {
+			needPerfEvents(t)
+		}
+		previous(t, out)
+		r := hwprof(t, append([]string{"record", "-q", "-o", out}, tc.args...)...)
+		if r.code == 0 {
+			t.Errorf("%s: exit 0", tc.name)
+		}
+		kept(t, tc.name, out)
+	}
+}
+
+func TestRecordRotatesRegularFile(t *testing.T) {
+	needPerfEvents(t)
+	out := filepath.Join(t.TempDir(), "rec.data")
+	previous(t, out)
+	if r := hwprof(t, "record", "-q", "-o", out, "--", "true"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(out + ".old"); err != nil || string(b) != "previous recording" {
+		t.Errorf("%s.old holds %q (%v), want the previous recording", out, b, err)
+	}
+	if r, err := perfdata.Open(out); err != nil {
+		t.Errorf("the new recording: %v", err)
+	} else {
+		r.Close()
+	}
+}
+
+// A .old that cannot be replaced (a non-empty directory) makes the
+// rotation fail: an error, before the program runs, and the old file
+// stays.
+func TestRecordRotationFailure(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rec.data")
+	previous(t, out)
+	if err := os.MkdirAll(filepath.Join(out+".old", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "ran")
+	r := hwprof(t, "record", "-q", "-o", out, "--", "touch", marker)
+	if r.code == 0 || !strings.Contains(r.stderr, out+".old") {
+		t.Errorf("exit %d, stderr %q; want an error naming %s.old", r.code, r.stderr, out)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "previous recording" {
+		t.Errorf("%s holds %q (%v), want the previous recording", out, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out+".old", "sub")); err != nil {
+		t.Errorf("the .old directory changed: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the program ran although the output was refused")
+	}
+}
+
+func TestRecordToDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(filepath.Join(dir, "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := hwprof(t, "record", "-q", "-o", dir, "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, dir) || !strings.Contains(r.stderr, "directory") {
+		t.Errorf("record -o DIR: exit %d, stderr %q; want an error naming the directory", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "inside")); err != nil {
+		t.Errorf("the directory changed: %v", err)
+	}
+	if _, err := os.Lstat(dir + ".old"); err == nil {
+		t.Error("the directory was rotated")
+	}
+}
+
+// -o /dev/null, and a link to it, write into the device: as root the
+// device node was once replaced by a regular file.
+func TestRecordDevNull(t *testing.T) {
+	needPerfEvents(t)
+	var before unix.Stat_t
+	if err := unix.Stat(os.DevNull, &before); err != nil || before.Mode&unix.S_IFMT != unix.S_IFCHR {
+		t.Skipf("%s is not a character device here", os.DevNull)
+	}
+	link := filepath.Join(t.TempDir(), "null.data")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{os.DevNull, link} {
+		if r := hwprof(t, "record", "-q", "-o", out, "--", "true"); r.code != 0 {
+			t.Errorf("record -o %s: exit %d\n%s", out, r.code, r.stderr)
+		}
+		var after unix.Stat_t
+		if err := unix.Stat(os.DevNull, &after); err != nil || after.Mode != before.Mode || after.Rdev != before.Rdev || after.Ino != before.Ino {
+			t.Fatalf("after -o %s, %s is mode %o rdev %#x ino %d; was %o %#x %d", out, os.DevNull,
+				after.Mode, after.Rdev, after.Ino, before.Mode, before.Rdev, before.Ino)
+		}
+		if _, err := os.Lstat(os.DevNull + ".old"); err == nil {
+			t.Errorf("-o %s made %s.old", out, os.DevNull)
+		}
+	}
+	if dest, err := os.Readlink(link); err != nil || dest != os.DevNull {
+		t.Errorf("the link now names %q (%v)", dest, err)
+	}
+}
+
+// A FIFO receives a pipe-mode recording that reads back whole.
+func TestRecordToFIFO(t *testing.T) {
+	needPerfEvents(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type read struct {
+		samples int
+		pipe    bool
+		err     error
+	}
+	got := make(chan read, 1)
+	go func() {
+		r, err := perfdata.Open(fifo) // blocks until hwprof opens it
+		if err != nil {
+			got <- read{err: err}
+			return
+		}
+		defer r.Close()
+		n := 0
+		for r.Next() {
+			if r.Record().Type() == perf.RecordSample {
+				n++
+			}
+		}
+		got <- read{n, r.Header().Pipe, r.Err()}
+	}()
+	r := hwprof(t, append([]string{"record", "-o", fifo}, busyFor...)...)
+	if r.code != busyExit {
+		t.Fatalf("record -o FIFO: exit %d\n%s", r.code, r.stderr)
+	}
+	res := <-got
+	if res.err != nil || !res.pipe {
+		t.Fatalf("reading the FIFO: %v (pipe mode %v)", res.err, res.pipe)
+	}
+	if n := samplesWritten(t, r.stderr); n == 0 || res.samples != n {
+		t.Errorf("read %d samples from the FIFO, hwprof says it wrote %d", res.samples, n)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+}
+
+// recordStdout runs `hwprof record -o - busyFor` and returns the stream
+// and the number of samples hwprof says it wrote. The program's own
+// output goes to hwprof's stderr, not into the data.
+func recordStdout(t *testing.T) ([]byte, int) {
+	t.Helper()
+	r := hwprof(t, append([]string{"record", "-o", "-"}, busyFor...)...)
+	if r.code != busyExit {
+		t.Fatalf("record -o -: exit %d\n%s", r.code, r.stderr)
+	}
+	// (The data holds the command line, "echo program-output; ...", but
+	// not the line the program printed.)
+	if !strings.Contains(r.stderr, "program-output\n") || strings.Contains(r.stdout, "program-output\n") {
+		t.Errorf("the program's output went to stdout with the data, or nowhere; stderr:\n%s", r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, "PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00") {
+		t.Fatalf("stdout does not start with a pipe-mode header: %q", r.stdout[:min(16, len(r.stdout))])
+	}
+	n := samplesWritten(t, r.stderr)
+	if n == 0 {
+		t.Fatalf("no samples in 1s of a busy program:\n%s", r.stderr)
+	}
+	return []byte(r.stdout), n
+}
+
+// runStdin runs name with in on its standard input (through a pipe, as a shell
+// pipeline gives it).
+func runStdin(t *testing.T, in []byte, name string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(cmd.Environ(), "PAGER=cat", "PERF_PAGER=cat")
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %s %q: %v", name, args, err)
+	}
+	return r
+}
+
+// pipeline runs `hwprof record -o - busyFor | name args...` through an
+// OS pipe and returns both results.
+func pipeline(t *testing.T, name string, args ...string) (rec, read result) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1 := exec.Command(hwprofBin, append([]string{"record", "-o", "-"}, busyFor...)...)
+	c2 := exec.Command(name, args...)
+	c2.Env = append(c2.Environ(), "PAGER=cat", "PERF_PAGER=cat")
+	var e1, o2, e2 bytes.Buffer
+	c1.Stdout, c1.Stderr = pw, &e1
+	c2.Stdin, c2.Stdout, c2.Stderr = pr, &o2, &e2
+	if err := c1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	pr.Close()
+	code := func(err error) int {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+	rec = result{code: code(c1.Wait()), stderr: e1.String()}
+	read = result{code: code(c2.Wait()), stdout: o2.String(), stderr: e2.String()}
+	if rec.code != busyExit {
+		t.Fatalf("hwprof record -o - | %s: record exit %d\n%s", name, rec.code, rec.stderr)
+	}
+	return rec, read
+}
+
+// perfReportSamples sums the Samples column of perf report -F sample.
+func perfReportSamples(t *testing.T, out string) int {
+	t.Helper()
+	n := 0
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[1] != "Command" && !strings.HasPrefix(f[0], "#") {
+			v, err := strconv.Atoi(f[0])
+			if err == nil {
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// `hwprof record -o - | perf report -i -` and perf script -i - read the
+// stream without a complaint and see the samples hwprof wrote, the same
+// ones hwprof's own script prints.
+func TestRecordStdoutPerfReads(t *testing.T) {
+	needPerfEvents(t)
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf not installed")
+	}
+	rec, rep := pipeline(t, "perf", "report", "--stdio", "-g", "none", "-F", "sample,comm", "-i", "-")
+	if rep.code != 0 || strings.TrimSpace(rep.stderr) != "" {
+		t.Fatalf("perf report -i -: exit %d, stderr:\n%s", rep.code, rep.stderr)
+	}
+	if got, want := perfReportSamples(t, rep.stdout), samplesWritten(t, rec.stderr); got != want || want == 0 {
+		t.Errorf("perf report -i - sums %d samples, hwprof wrote %d:\n%s", got, want, rep.stdout)
+	}
+
+	data, n := recordStdout(t)
+	ps := runStdin(t, data, "perf", "script", "-F", "tid,time,ip", "-i", "-")
+	if ps.code != 0 || strings.TrimSpace(ps.stderr) != "" {
+		t.Fatalf("perf script -i -: exit %d, stderr:\n%s", ps.code, ps.stderr)
+	}
+	hs := runStdin(t, data, hwprofBin, "script", "-F", "tid,time,ip", "-i", "-")
+	if hs.code != 0 {
+		t.Fatalf("hwprof script -i -: exit %d\n%s", hs.code, hs.stderr)
+	}
+	perfLines, ownLines := sampleHeads(ps.stdout), sampleHeads(hs.stdout)
+	if len(perfLines) != n || strings.Join(perfLines, "\n") != strings.Join(ownLines, "\n") {
+		t.Errorf("perf script sees %d samples, hwprof script %d, hwprof wrote %d; first lines %q vs %q",
+			len(perfLines), len(ownLines), n, perfLines[:min(3, len(perfLines))], ownLines[:min(3, len(ownLines))])
+	}
+}
+
+// sampleHeads returns the first line of each sample of script output (the
+// callchain lines under it start with a tab).
+func sampleHeads(out string) []string {
+	var heads []string
+	for line := range strings.Lines(out) {
+		if line = strings.TrimRight(line, "\n"); strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "\t") {
+			heads = append(heads, line)
+		}
+	}
+	return heads
+}
+
+// Every reading subcommand reads standard input with -i -, from a
+// pipeline and from a file redirected in.
+func TestReadStdin(t *testing.T) {
+	needPerfEvents(t)
+	rec, rep := pipeline(t, hwprofBin, "report", "--format", "json", "-i", "-")
+	var j reportJSON
+	if rep.code != 0 || json.Unmarshal([]byte(rep.stdout), &j) != nil {
+		t.Fatalf("hwprof record -o - | hwprof report -i -: exit %d\n%s", rep.code, rep.stderr)
+	}
+	if n := samplesWritten(t, rec.stderr); int(j.Recording.Samples) != n {
+		t.Errorf("report -i - counts %d samples, record wrote %d", j.Recording.Samples, n)
+	}
+
+	data, n := recordStdout(t)
+	d := runStdin(t, data, hwprofBin, "dump", "--stats", "-i", "-")
+	if d.code != 0 || statsSamples(t, d.stdout) != n {
+		t.Errorf("dump --stats -i -: exit %d, want %d samples:\n%s%s", d.code, n, d.stdout, d.stderr)
+	}
+	s := runStdin(t, data, hwprofBin, "script", "-F", "tid,ip", "-i", "-")
+	if got := len(sampleHeads(s.stdout)); s.code != 0 || got != n {
+		t.Errorf("script -i -: exit %d, %d samples, want %d\n%s", s.code, got, n, s.stderr)
+	}
+
+	// A file on standard input (hwprof report -i - < rec.data), file mode.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hwprof.data")
+	if r := hwprof(t, "record", "-q", "-o", file, "--", "true"); r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, sub := range []string{"report", "script", "dump"} {
+		f.Seek(0, io.SeekStart)
+		cmd := exec.Command(hwprofBin, sub, "-i", "-")
+		cmd.Stdin = f
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s -i - < FILE: %v\n%s", sub, err, out)
+		}
+	}
+}
+
+// Every reading subcommand reads hwprof.data when -i is not given, the
+// file hwprof record writes when -o is not given.
+func TestDefaultInput(t *testing.T) {
+	needPerfEvents(t)
+	dir := t.TempDir()
+	rec := exec.Command(hwprofBin, "record", "-q", "--", "true")
+	rec.Dir = dir
+	if out, err := rec.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hwprof.data")); err != nil {
+		t.Fatalf("record without -o: %v", err)
+	}
+	for _, sub := range []string{"report", "script", "dump"} {
+		cmd := exec.Command(hwprofBin, sub)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s without -i: %v\n%s", sub, err, out)
+		}
+	}
+}
+
+// openPTY returns the two ends of a new pseudo-terminal, or skips.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("pty number: %v", err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open pty: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// Binary data is not written to a terminal, nor read from one.
+func TestTerminalRefused(t *testing.T) {
+	_, tty := openPTY(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	var errb bytes.Buffer
+	cmd := exec.Command(hwprofBin, "record", "-o", "-", "--", "touch", marker)
+	cmd.Stdout, cmd.Stderr = tty, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage || !strings.Contains(errb.String(), "terminal") {
+		t.Errorf("record -o - to a terminal: %v, stderr %q; want exit %d naming the terminal", err, errb.String(), exitUsage)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the program ran")
+	}
+	for _, sub := range []string{"report", "script", "dump"} {
+		errb.Reset()
+		cmd := exec.Command(hwprofBin, sub, "-i", "-")
+		cmd.Stdin, cmd.Stderr = tty, &errb
+		if err := cmd.Run(); err == nil || !strings.Contains(errb.String(), "terminal") {
+			t.Errorf("%s -i - from a terminal: %v, stderr %q; want an error naming the terminal", sub, err, errb.String())
+		}
+	}
+}
