@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"golang.org/x/sys/unix"
 )
@@ -68,6 +69,9 @@ type Facts struct {
 	CPUModel    string     // "model name" of /proc/cpuinfo
 	CPU         perf.CPUID // vendor, family, model: which event tables apply
 	CPUErr      error      // reading the CPU model failed
+	// TracefsErr says why this process cannot define uprobes in tracefs
+	// (nil: it can, or it may mount tracefs): uprobe.Access.
+	TracefsErr error
 }
 
 // Gather reads the facts of this machine.
@@ -77,6 +81,7 @@ func Gather() Facts {
 	f.Paranoid, f.ParanoidErr = perf.Paranoid()
 	f.Root = os.Geteuid() == 0
 	f.CapPerfmon = perf.HasCapability(perf.CapPerfmon) || perf.HasCapability(perf.CapSysAdmin)
+	f.TracefsErr = uprobe.Access()
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		f.Kernel = unix.ByteSliceToString(u.Release[:])
@@ -207,21 +212,31 @@ func assess(f *Facts, s Source) Verdict {
 			return v
 		}
 		v.OK = true
-		v.Why = "software cpu-clock event"
+		v.Why = "software cpu-clock event" + f.userOnlySuffix()
 	case Exact:
 		up := f.PMUs["uprobe"]
 		if up == nil {
 			v.Why = "no uprobe PMU in " + perf.SysfsPMURoot + " (kernel built without CONFIG_UPROBE_EVENTS)"
 			return v
 		}
-		if !f.privileged() && f.Paranoid > -1 {
-			v.Why = fmt.Sprintf("uprobes need CAP_PERFMON (or root), or perf_event_paranoid = -1 (it is %d)", f.Paranoid)
+		if f.TracefsErr != nil {
+			v.Why = f.TracefsErr.Error()
 			return v
 		}
 		v.OK = true
-		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)"
+		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)" + f.userOnlySuffix()
 	}
 	return v
+}
+
+// userOnlySuffix notes that events are recorded user space only: without
+// CAP_PERFMON at perf_event_paranoid 2 the kernel refuses events that
+// count the kernel, and hwprof falls back as perf does.
+func (f *Facts) userOnlySuffix() string {
+	if f.privileged() || f.ParanoidErr != nil || f.Paranoid <= perf.ParanoidKernel {
+		return ""
+	}
+	return "; " + perf.UserOnlyNote(f.Paranoid)
 }
 
 // Choose picks the default source: lbr where it works, else calls, else
