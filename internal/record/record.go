@@ -156,6 +156,8 @@ func TryOpen(o Options) (Stats, error) {
 		return Stats{}, err
 	}
 	defer r.poller.Close()
+	// Closed here: the caller may look at tracefs right after.
+	r.foreground = true
 	child, err := launch.Start(r.o.Argv)
 	if err != nil {
 		r.closeEvents()
@@ -227,6 +229,7 @@ type recorder struct {
 	adaptive            *adaptive        // nil unless Options.Adaptive
 	tried               []bool           // by event: opened once (or refused), so its attr is settled
 	noticed             bool             // Options.Notice was told of the user-only fallback
+	foreground          bool             // close here, never in the background (TryOpen)
 }
 
 type openEvent struct {
@@ -448,7 +451,7 @@ func (r *recorder) closeEvents() {
 		rg.Close()
 	}
 	background := false
-	if len(r.events) > releaseInBackgroundAbove {
+	if len(r.events) > releaseInBackgroundAbove && !r.foreground {
 		background = releaseInBackground(r.events) // closes them too
 		if background {
 			r.stats.ReleasedInBackground = len(r.events)

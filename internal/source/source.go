@@ -141,6 +141,10 @@ type Verdict struct {
 	OK      bool
 	Why     string // what was found (working) or what is missing (not working)
 	Instead string // for a source that does not work: what to use
+	// UserOnly: the source's events would count the kernel, which
+	// perf_event_paranoid forbids this process, so they fall back to
+	// user space only (as perf record's do).
+	UserOnly bool
 }
 
 // Assess judges every source, in the order of All.
@@ -212,7 +216,8 @@ func assess(f *Facts, s Source) Verdict {
 			return v
 		}
 		v.OK = true
-		v.Why = "software cpu-clock event" + f.userOnlySuffix()
+		v.Why = "software cpu-clock event"
+		v.UserOnly = f.userOnly()
 	case Exact:
 		up := f.PMUs["uprobe"]
 		if up == nil {
@@ -224,19 +229,17 @@ func assess(f *Facts, s Source) Verdict {
 			return v
 		}
 		v.OK = true
-		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)" + f.userOnlySuffix()
+		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)"
+		v.UserOnly = f.userOnly()
 	}
 	return v
 }
 
-// userOnlySuffix notes that events are recorded user space only: without
-// CAP_PERFMON at perf_event_paranoid 2 the kernel refuses events that
-// count the kernel, and hwprof falls back as perf does.
-func (f *Facts) userOnlySuffix() string {
-	if f.privileged() || f.ParanoidErr != nil || f.Paranoid <= perf.ParanoidKernel {
-		return ""
-	}
-	return "; " + perf.UserOnlyNote(f.Paranoid)
+// userOnly: without CAP_PERFMON at perf_event_paranoid 2 the kernel
+// refuses events that count the kernel, and hwprof falls back to user
+// space as perf does.
+func (f *Facts) userOnly() bool {
+	return !f.privileged() && f.ParanoidErr == nil && f.Paranoid > perf.ParanoidKernel
 }
 
 // Choose picks the default source: lbr where it works, else calls, else
