@@ -107,7 +107,7 @@ func permissionHint(a *Attr, pid int, errno unix.Errno, paranoid int, paranoidEr
 	// The paranoid level allows it: the target or a security policy does not.
 	h := fmt.Sprintf("kernel.perf_event_paranoid is %d, which allows it; ", paranoid)
 	if pid > 0 {
-		h += fmt.Sprintf("pid %d may belong to another user (attaching to it needs CAP_SYS_PTRACE and CAP_PERFMON, or root), or ", pid)
+		h += fmt.Sprintf("pid %d may belong to another user (attaching to it needs CAP_SYS_PTRACE, or root), or ", pid)
 	}
 	h += "a security policy (SELinux, kernel lockdown) refuses it"
 	if errno == unix.EPERM {
