@@ -352,3 +352,60 @@ func TestPermissionErrorsNameTheFix(t *testing.T) {
 		t.Errorf("attaching to root's pid 1: the error names no fix:\n%s", r.stderr)
 	}
 }
+
+// hwprof unmounts the tracefs it mounted, and only that one: in a private
+// mount namespace without tracefs, recording with the exact source mounts
+// it and leaves none behind, and so does check; where tracefs is mounted
+// (the system's), it stays.
+func TestTracefsUnmountedAfterExact(t *testing.T) {
+	needRootToDrop(t) // mounting needs root as much
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare(1) to make a private mount namespace")
+	}
+	if _, err := os.Stat(filepath.Join(perf.SysfsPMURoot, "uprobe")); err != nil {
+		t.Skipf("no uprobe PMU: %v", err)
+	}
+	prog := compile(t, "c", timedProgram, "-O1", "-fno-omit-frame-pointer")
+	out := filepath.Join(t.TempDir(), "ns.data")
+	// Prints the number of tracefs mounts before, after record and after
+	// check, one per line, then record's output.
+	script := `
+tracefs() { grep -c ' - tracefs ' /proc/self/mountinfo; }
+if [ "$1" = unmounted ]; then
+	umount -a -t tracefs 2>/dev/null
+	umount -a -t debugfs 2>/dev/null  # its tracing directory mounts tracefs on access
+fi
+tracefs
+"$HWPROF" record --source exact --probe-filter '^(f|main)$' -o "$OUT" -- "$PROG" 2>"$OUT.log"
+rc=$?
+tracefs
+"$HWPROF" check >/dev/null
+tracefs
+cat "$OUT.log"
+exit $rc
+`
+	for _, start := range []string{"unmounted", "mounted"} {
+		cmd := exec.Command(unshare, "-m", "--propagation", "private", "sh", "-c", script, "sh", start)
+		cmd.Env = append(os.Environ(), "HWPROF="+hwprofBin, "OUT="+out, "PROG="+prog)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", start, err, b)
+		}
+		lines := strings.SplitN(string(b), "\n", 4)
+		if len(lines) < 4 {
+			t.Fatalf("%s: output:\n%s", start, b)
+		}
+		before, afterRecord, afterCheck := lines[0], lines[1], lines[2]
+		if n := samplesWritten(t, lines[3]); n == 0 {
+			t.Errorf("%s: nothing recorded:\n%s", start, lines[3])
+		}
+		t.Logf("%s: tracefs mounts %s before, %s after record, %s after check", start, before, afterRecord, afterCheck)
+		if start == "unmounted" && (before != "0" || afterRecord != "0" || afterCheck != "0") {
+			t.Errorf("tracefs mounts: %s before, %s after record, %s after check; want none left", before, afterRecord, afterCheck)
+		}
+		if start == "mounted" && (before == "0" || afterRecord != before || afterCheck != before) {
+			t.Errorf("the system's tracefs: %s mounts before, %s after record, %s after check", before, afterRecord, afterCheck)
+		}
+	}
+}
