@@ -1,7 +1,8 @@
 // Package source decides which of hwprof's sample sources work on a
 // machine, and why not when one does not: it turns facts read from sysfs
 // and procfs (Gather) into verdicts (Assess) by pure rules, so every rule
-// is a table test.
+// is a table test. The rules explain; `hwprof check` confirms each verdict
+// by opening the source's events (internal/record.TryOpen).
 //
 // The sources (see DESIGN.md): lbr (a hardware call event with an LBR
 // branch stack), calls (the hardware call event alone), timer (software
