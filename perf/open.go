@@ -68,27 +68,18 @@ func Open(name string, a *Attr, pid, cpu, groupFD int, flags int) (int, error) {
 		uintptr(unsafe.Pointer(&buf[0])), uintptr(pid), uintptr(cpu),
 		uintptr(groupFD), uintptr(flags), 0)
 	if errno != 0 {
-		return -1, &OpenError{Name: name, PID: pid, CPU: cpu, Errno: errno, Hint: openHint(a, errno)}
+		return -1, &OpenError{Name: name, PID: pid, CPU: cpu, Errno: errno, Hint: openHint(a, pid, errno)}
 	}
 	return int(fd), nil
 }
 
 // openHint explains an errno of perf_event_open for this attr. The causes
 // follow the kernel's perf_event_open and perf's own evsel__open_strerror.
-func openHint(a *Attr, errno unix.Errno) string {
+func openHint(a *Attr, pid int, errno unix.Errno) string {
 	switch errno {
 	case unix.EACCES, unix.EPERM:
 		lvl, err := Paranoid()
-		cur := "unknown"
-		if err == nil {
-			cur = fmt.Sprint(lvl)
-		}
-		need := "perf_event_paranoid <= 2 for user-space profiling of your own processes"
-		if !a.Flags.Has(FlagExcludeKernel) {
-			need = "perf_event_paranoid <= 1 to include kernel samples (or use a :u event)"
-		}
-		return fmt.Sprintf("needs %s, or CAP_PERFMON (or root); perf_event_paranoid is %s "+
-			"(lower it with: sysctl kernel.perf_event_paranoid=1)", need, cur)
+		return permissionHint(a, pid, errno, lvl, err)
 	case unix.ENOENT, unix.ENODEV:
 		if a.Type == TypeHardware || a.Type == TypeHWCache || a.Type == TypeRaw {
 			return "this machine has no hardware PMU for it (no 'cpu' PMU in /sys/bus/event_source/devices" +

@@ -3,12 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strings"
 
+	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
 )
 
+// cmdCheck shows the machine's facts and, for each sample source, whether
+// it works here. The verdict comes from doing what record does: the
+// source's events are built by record's own code and opened by the
+// recorder's (internal/record.TryOpen) on a program that is never run,
+// then closed; the reasoning of internal/source explains a failure.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", "", stderr)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -18,20 +26,91 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	printFacts(stdout, &f)
 	fmt.Fprintln(stdout)
 	vs := source.Assess(f)
-	fmt.Fprintln(stdout, "sample sources:")
-	for _, v := range vs {
+	tried := make([]tryResult, len(vs))
+	var working []string
+	for i, v := range vs {
+		tried[i] = trySource(v)
+		if tried[i].ok {
+			working = append(working, v.Source.String())
+		}
+	}
+	fmt.Fprintln(stdout, "sample sources (each tried: its events opened as hwprof record would, then closed):")
+	for i, v := range vs {
+		t := tried[i]
 		state := "works"
-		if !v.OK {
+		if !t.ok {
 			state = "not here"
 		}
-		fmt.Fprintf(stdout, "  %-6s %-8s %s\n", v.Source, state, v.Why)
-		if !v.OK {
-			fmt.Fprintf(stdout, "  %-6s %-8s %s\n", "", "", v.Instead)
+		fmt.Fprintf(stdout, "  %-6s %-8s %s\n", v.Source, state, t.why)
+		for _, l := range t.more {
+			fmt.Fprintf(stdout, "  %-6s %-8s %s\n", "", "", l)
+		}
+		if !t.ok {
+			fmt.Fprintf(stdout, "  %-6s %-8s %s\n", "", "", insteadOf(working))
 		}
 	}
 	choice, why := source.Choose(vs)
 	fmt.Fprintf(stdout, "\ndefault source: %s; %s\n", choice, why)
+	if i := slices.IndexFunc(vs, func(v source.Verdict) bool { return v.Source == choice }); !tried[i].ok {
+		fmt.Fprintf(stdout, "but it did not open here: give %s\n", insteadOf(working))
+	}
 	return 0
+}
+
+func insteadOf(working []string) string {
+	if len(working) == 0 {
+		return "no source works here: fix the permission problem above"
+	}
+	return "use --source " + strings.Join(working, " or --source ")
+}
+
+// tryResult is a source's verdict from trying it.
+type tryResult struct {
+	ok   bool
+	why  string   // the first line: what works, or what is missing
+	more []string // further lines: the open's error, the fallback
+}
+
+// trySource builds source v.Source's events as `hwprof record --source S`
+// does (for the exact source, one probe on main.main of hwprof's own
+// binary) and opens them as the recorder does. A source that internal/source judges
+// not to work is tried all the same, but record refuses it, so it is
+// "not here" whatever the open says.
+func trySource(v source.Verdict) tryResult {
+	self, err := os.Executable()
+	if err != nil {
+		return tryResult{why: fmt.Sprintf("cannot find hwprof's own binary to try the events on: %v", err)}
+	}
+	rf := recordFlags{source: v.Source.String(), set: map[string]bool{"source": true}, quiet: true, trying: true}
+	rf.exact.filter = `^main\.main$`
+	var r tryResult
+	o, _, err := rf.sourceOptions([]string{self}, io.Discard)
+	var st record.Stats
+	if err == nil {
+		st, err = record.TryOpen(o)
+	}
+	dropProbes() // nothing is left when TryOpen ran; the exact source's probe when it did not
+	switch {
+	case err != nil && !v.OK:
+		r.why = v.Why
+		if !strings.Contains(err.Error(), v.Why) {
+			r.more = []string{"trying it: " + err.Error()}
+		}
+	case err != nil:
+		r.why = err.Error()
+	case !v.OK:
+		r.why = v.Why
+		r.more = []string{"hwprof record refuses it for that reason, although its events opened here: " +
+			"hwprof's rule is wrong for this machine (please report it)"}
+	default:
+		r.ok = true
+		r.why = v.Why
+		if len(st.UserOnly) > 0 {
+			p, _ := perf.Paranoid()
+			r.more = []string{perf.UserOnlyNote(p)}
+		}
+	}
+	return r
 }
 
 func printFacts(w io.Writer, f *source.Facts) {
@@ -45,6 +124,11 @@ func printFacts(w io.Writer, f *source.Facts) {
 		fmt.Fprintf(w, "perf_event_paranoid  %d\n", f.Paranoid)
 	}
 	fmt.Fprintf(w, "privileges        root=%v CAP_PERFMON=%v\n", f.Root, f.CapPerfmon)
+	if f.TracefsErr != nil {
+		fmt.Fprintf(w, "tracefs           %v\n", f.TracefsErr)
+	} else {
+		fmt.Fprintf(w, "tracefs           uprobes can be defined\n")
+	}
 	if f.PMUErr != nil {
 		fmt.Fprintf(w, "PMUs              unreadable: %v\n", f.PMUErr)
 		return

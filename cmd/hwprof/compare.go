@@ -178,6 +178,7 @@ func groupRuns(sources []source.Source) [][]source.Source {
 func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []string, path string, stderr io.Writer) ([]string, error) {
 	o := record.Options{Argv: argv, Output: path}
 	var events []string
+	var first []int // each source's first event in o.Events
 	for _, src := range run {
 		var evs []perf.Event
 		if src == source.Exact {
@@ -202,6 +203,7 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 			return nil, fmt.Errorf("sources %v share the event %s: record them apart", run, evs[0].Name)
 		}
 		events = append(events, evs[0].Name)
+		first = append(first, len(o.Events))
 		o.Events = append(o.Events, evs...)
 	}
 	names := make([]string, len(run))
@@ -209,7 +211,15 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 		names[i] = s.String()
 	}
 	src := strings.Join(names, "+") // for the messages below
+	if !c.quiet {
+		o.Notice = func(msg string) { fmt.Fprintln(stderr, "hwprof compare: "+msg) }
+	}
 	st, err := record.Record(o)
+	for i, ei := range first {
+		if ei < len(st.Events) {
+			events[i] = st.Events[ei].Name // as opened: a user-only fallback adds :u
+		}
+	}
 	if err != nil {
 		var ee *launch.ExecError
 		if errors.As(err, &ee) || st.Records == 0 {

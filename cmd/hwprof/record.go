@@ -38,6 +38,9 @@ type recordFlags struct {
 	cpu       string          // --cpu: plan the hardware sources for this CPU model (with --print-attr)
 	exact     exactFlags      // the exact source's options
 	set       map[string]bool // the flags given on the command line
+	// trying: building the events for hwprof check to try, so a source
+	// judged not to work is built all the same (check.go)
+	trying bool
 }
 
 // adaptiveFlag is --adaptive[=min,max,budget] and --no-adaptive.
@@ -147,6 +150,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hwprof: "+note)
 	}
 	if f.printAttr {
+		defer dropProbes() // --source exact defined them
 		for _, ev := range o.Events {
 			if err := perf.FprintAttr(stdout, &ev.Attr); err != nil {
 				return fail(stderr, err)
@@ -156,8 +160,11 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	}
 	o.Interrupt = sig
 	sl := newStatusLine(stderr) // status.go
-	if !f.quiet && sl.live() {
-		o.Status = sl.show(o)
+	if !f.quiet {
+		o.Notice = func(msg string) { fmt.Fprintln(sl, "hwprof: "+msg) }
+		if sl.live() {
+			o.Status = sl.show(o)
+		}
 	}
 	return runRecord(o, f.quiet, sl)
 }
@@ -299,6 +306,9 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 		o.Interrupt = sig
 	}
 	st, err := record.Record(o)
+	if st.Events != nil {
+		o.Events = st.Events // as opened (user only, where the kernel refused the kernel)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof: %v\n", err)
 		var ee *launch.ExecError
@@ -466,7 +476,7 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 		v := verdicts[slices.IndexFunc(verdicts, func(v source.Verdict) bool { return v.Source == src })]
 		if !v.OK {
 			msg := fmt.Sprintf("source %s does not work here: %s; %s (hwprof check lists what this machine offers)", src, v.Why, v.Instead)
-			if !f.printAttr {
+			if !f.printAttr && !f.trying {
 				return record.Options{}, "", errors.New(msg)
 			}
 			note = "note: " + msg

@@ -34,7 +34,12 @@ func (e *exactFlags) register(fs *flag.FlagSet) {
 // events builds the probe events for the program argv (command mode;
 // argv[0] is resolved through PATH) or the processes pids (-p: their
 // /proc/PID/exe and mapped libraries).
-func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf.Event, error) {
+func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []perf.Event, err error) {
+	defer func() {
+		if err != nil {
+			dropProbes() // a failed Define removed its own; the tracefs hwprof mounted, if any
+		}
+	}()
 	var filter *regexp.Regexp
 	if e.filter != "" {
 		var err error
@@ -108,6 +113,14 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf
 	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) on %d CPUs\n",
 		len(events), strings.Join(summary, ", "), len(cpus))
 	return events, nil
+}
+
+// dropProbes removes this process's probes and unmounts the tracefs it
+// mounted, for when no recording takes them over (internal/record does
+// both once the events are closed).
+func dropProbes() {
+	uprobe.UndefineOwn()
+	uprobe.UnmountOwn()
 }
 
 // executables are the programs to probe: argv[0] through PATH, or each

@@ -89,6 +89,10 @@ type Options struct {
 	// CPU's first event's), for recordings of thousands of events such as
 	// uprobes; the events need PERF_SAMPLE_IDENTIFIER.
 	ShareRing bool
+	// Notice, if set, is told once when the recording measures less than
+	// asked: events that count the kernel fell back to user space only,
+	// as perf record does where perf_event_paranoid forbids the kernel.
+	Notice func(msg string)
 }
 
 // Stats is what a recording counted. Loss is never silent: Lost and
@@ -122,57 +126,30 @@ type Stats struct {
 	// PeriodsFixed counts the samples of tuned clock events whose PERIOD
 	// field was set to the period in force (see adaptive.go).
 	PeriodsFixed uint64
+	// Events are the events as opened and written to the file, in
+	// Options.Events order: an event the kernel refused to let count the
+	// kernel was opened user space only (see open), its name with perf's
+	// :u added. UserOnly lists the names of those events.
+	Events   []perf.Event
+	UserOnly []string
 }
 
 // Record runs one recording. In command mode the error is an
 // *launch.ExecError when the program cannot be executed. Whatever was
 // recorded before an error is kept in the file.
 func Record(o Options) (Stats, error) {
-	if len(o.Events) == 0 {
-		return Stats{}, errors.New("record: no events")
+	r, err := newRecorder(o)
+	if err != nil {
+		return Stats{}, err
 	}
-	targets := 0
-	for _, t := range []bool{len(o.Argv) > 0, len(o.PIDs) > 0, o.SystemWide} {
-		if t {
-			targets++
-		}
-	}
-	if targets != 1 {
-		return Stats{}, errors.New("record: give one of a command, pids or system-wide")
-	}
-	if len(o.Timer) > 0 && len(o.Argv) > 0 {
-		return Stats{}, errors.New("record: a timer command goes with pids or system-wide, not with a recorded command")
-	}
-	if o.DataPages == 0 {
-		o.DataPages = DefaultDataPages
-		if o.ShareRing {
-			o.DataPages = SharedDataPages
-		}
-	}
-	if o.DataPages&(o.DataPages-1) != 0 {
-		return Stats{}, fmt.Errorf("record: ring size of %d pages is not a power of two", o.DataPages)
-	}
-	if o.ShareRing {
-		var err error
-		if o.Events, err = shareRing(o.Events, o.DataPages*os.Getpagesize()); err != nil {
-			return Stats{}, err
-		}
-	}
-	raiseFileLimit()
-	r := &recorder{o: o, buildIDs: map[string]int32{}}
-	r.stats.EventSamples = make([]uint64, len(o.Events))
 	defer r.closeEvents() // also removes probes the events' making defined
+	defer r.poller.Close()
 	// A path that cannot be written is refused before anything starts;
 	// it is opened (and a previous recording rotated) only once the
 	// events are open.
 	if _, err := output.Check(o.Output); err != nil {
 		return Stats{}, fmt.Errorf("record: %w", err)
 	}
-	var err error
-	if r.poller, err = ring.NewPoller(); err != nil {
-		return Stats{}, fmt.Errorf("record: %w", err)
-	}
-	defer r.poller.Close()
 	if len(o.Argv) > 0 {
 		err = r.runCommand()
 	} else {
@@ -185,7 +162,88 @@ func Record(o Options) (Stats, error) {
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
 		r.stats.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	r.stats.Events = r.o.Events
 	return r.stats, err
+}
+
+// TryOpen opens the events of o as Record does in command mode (on every
+// online CPU, each with its ring, falling back to user space where Record
+// would) for a program started for the purpose, o.Argv, which never runs,
+// and closes them again: whether Record can open them here, checked by
+// doing it. The Stats say what was opened (Opened, Rings, Events,
+// UserOnly); o.Output is not written.
+func TryOpen(o Options) (Stats, error) {
+	if len(o.Argv) == 0 {
+		return Stats{}, errors.New("record: try: no command")
+	}
+	r, err := newRecorder(o)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer r.poller.Close()
+	// Closed here: the caller may look at tracefs right after.
+	r.foreground = true
+	child, err := launch.Start(r.o.Argv)
+	if err != nil {
+		r.closeEvents()
+		return Stats{}, err
+	}
+	t0 := time.Now()
+	err = r.openAll([]int{child.Pid()})
+	r.stats.Attach = time.Since(t0)
+	child.Abort()
+	r.stats.Events = r.o.Events
+	t0 = time.Now()
+	r.closeEvents()
+	r.stats.Detach = time.Since(t0)
+	if err == nil {
+		err = r.stats.CleanupErr
+	}
+	return r.stats, err
+}
+
+// newRecorder checks o and makes a recorder with its own copy of the
+// events (a fallback changes them) and a poller.
+func newRecorder(o Options) (*recorder, error) {
+	if len(o.Events) == 0 {
+		return nil, errors.New("record: no events")
+	}
+	targets := 0
+	for _, t := range []bool{len(o.Argv) > 0, len(o.PIDs) > 0, o.SystemWide} {
+		if t {
+			targets++
+		}
+	}
+	if targets != 1 {
+		return nil, errors.New("record: give one of a command, pids or system-wide")
+	}
+	if len(o.Timer) > 0 && len(o.Argv) > 0 {
+		return nil, errors.New("record: a timer command goes with pids or system-wide, not with a recorded command")
+	}
+	if o.DataPages == 0 {
+		o.DataPages = DefaultDataPages
+		if o.ShareRing {
+			o.DataPages = SharedDataPages
+		}
+	}
+	if o.DataPages&(o.DataPages-1) != 0 {
+		return nil, fmt.Errorf("record: ring size of %d pages is not a power of two", o.DataPages)
+	}
+	o.Events = slices.Clone(o.Events)
+	if o.ShareRing {
+		var err error
+		if o.Events, err = shareRing(o.Events, o.DataPages*os.Getpagesize()); err != nil {
+			return nil, err
+		}
+	}
+	raiseFileLimit()
+	r := &recorder{o: o, buildIDs: map[string]int32{}, tried: make([]bool, len(o.Events))}
+	r.stats.EventSamples = make([]uint64, len(o.Events))
+	var err error
+	if r.poller, err = ring.NewPoller(); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return r, nil
 }
 
 type recorder struct {
@@ -204,6 +262,9 @@ type recorder struct {
 	synth               []byte           // scratch for synthesized records
 	writeErr            error            // the first failed write: the recording stops
 	adaptive            *adaptive        // nil unless Options.Adaptive
+	tried               []bool           // by event: opened once (or refused), so its attr is settled
+	noticed             bool             // Options.Notice was told of the user-only fallback
+	foreground          bool             // close here, never in the background (TryOpen)
 }
 
 type openEvent struct {
@@ -346,7 +407,7 @@ func (r *recorder) openAll(tids []int) error {
 }
 
 func (r *recorder) openOne(ev *perf.Event, ei, tid, cpu int) error {
-	fd, err := perf.Open(ev.Name, &ev.Attr, tid, cpu, -1, perf.FlagFDCloexec)
+	fd, err := r.open(ev, ei, tid, cpu)
 	if err != nil {
 		return err
 	}
@@ -370,12 +431,65 @@ func (r *recorder) openOne(ev *perf.Event, ei, tid, cpu int) error {
 	}
 	rg, err := ring.Map(fd, r.o.DataPages)
 	if err != nil {
-		return fmt.Errorf("record: %s on cpu %d: %w (ring of %d pages; lower -m, or raise "+
-			"kernel.perf_event_mlock_kb when not root)", ev.Name, cpu, err, r.o.DataPages)
+		return fmt.Errorf("record: %s on cpu %d: %w (%s)", ev.Name, cpu, err, r.ringHint(err))
 	}
 	r.rings = append(r.rings, rg)
 	r.stats.Rings++
 	return r.poller.Add(fd)
+}
+
+// open opens event ei on (tid, cpu). When the kernel refuses the event's
+// first open because it counts the kernel and perf_event_paranoid forbids
+// that, open retries it user space only, as perf record does
+// (evsel__fallback), and the event keeps the user-only attr for its other
+// opens and for the file: what the file says is what was opened. Only the
+// first open may fall back, so all of an event's fds share one attr.
+func (r *recorder) open(ev *perf.Event, ei, tid, cpu int) (int, error) {
+	fd, err := perf.Open(ev.Name, &ev.Attr, tid, cpu, -1, perf.FlagFDCloexec)
+	first := !r.tried[ei]
+	r.tried[ei] = true
+	if err == nil || !first {
+		return fd, err
+	}
+	paranoid, perr := perf.Paranoid()
+	if perr != nil || !perf.FallBackToUser(&ev.Attr, err, paranoid) {
+		return fd, err
+	}
+	user, _ := perf.UserOnly(ev.Attr)
+	name := ev.Name
+	if ev.Attr.Type != perf.TypeTracepoint { // a probe's name is its function's
+		name = perf.UserOnlyName(name)
+	}
+	fd, err = perf.Open(name, &user, tid, cpu, -1, perf.FlagFDCloexec)
+	if err != nil {
+		return fd, err // the user-only open's error names what user space needs
+	}
+	ev.Attr, ev.Name = user, name
+	r.stats.UserOnly = append(r.stats.UserOnly, name)
+	if !r.noticed && r.o.Notice != nil {
+		r.noticed = true
+		r.o.Notice(perf.UserOnlyNote(paranoid))
+	}
+	return fd, nil
+}
+
+// ringHint says what lets a ring be mapped: the kernel charges each
+// ring's pages (and its header page) to the user, beyond
+// kernel.perf_event_mlock_kb per online CPU to RLIMIT_MEMLOCK, and refuses
+// with EPERM past both unless the process has CAP_IPC_LOCK or
+// perf_event_paranoid is -1 (perf_mmap in kernel/events/core.c).
+func (r *recorder) ringHint(err error) string {
+	h := fmt.Sprintf("ring of %d pages; lower -m", r.o.DataPages)
+	if !errors.Is(err, unix.EPERM) {
+		return h
+	}
+	rings := len(r.cpus)
+	if !r.o.ShareRing {
+		rings *= len(r.o.Events)
+	}
+	kb := (rings*(r.o.DataPages+1)*os.Getpagesize()/1024 + len(r.cpus) - 1) / max(1, len(r.cpus))
+	return h + fmt.Sprintf(", or allow %d KB of rings: sysctl kernel.perf_event_mlock_kb=%d, a higher ulimit -l, "+
+		"or CAP_IPC_LOCK (or root)", rings*(r.o.DataPages+1)*os.Getpagesize()/1024, kb)
 }
 
 func (r *recorder) closeEvents() {
@@ -383,7 +497,7 @@ func (r *recorder) closeEvents() {
 		rg.Close()
 	}
 	background := false
-	if len(r.events) > releaseInBackgroundAbove {
+	if len(r.events) > releaseInBackgroundAbove && !r.foreground {
 		background = releaseInBackground(r.events) // closes them too
 		if background {
 			r.stats.ReleasedInBackground = len(r.events)
@@ -398,6 +512,10 @@ func (r *recorder) closeEvents() {
 		// The exact source's tracefs probes, once their events are closed
 		// (the background releaser removes them itself).
 		if err := uprobe.UndefineOwn(); err != nil && r.stats.CleanupErr == nil {
+			r.stats.CleanupErr = err
+		}
+		// Then the tracefs hwprof mounted for them, if it did.
+		if err := uprobe.UnmountOwn(); err != nil && r.stats.CleanupErr == nil {
 			r.stats.CleanupErr = err
 		}
 	}

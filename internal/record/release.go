@@ -22,8 +22,9 @@ import (
 // has many events, hwprof disables them, unmaps the rings
 // and hands the fds to a detached copy of itself (re-executed with
 // releaseMarker, the fds as its descriptors 3, 4, ...) that closes them in
-// the background, then removes the exact source's probes from tracefs;
-// hwprof returns at once. Until that process is done the
+// the background, then removes the exact source's probes from tracefs
+// and unmounts the tracefs hwprof mounted for them, if it did; hwprof
+// returns at once. Until that process is done the
 // probes stay registered: other processes running the probed binaries
 // still take the breakpoint trap (not sampled), and opening new uprobe
 // events waits for the event_mutex between releases.
@@ -47,12 +48,19 @@ func init() {
 	for fd := 3; fd < 3+n; fd++ {
 		unix.Close(fd)
 	}
-	if len(os.Args) == 5 { // then the probes the events were made of
+	code := 0
+	if len(os.Args) >= 5 { // then the probes the events were made of
 		if uprobe.Undefine(os.Args[3], os.Args[4]) != nil {
-			os.Exit(1)
+			code = 1
 		}
 	}
-	os.Exit(0)
+	if len(os.Args) == 7 { // and the tracefs hwprof mounted for them
+		id, err := strconv.ParseUint(os.Args[6], 10, 64)
+		if err != nil || uprobe.Unmount(os.Args[5], id) != nil {
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // releaseInBackground disables the events and passes their fds to a
@@ -71,6 +79,9 @@ func releaseInBackground(events []openEvent) bool {
 	args := []string{releaseMarker, strconv.Itoa(len(files))}
 	if dir, group, ok := uprobe.Own(); ok {
 		args = append(args, dir, group)
+		if mdir, id, ok := uprobe.OwnMount(); ok {
+			args = append(args, mdir, strconv.FormatUint(id, 10))
+		}
 	}
 	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.ExtraFiles = files
@@ -78,6 +89,7 @@ func releaseInBackground(events []openEvent) bool {
 	started := cmd.Start() == nil
 	if started {
 		cmd.Process.Release()
+		uprobe.HandOverMount() // the releaser unmounts it
 	}
 	closeFilesParallel(files)
 	return started

@@ -1,7 +1,8 @@
 // Package source decides which of hwprof's sample sources work on a
 // machine, and why not when one does not: it turns facts read from sysfs
 // and procfs (Gather) into verdicts (Assess) by pure rules, so every rule
-// is a table test.
+// is a table test. The rules explain; `hwprof check` confirms each verdict
+// by opening the source's events (internal/record.TryOpen).
 //
 // The sources (see DESIGN.md): lbr (a hardware call event with an LBR
 // branch stack), calls (the hardware call event alone), timer (software
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"golang.org/x/sys/unix"
 )
@@ -68,6 +70,9 @@ type Facts struct {
 	CPUModel    string     // "model name" of /proc/cpuinfo
 	CPU         perf.CPUID // vendor, family, model: which event tables apply
 	CPUErr      error      // reading the CPU model failed
+	// TracefsErr says why this process cannot define uprobes in tracefs
+	// (nil: it can, or it may mount tracefs): uprobe.Access.
+	TracefsErr error
 }
 
 // Gather reads the facts of this machine.
@@ -77,6 +82,7 @@ func Gather() Facts {
 	f.Paranoid, f.ParanoidErr = perf.Paranoid()
 	f.Root = os.Geteuid() == 0
 	f.CapPerfmon = perf.HasCapability(perf.CapPerfmon) || perf.HasCapability(perf.CapSysAdmin)
+	f.TracefsErr = uprobe.Access()
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		f.Kernel = unix.ByteSliceToString(u.Release[:])
@@ -136,6 +142,10 @@ type Verdict struct {
 	OK      bool
 	Why     string // what was found (working) or what is missing (not working)
 	Instead string // for a source that does not work: what to use
+	// UserOnly: the source's events would count the kernel, which
+	// perf_event_paranoid forbids this process, so they fall back to
+	// user space only (as perf record's do).
+	UserOnly bool
 }
 
 // Assess judges every source, in the order of All.
@@ -208,20 +218,29 @@ func assess(f *Facts, s Source) Verdict {
 		}
 		v.OK = true
 		v.Why = "software cpu-clock event"
+		v.UserOnly = f.userOnly()
 	case Exact:
 		up := f.PMUs["uprobe"]
 		if up == nil {
 			v.Why = "no uprobe PMU in " + perf.SysfsPMURoot + " (kernel built without CONFIG_UPROBE_EVENTS)"
 			return v
 		}
-		if !f.privileged() && f.Paranoid > -1 {
-			v.Why = fmt.Sprintf("uprobes need CAP_PERFMON (or root), or perf_event_paranoid = -1 (it is %d)", f.Paranoid)
+		if f.TracefsErr != nil {
+			v.Why = f.TracefsErr.Error()
 			return v
 		}
 		v.OK = true
 		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)"
+		v.UserOnly = f.userOnly()
 	}
 	return v
+}
+
+// userOnly: without CAP_PERFMON at perf_event_paranoid 2 the kernel
+// refuses events that count the kernel, and hwprof falls back to user
+// space as perf does.
+func (f *Facts) userOnly() bool {
+	return !f.privileged() && f.ParanoidErr == nil && f.Paranoid > perf.ParanoidKernel
 }
 
 // Choose picks the default source: lbr where it works, else calls, else

@@ -30,6 +30,7 @@ func TestAssess(t *testing.T) {
 	skl, _ := perf.ParseCPUID("GenuineIntel-6-5E")
 	amd, _ := perf.ParseCPUID("AuthenticAMD-25-61")
 	adl, _ := perf.ParseCPUID("GenuineIntel-6-97")
+	rootTracefs := errors.New("uprobe: tracefs at /sys/kernel/tracing lets only root define uprobes")
 	for _, tc := range []struct {
 		name  string
 		facts Facts
@@ -49,9 +50,17 @@ func TestAssess(t *testing.T) {
 		{"pmu without lbr", Facts{PMUs: noLBR, Paranoid: 2, Root: true, CPU: skl},
 			map[Source]bool{LBR: false, Calls: true, Timer: true, Exact: true},
 			map[Source]string{LBR: "caps/branches"}, Calls},
-		{"user at paranoid 2", Facts{PMUs: intel, Paranoid: 2, CPU: skl},
+		{"user at paranoid 2, tracefs root's", Facts{PMUs: intel, Paranoid: 2, CPU: skl, TracefsErr: rootTracefs},
 			map[Source]bool{LBR: true, Calls: true, Timer: true, Exact: false},
-			map[Source]string{Exact: "CAP_PERFMON"}, LBR},
+			map[Source]string{Exact: "only root"}, LBR},
+		{"user at paranoid 2, tracefs granted", Facts{PMUs: vm, Paranoid: 2},
+			map[Source]bool{LBR: false, Calls: false, Timer: true, Exact: true},
+			nil, Timer},
+		{"user at paranoid -1, tracefs root's", Facts{PMUs: vm, Paranoid: -1, TracefsErr: rootTracefs},
+			map[Source]bool{LBR: false, Calls: false, Timer: true, Exact: false},
+			map[Source]string{Exact: "only root"}, Timer},
+		{"user at paranoid 1", Facts{PMUs: vm, Paranoid: 1},
+			map[Source]bool{LBR: false, Calls: false, Timer: true, Exact: true}, nil, Timer},
 		{"pmu without lbr, unknown model", Facts{PMUs: noLBR, Paranoid: 2, Root: true, CPU: amd},
 			map[Source]bool{LBR: false, Calls: false, Timer: true, Exact: true},
 			map[Source]string{Calls: "no calls-retired event is known for CPU AuthenticAMD-25-61"}, Timer},
@@ -73,6 +82,13 @@ func TestAssess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := Assess(tc.facts)
 			for _, v := range vs {
+				// lbr and calls record user space only by design (:u
+				// events); timer and exact fall back to it without
+				// CAP_PERFMON at paranoid 2.
+				wantUser := v.OK && (v.Source == Timer || v.Source == Exact) && !tc.facts.Root && !tc.facts.CapPerfmon && tc.facts.Paranoid >= 2
+				if v.UserOnly != wantUser {
+					t.Errorf("%s: UserOnly = %v, want %v", v.Source, v.UserOnly, wantUser)
+				}
 				if v.OK != tc.ok[v.Source] {
 					t.Errorf("%s: ok=%v (%s), want %v", v.Source, v.OK, v.Why, tc.ok[v.Source])
 				}

@@ -28,8 +28,10 @@
 // runtime.morestack_noctxt.abi0 whose return address is in that function,
 // so a loader can discount it (the live Go test does, per callee).
 //
-// What the caller provides: root (tracefs is written, and mounted when it
-// is not) and a kernel with CONFIG_UPROBE_EVENTS; enough file descriptors
+// What the caller provides: root, or write access to tracefs's
+// uprobe_events (Access says which is missing; Tracefs mounts tracefs when
+// it is not mounted, and UnmountOwn unmounts that mount, never another)
+// and a kernel with CONFIG_UPROBE_EVENTS; enough file descriptors
 // for probes × CPUs (EnsureFileLimit raises RLIMIT_NOFILE); and Undefine
 // after the events are closed, or the probes stay defined (RemoveStale
 // removes those of hwprof processes that are gone).

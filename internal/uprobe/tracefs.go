@@ -33,22 +33,148 @@ var tracefsDirs = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 
 // Tracefs returns the directory of the kernel's tracing file system, the
 // one with uprobe_events, mounting tracefs at /sys/kernel/tracing when it
-// is not mounted anywhere (as perf does).
+// is not mounted anywhere (as perf does); UnmountOwn unmounts it again.
+// A tracefs this user may not enter is an error that says so.
 func Tracefs() (string, error) {
-	for _, d := range tracefsDirs {
-		if _, err := os.Stat(filepath.Join(d, "uprobe_events")); err == nil {
-			return d, nil
-		}
+	dir, err := findTracefs()
+	if dir != "" || err != nil {
+		return dir, err
 	}
 	d := tracefsDirs[0]
 	if err := unix.Mount("nodev", d, "tracefs", 0, ""); err != nil {
 		return "", fmt.Errorf("uprobe: tracefs is not mounted and mounting it at %s failed (%v): "+
-			"mount it (mount -t tracefs nodev %s) or run as root", d, err, d)
+			"run as root, or have an administrator mount it (mount -t tracefs nodev %s)", d, err, d)
 	}
+	mounted.Lock()
+	mounted.dir, mounted.id = d, mountID(d)
+	mounted.Unlock()
 	if _, err := os.Stat(filepath.Join(d, "uprobe_events")); err != nil {
+		UnmountOwn()
 		return "", fmt.Errorf("uprobe: %s/uprobe_events is missing: the kernel lacks CONFIG_UPROBE_EVENTS", d)
 	}
 	return d, nil
+}
+
+// findTracefs returns the mounted tracefs directory that has
+// uprobe_events, "" when none is mounted, or an error when one is mounted
+// where this user may not look (tracefs is root's only by default).
+func findTracefs() (string, error) {
+	for _, d := range tracefsDirs {
+		_, err := os.Stat(filepath.Join(d, "uprobe_events"))
+		if err == nil {
+			return d, nil
+		}
+		if errors.Is(err, os.ErrPermission) {
+			return "", rootOnly(d)
+		}
+	}
+	return "", nil
+}
+
+// rootOnly is the error for a tracefs at dir that this user may not use.
+func rootOnly(dir string) error {
+	owner := ""
+	if fi, err := os.Stat(dir); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			owner = fmt.Sprintf(" (mode %#o, owner uid %d)", fi.Mode().Perm(), st.Uid)
+		}
+	}
+	return fmt.Errorf("uprobe: tracefs at %s%s lets only root define uprobes (%s/uprobe_events), "+
+		"and CAP_PERFMON does not change that: run as root, or have an administrator give you write access "+
+		"to %s and %s/uprobe_events (chgrp and chmod, as the kernel's perf-security document describes for tracefs)",
+		dir, owner, dir, dir, dir)
+}
+
+// Access reports whether this process could define uprobes, without
+// defining any or mounting anything: nil when uprobe_events of the
+// mounted tracefs opens for writing (opening it so, without O_TRUNC,
+// changes nothing), or when tracefs is not mounted and this process is
+// root (Tracefs mounts it).
+func Access() error {
+	dir, err := findTracefs()
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		if os.Geteuid() != 0 {
+			return fmt.Errorf("uprobe: tracefs is not mounted and only root may mount it: "+
+				"run as root, or have an administrator mount it (mount -t tracefs nodev %s)", tracefsDirs[0])
+		}
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "uprobe_events"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return rootOnly(dir)
+		}
+		return fmt.Errorf("uprobe: %w", err)
+	}
+	return f.Close()
+}
+
+// mounted is the tracefs this process mounted (Tracefs), if any: its
+// directory and the mount's id, so that UnmountOwn unmounts that mount
+// and never one someone else made there since.
+var mounted struct {
+	sync.Mutex
+	dir string
+	id  uint64
+}
+
+// mountID is the id of the mount dir is on (statx STATX_MNT_ID), 0 when
+// unknown.
+func mountID(dir string) uint64 {
+	var st unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, dir, unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &st) != nil || st.Mask&unix.STATX_MNT_ID == 0 {
+		return 0
+	}
+	return st.Mnt_id
+}
+
+// UnmountOwn unmounts the tracefs this process mounted, if any (call it
+// after removing the probes): only that mount, and only while it is still
+// the one at its directory.
+func UnmountOwn() error {
+	dir, id, ok := HandOverMount()
+	if !ok {
+		return nil
+	}
+	return Unmount(dir, id)
+}
+
+// OwnMount returns the tracefs this process mounted, ok false when none.
+func OwnMount() (dir string, id uint64, ok bool) {
+	mounted.Lock()
+	defer mounted.Unlock()
+	return mounted.dir, mounted.id, mounted.dir != ""
+}
+
+// HandOverMount returns the tracefs this process mounted and forgets it,
+// for a process that removes the probes and unmounts it later (Unmount).
+// ok is false when this process mounted none.
+func HandOverMount() (dir string, id uint64, ok bool) {
+	mounted.Lock()
+	defer mounted.Unlock()
+	dir, id = mounted.dir, mounted.id
+	mounted.dir, mounted.id = "", 0
+	return dir, id, dir != ""
+}
+
+// Unmount unmounts the tracefs at dir that has mount id id (from
+// HandOverMount), and nothing else: when the mount at dir is another one
+// now, or its id was unknown, it is left alone.
+func Unmount(dir string, id uint64) error {
+	if id == 0 || mountID(dir) != id {
+		return nil
+	}
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil || st.Type != unix.TRACEFS_MAGIC {
+		return nil
+	}
+	if err := unix.Unmount(dir, 0); err != nil {
+		return fmt.Errorf("uprobe: unmount the tracefs hwprof mounted at %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Group is the tracefs event group of this process's current probes:
