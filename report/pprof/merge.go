@@ -12,8 +12,9 @@ import (
 // (with the file offset of their mapping); an address becomes its offset in
 // its object, so the same code mapped at different addresses on different
 // machines is one location. A merged mapping starts at the lowest start of
-// those merged and keeps the shortest of their paths (in sort order).
-// Functions line up by name, system name, file and start line; stacks and
+// those merged and keeps the first of their paths in sort order.
+// Functions line up by name, system name, file and start line (a
+// SystemName equal to Name becomes ""); stacks and
 // edges by what they contain. Weights add up; comments are kept once each,
 // sorted; PeriodNS is kept when all agree and is 0 otherwise; StartNS is
 // the earliest, DurationNS the sum.
