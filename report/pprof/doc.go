@@ -47,7 +47,9 @@
 // samples, and their samples/count is the measured call count (a comment
 // in the file says so; calls/count repeats it under its own name): the
 // compiler's edge weights are the measured call counts. With the time
-// weight it holds the sampled stacks, cpu/nanoseconds first.
+// weight it holds the sampled stacks, cpu/nanoseconds first. (An ordinary
+// profile with time, whose first type is cpu/nanoseconds, also works with
+// go build -pgo, weighted by time; its edge samples then weigh nothing.)
 //
 // # Merging
 //
