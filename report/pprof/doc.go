@@ -1,0 +1,65 @@
+// Package pprof writes hwprof's profiles in pprof's format (profile.proto,
+// gzipped), for `go tool pprof`, continuous-profiling servers and
+// `go build -pgo`, and merges profiles of many recordings (Merge).
+//
+// The input is deliberately small: a Profile of mappings, functions,
+// locations (an address and its source lines, inlined frames included),
+// sampled stacks with their sample counts and time, and measured call
+// edges with their call counts, plus the recording facts as comments. The
+// package knows nothing of perf.data, symbolization or the analysis
+// engine; the caller converts its profile to this one. Write goes through
+// github.com/google/pprof/profile and checks the result with its
+// CheckValid before writing.
+//
+// # What an ordinary profile holds
+//
+// Mappings with their build-ids; functions with file and start_line;
+// locations whose inlined frames are pprof lines (innermost first); the
+// sample types cpu/nanoseconds (when the profile has time), samples/count,
+// and calls/count (when it has measured call counts); the recording facts
+// as comments (`go tool pprof -comments`). The default sample type is the
+// Options.Weight asked for when the profile has it.
+//
+// # How call counts are written
+//
+// A pprof profile has no call edges of its own: pprof and the Go compiler
+// derive an edge weight from every adjacent pair of frames in a sample's
+// stack (caller frame, callee frame), adding the sample's value. So a
+// measured edge caller → callee, called N times from one call site, is
+// written as its own two-frame sample — the callee's entry (a location
+// with no address, one line: the callee at its start line), then the
+// caller's call-site location — whose calls/count is N. The adjacent-pair
+// weight pprof derives for (call site, callee) is then exactly the
+// measured count, and no other pair gets weight from it. These samples
+// carry zero samples/count and cpu/nanoseconds, and the sampled stacks
+// carry zero calls/count, so neither weight leaks into the other; the
+// label kind=edge or kind=stack tells them apart (`-tagfocus kind=edge`).
+// Under calls/count a function's flat weight is the calls into it; its
+// cumulative weight adds the calls it made.
+//
+// # Profiles for go build -pgo
+//
+// With Options.PGO the file is made for the Go compiler, which reads only
+// the first sample type that is samples/count or cpu/nanoseconds, builds
+// its call graph from adjacent frames as above, and rejects a profile
+// without any non-zero Function.start_line (Write then fails with
+// ErrNoStartLine). With the calls weight the file holds only the edge
+// samples, and their samples/count is the measured call count (a comment
+// in the file says so; calls/count repeats it under its own name): the
+// compiler's edge weights are the measured call counts. With the time
+// weight it holds the sampled stacks, cpu/nanoseconds first. (An ordinary
+// profile with time, whose first type is cpu/nanoseconds, also works with
+// go build -pgo, weighted by time; its edge samples then weigh nothing.)
+//
+// # Merging
+//
+// Merge adds up profiles of the same program from many runs or machines:
+// objects line up by build-id (by path when there is none), so the same
+// library mapped at different addresses or installed under different paths
+// is one mapping; functions line up by name, file and start line. The
+// result is canonical (sorted), so any order and grouping of the inputs
+// gives the same profile.
+//
+// The package does no I/O beyond the writer it is given and starts no
+// goroutines.
+package pprof
