@@ -337,7 +337,7 @@ func (r *recorder) closeEvents() {
 		rg.Close()
 	}
 	background := false
-	if len(r.events) > releaseInBackgroundAbove {
+	if slowToRelease(r.o.Events) > releaseInBackgroundAbove {
 		background = releaseInBackground(r.events) // closes them too
 		if background {
 			r.stats.ReleasedInBackground = len(r.events)
