@@ -74,7 +74,7 @@ func recordExact(t *testing.T, e exactFlags, argv ...string) (string, record.Sta
 	if st.Lost+st.LostSamples > 0 {
 		t.Fatalf("lost %d samples: exact counts need every hit", st.Lost+st.LostSamples)
 	}
-	t.Logf("%d probes × %d rings: attach %v, detach %v, %d samples in %v", len(events), st.Rings, st.Attach, st.Detach, st.Samples, st.Duration)
+	t.Logf("%d events × %d rings: attach %v, detach %v, %d samples in %v", len(events), st.Rings, st.Attach, st.Detach, st.Samples, st.Duration)
 	return out, st
 }
 
