@@ -11,10 +11,9 @@
 #     (recorded − alone) / CALLS is the cost per hit, medians of 5 rounds.
 #  2. Attach time: programs with PROBES small functions (default 1000 5000)
 #     recorded with the exact source; hwprof prints the time to open every
-#     probe event on every CPU. Between runs the script waits until the
-#     previous run's probes are released (about 80 ms per probe, in the
-#     background: see internal/record/release.go), since releasing holds the
-#     kernel mutex that opening needs.
+#     probe event on every CPU. Between runs the script waits until no
+#     background releaser of hwprof runs (see internal/record/release.go),
+#     since releasing holds the kernel mutex that opening needs.
 set -eu
 CALLS=${1:-200000}
 shift 2>/dev/null || true

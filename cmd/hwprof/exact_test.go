@@ -74,7 +74,7 @@ func recordExact(t *testing.T, e exactFlags, argv ...string) (string, record.Sta
 	if st.Lost+st.LostSamples > 0 {
 		t.Fatalf("lost %d samples: exact counts need every hit", st.Lost+st.LostSamples)
 	}
-	t.Logf("%d probes × %d rings: attach %v, detach %v, %d samples in %v", len(events), st.Rings, st.Attach, st.Detach, st.Samples, st.Duration)
+	t.Logf("%d events × %d rings: attach %v, detach %v, %d samples in %v", len(events), st.Rings, st.Attach, st.Detach, st.Samples, st.Duration)
 	return out, st
 }
 
@@ -82,11 +82,11 @@ func recordExact(t *testing.T, e exactFlags, argv ...string) (string, record.Sta
 type edge struct{ caller, callee string }
 
 // exactEdges counts the calls of a recording of one executable obj (made
-// with the same filter as the recording, so event i probes obj.Probes[i]):
-// callee = the probed function at the sample's IP, caller = the function
-// of obj holding the return address − 1 ("?" when outside obj). The
-// executable's load bias comes from the samples (IP − the probe's address).
-// sites counts the distinct call sites (return addresses) of each edge.
+// with the same filter as the recording): callee = the probed function at
+// the sample's IP (through the recording's mmap of obj: IP − start + page
+// offset is the probe's file offset), caller = the function of obj holding
+// the return address − 1 ("?" when outside obj). sites counts the distinct
+// call sites (return addresses) of each edge.
 func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]uint64, sites map[edge]int) {
 	t.Helper()
 	r, err := perfdata.Open(file)
@@ -94,11 +94,25 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 		t.Fatal(err)
 	}
 	defer r.Close()
-	attrs := r.Attrs()
+	byOffset := map[uint64]*uprobe.Probe{}
+	for i := range obj.Probes {
+		byOffset[obj.Probes[i].Offset] = &obj.Probes[i]
+	}
+	var maps []*perf.Mmap2 // obj's mappings
 	calls, sites = map[edge]uint64{}, map[edge]int{}
 	seen := map[edge]map[uint64]bool{}
 	var s perf.Sample
 	for r.Next() {
+		if r.Record().Type() == perf.RecordMmap2 {
+			rec, err := r.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := rec.(*perf.Mmap2); m.Filename == obj.Path {
+				maps = append(maps, m)
+			}
+			continue
+		}
 		if r.Record().Type() != perf.RecordSample {
 			continue
 		}
@@ -108,9 +122,9 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 		if s.Attr < 0 {
 			t.Fatalf("sample with id %d of no event", s.Identifier)
 		}
-		callee, ok := calleeOf(obj, attrs, s.Attr)
+		callee, ok := calleeOf(maps, byOffset, &s)
 		if !ok {
-			t.Fatalf("event %s probes no function of %s", attrs[s.Attr].Name, obj.Path)
+			t.Fatalf("sample of %s at %#x (pid %d) probes no function of %s", r.Attrs()[s.Attr].Name, s.IP, s.PID, obj.Path)
 		}
 		bias := s.IP - callee.Addr
 		ret, ok := uprobe.ReturnAddress(&s)
@@ -136,13 +150,16 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 	return calls, sites
 }
 
-// calleeOf finds the probe of event i: events are made in obj.Probes
-// order, the executable's first (see exactFlags.events).
-func calleeOf(obj *uprobe.Object, attrs []perfdata.EventAttr, i int) (*uprobe.Probe, bool) {
-	if i >= len(obj.Probes) {
-		return nil, false
+// calleeOf finds the probe at a sample's IP through the mappings of the
+// probed object in the sample's process.
+func calleeOf(maps []*perf.Mmap2, byOffset map[uint64]*uprobe.Probe, s *perf.Sample) (*uprobe.Probe, bool) {
+	for _, m := range slices.Backward(maps) { // the latest mapping first
+		if m.PID == s.PID && s.IP >= m.Addr && s.IP < m.Addr+m.Len {
+			p, ok := byOffset[s.IP-m.Addr+m.PgOff]
+			return p, ok
+		}
 	}
-	return &obj.Probes[i], true
+	return nil, false
 }
 
 // among keeps the edges between the given functions.
@@ -255,16 +272,21 @@ func manyFuncs(n int) string {
 	return b.String()
 }
 
-// Thousands of probes attach, every call is counted, and perf reads the
-// file: each sample under its own event name, at its function.
+// Hundreds of probes attach as one tracefs event (one perf event per CPU),
+// every call is counted, and perf reads the file: each sample under the
+// event named after the program, at its function.
 func TestExactManyProbesPerfReads(t *testing.T) {
 	needUprobes(t)
 	const n = 500
 	bin := compile(t, "c", manyFuncs(n), "-O1", "-fno-omit-frame-pointer")
 	const filter = `^(f[0-9]+|main)$`
 	file, st := recordExact(t, exactFlags{filter: filter}, bin)
-	if st.Opened < n+1 {
-		t.Errorf("opened %d events, want at least %d", st.Opened, n+1)
+	cpus, err := perf.OnlineCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Opened != len(cpus) {
+		t.Errorf("opened %d events for %d probes on %d CPUs, want one per CPU", st.Opened, n+1, len(cpus))
 	}
 	obj, err := uprobe.Functions(bin, regexp.MustCompile(filter))
 	if err != nil {
@@ -294,11 +316,12 @@ func TestExactManyProbesPerfReads(t *testing.T) {
 	}
 	perfCounts := map[string]uint64{}
 	lines := 0
+	event := uprobe.Group() + ":" + filepath.Base(bin)
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		lines++
-		if len(f) != 3 || strings.TrimSuffix(f[0], ":") != uprobe.Group()+":"+f[2] {
-			t.Fatalf("perf script line %q: want \"%s:FUNC: IP FUNC\"", line, uprobe.Group())
+		if len(f) != 3 || strings.TrimSuffix(f[0], ":") != event {
+			t.Fatalf("perf script line %q: want \"%s: IP FUNC\"", line, event)
 		}
 		perfCounts[f[2]]++
 	}
@@ -314,7 +337,7 @@ func TestExactManyProbesPerfReads(t *testing.T) {
 	rep := exec.Command("perf", "report", "--stdio", "--sort", "sym", "-i", file)
 	var stderr strings.Builder
 	rep.Stderr = &stderr
-	if out, err := rep.Output(); err != nil || !strings.Contains(string(out), uprobe.Group()+":f499") {
+	if out, err := rep.Output(); err != nil || !strings.Contains(string(out), event) || !strings.Contains(string(out), "] f499") {
 		t.Errorf("perf report: %v, %s\n%.2000s", err, stderr.String(), out)
 	}
 }
@@ -523,7 +546,7 @@ func TestExactGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(obj.Probes) < 8 || st.Opened < 2*8 {
+	if len(obj.Probes) < 8 || st.Opened < 2 {
 		t.Errorf("%d probes, %d events opened: want the main package and the runtime functions", len(obj.Probes), st.Opened)
 	}
 	calls, sites := exactEdges(t, file, obj)

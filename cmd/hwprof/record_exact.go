@@ -72,7 +72,7 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	}
 	base := built[0].Attr
 	var objs []*uprobe.Object
-	probes := 0
+	tracefsEvents := 0
 	for _, path := range append(exes, libs...) {
 		obj, err := uprobe.Functions(path, filter)
 		if err != nil {
@@ -85,14 +85,14 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 			return nil, fmt.Errorf("--source exact: %s has no function symbols to probe (stripped?)", path)
 		}
 		objs = append(objs, obj)
-		probes += len(obj.Probes)
+		tracefsEvents += uprobe.EventCount(obj)
 	}
 	cpus, err := perf.OnlineCPUs()
 	if err != nil {
 		return nil, err
 	}
 	tasks := max(1, len(pids))
-	if err := uprobe.EnsureFileLimit(probes * len(cpus) * tasks); err != nil {
+	if err := uprobe.EnsureFileLimit(tracefsEvents * len(cpus) * tasks); err != nil {
 		return nil, fmt.Errorf("--source exact: %w", err)
 	}
 	// The probes are defined in tracefs (group hwprof_PID_N, new for each
@@ -101,6 +101,7 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	uprobe.NewGroup()
 	var events []perf.Event
 	var summary []string
+	probes := 0
 	used := map[string]bool{}
 	for i, obj := range objs {
 		names, ids, err := uprobe.DefineOwn(dir, obj, used)
@@ -109,9 +110,10 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 		}
 		events = append(events, uprobe.Events(obj, uprobe.Group(), names, ids, base, i == 0)...)
 		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), obj.Path))
+		probes += len(obj.Probes)
 	}
-	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) on %d CPUs\n",
-		len(events), strings.Join(summary, ", "), len(cpus))
+	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) with %d events on %d CPUs\n",
+		probes, strings.Join(summary, ", "), len(events), len(cpus))
 	return events, nil
 }
 
@@ -246,7 +248,7 @@ func printAttach(w io.Writer, st record.Stats) {
 	release := fmt.Sprintf("closed in %.3fs", st.Detach.Seconds())
 	if st.ReleasedInBackground > 0 {
 		release = ("handed to a background process that closes them and removes the probes " +
-			"(about 80 ms per probe: the kernel waits for a grace period at each)")
+			"(about 80 ms per tracepoint: the kernel waits for grace periods at each)")
 	}
 	fmt.Fprintf(w, "hwprof: attach: %d events opened in %.3fs (%d shared rings); %s\n", st.Opened, st.Attach.Seconds(), st.Rings, release)
 	if st.CleanupErr != nil {

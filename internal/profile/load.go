@@ -779,8 +779,8 @@ func (l *loader) flushLBR() {
 // entry probe fires twice for one call, with the same return address, and
 // possibly on another thread when the goroutine was rescheduled. A hit of
 // morestack (probed: its event is named after it) right after a function's
-// entry on the same thread marks that (function, return address) as due
-// for one restart; the next such hit, on any thread, is not counted. (If
+// entry on the same thread marks that (function entry, return address) as
+// due for one restart; the next such hit, on any thread, is not counted. (If
 // another goroutine calls the function from the same return address
 // meanwhile, the one skipped is that call: the edge's count is the same.)
 // Without a probe on morestack the restarts count as calls.
@@ -789,7 +789,7 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 		l.lastExact, l.restart = map[uint32]exactHit{}, map[exactHit]int{}
 	}
 	ra, _ := uprobe.ReturnAddress(s)
-	hit := exactHit{ev, ra}
+	hit := exactHit{s.IP, ra}
 	prev, hadPrev := l.lastExact[s.TID]
 	l.lastExact[s.TID] = hit
 	if strings.Contains(l.r.Attrs()[ev].Name, "morestack") { // "GROUP:runtime_morestack_noctxt_abi0"
@@ -810,10 +810,11 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	return false
 }
 
-// exactHit is a probe hit as goRestart matches them: the event (the
-// function) and the return address.
+// exactHit is a probe hit as goRestart matches them: the IP (the
+// function's entry: one event may probe many functions, see uprobe.Define)
+// and the return address.
 type exactHit struct {
-	ev int
+	ip uint64
 	ra uint64
 }
 

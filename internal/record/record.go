@@ -497,7 +497,7 @@ func (r *recorder) closeEvents() {
 		rg.Close()
 	}
 	background := false
-	if len(r.events) > releaseInBackgroundAbove && !r.foreground {
+	if slowToRelease(r.o.Events) > releaseInBackgroundAbove && !r.foreground {
 		background = releaseInBackground(r.events) // closes them too
 		if background {
 			r.stats.ReleasedInBackground = len(r.events)

@@ -11,31 +11,51 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Releasing the last event of a uprobe waits, under the kernel's global
-// event_mutex, for a tracepoint grace period (perf_trace_destroy →
-// perf_trace_event_unreg → tracepoint_synchronize_unregister): about 80 ms
-// on the Linux 6.18 VMs this was built on, one at a time however many
-// threads close them. With the uprobe PMU (one tracepoint per fd) the
-// 4,000 fds of 2,000 probes on two CPUs took five and a half minutes to
-// close; with tracefs probes it is one wait per probe, still minutes for
-// thousands, and exiting closes them the same way. So when a recording
-// has many events, hwprof disables them, unmaps the rings
-// and hands the fds to a detached copy of itself (re-executed with
+// Releasing the last perf event of a tracepoint (a tracefs uprobe event
+// among them) waits, under the kernel's global event_mutex, for grace
+// periods: perf_trace_destroy → perf_trace_event_unreg → the uprobe's
+// unregistration (uprobe_unregister_sync) and tracepoint_synchronize_unregister,
+// about 80 ms on the Linux 6.18 VMs this was built on, one tracepoint at a
+// time however many threads close them. The other perf events of the same
+// tracepoint close at once (only its last close waits), and a tracefs
+// event that holds many probes (the exact source's: see uprobe.Define)
+// unregisters them all with one wait. So what costs is the number of
+// distinct tracepoints, not of probes or of fds: an exact recording of
+// 5,000 functions has one or two and releases them in a fraction of a
+// second.
+//
+// When a recording has more than releaseInBackgroundAbove such events
+// (many -e tracepoints, say), hwprof disables them, unmaps the rings and
+// hands the fds to a detached copy of itself (re-executed with
 // releaseMarker, the fds as its descriptors 3, 4, ...) that closes them in
 // the background, then removes the exact source's probes from tracefs
 // and unmounts the tracefs hwprof mounted for them, if it did; hwprof
-// returns at once. Until that process is done the
-// probes stay registered: other processes running the probed binaries
-// still take the breakpoint trap (not sampled), and opening new uprobe
-// events waits for the event_mutex between releases.
+// returns at once. Until that process is done the tracepoints stay
+// registered, and opening new tracepoint or uprobe events waits for the
+// event_mutex between releases.
 
 // releaseMarker is the argument that makes a binary importing this
 // package a releaser.
 const releaseMarker = "__hwprof_release_perf_events__"
 
-// releaseInBackgroundAbove is the number of events above which they are
-// released by a background process.
-const releaseInBackgroundAbove = 64
+// releaseInBackgroundAbove is the number of events whose release waits
+// for grace periods (slowToRelease) above which they are released by a
+// background process: about 80 ms each.
+const releaseInBackgroundAbove = 8
+
+// slowToRelease counts the events whose last close waits for grace
+// periods: tracepoints, and the events of dynamic PMUs (the uprobe and
+// kprobe PMUs are; others are counted too, which only means a release in
+// the background).
+func slowToRelease(events []perf.Event) int {
+	n := 0
+	for _, e := range events {
+		if e.Attr.Type == perf.TypeTracepoint || e.Attr.Type > perf.TypeBreakpoint {
+			n++
+		}
+	}
+	return n
+}
 
 func init() {
 	if len(os.Args) < 3 || os.Args[1] != releaseMarker {

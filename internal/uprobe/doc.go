@@ -7,8 +7,10 @@
 // PLT stubs excluded, one probe per address (aliases share it), each with
 // the file offset the kernel wants (found through the PT_LOAD segment that
 // holds the address). Define creates them as uprobes in tracefs
-// (uprobe_events, group "hwprof_PID") and Events turns them into
-// tracepoint events that sample the IP, the thread, the time, a
+// (uprobe_events, group "hwprof_PID_N"), all probes of an object in one
+// multi-probe event named after its file (so that the kernel releases them
+// with one wait, not one per probe), and Events turns each tracefs event
+// into a tracepoint event that samples the IP, the thread, the time, a
 // frame-pointer callchain, the user registers IP, SP and BP, and the first
 // 8 bytes of the user stack; Undefine removes them once their events are
 // closed. tracefs.go says why not the uprobe PMU.
@@ -31,8 +33,9 @@
 // What the caller provides: root, or write access to tracefs's
 // uprobe_events (Access says which is missing; Tracefs mounts tracefs when
 // it is not mounted, and UnmountOwn unmounts that mount, never another)
-// and a kernel with CONFIG_UPROBE_EVENTS; enough file descriptors
-// for probes × CPUs (EnsureFileLimit raises RLIMIT_NOFILE); and Undefine
+// and a kernel with CONFIG_UPROBE_EVENTS (and multi-probe events, Linux
+// 5.4 and later); enough file descriptors for events × CPUs
+// (EnsureFileLimit raises RLIMIT_NOFILE); and Undefine
 // after the events are closed, or the probes stay defined (RemoveStale
 // removes those of hwprof processes that are gone).
 //

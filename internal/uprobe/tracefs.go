@@ -225,13 +225,33 @@ func eventName(fn string, used map[string]bool) string {
 	return name
 }
 
-// Define creates one uprobe per probe of obj in tracefs dir under group
-// and returns the names and tracepoint ids, in obj.Probes order. used
-// keeps the names unique across objects of the group.
+// Define creates the uprobes of obj in tracefs dir under group and returns
+// the tracefs event name and tracepoint id of each, in obj.Probes order.
+// used keeps the names unique across objects of the group.
+//
+// The probes share as few events as they can: one event, named after the
+// object's file, holds every probe of obj (the kernel appends a probe to an
+// event that has the same name and arguments: a multi-probe event), except
+// those OwnEvent picks. A sample's IP tells which function was hit. This is
+// what makes the probes cheap to release: the kernel waits for grace
+// periods (tracepoint_synchronize_unregister, uprobe_unregister_sync) once
+// per event when its last perf event is closed, not once per probe, and
+// only the last close of an event's perf events waits (see
+// internal/record/release.go).
 func Define(dir, group string, obj *Object, used map[string]bool) (names []string, ids []uint64, err error) {
 	var buf bytes.Buffer
+	shared := ""
 	for _, p := range obj.Probes {
-		name := eventName(p.Name, used)
+		var name string
+		switch {
+		case OwnEvent(p):
+			name = eventName(p.Name, used)
+		case shared == "":
+			shared = eventName(filepath.Base(obj.Path), used)
+			name = shared
+		default:
+			name = shared
+		}
 		names = append(names, name)
 		fmt.Fprintf(&buf, "p:%s/%s %s:%#x\n", group, name, obj.Path, p.Offset)
 	}
@@ -239,19 +259,47 @@ func Define(dir, group string, obj *Object, used map[string]bool) (names []strin
 		Undefine(dir, group)
 		return nil, nil, fmt.Errorf("uprobe: define probes on %s: %w", obj.Path, err)
 	}
+	idOf := map[string]uint64{}
 	for _, name := range names {
-		b, err := os.ReadFile(filepath.Join(dir, "events", group, name, "id"))
-		if err == nil {
-			var id uint64
-			id, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-			ids = append(ids, id)
+		id, ok := idOf[name]
+		if !ok {
+			b, err := os.ReadFile(filepath.Join(dir, "events", group, name, "id"))
+			if err == nil {
+				id, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			}
+			if err != nil {
+				Undefine(dir, group)
+				return nil, nil, fmt.Errorf("uprobe: id of %s/%s: %w", group, name, err)
+			}
+			idOf[name] = id
 		}
-		if err != nil {
-			Undefine(dir, group)
-			return nil, nil, fmt.Errorf("uprobe: id of %s/%s: %w", group, name, err)
-		}
+		ids = append(ids, id)
 	}
 	return names, ids, nil
+}
+
+// OwnEvent reports whether a probe gets a tracefs event of its own, named
+// after its function, rather than sharing its object's: Go's
+// runtime.morestack functions, whose hits a loader tells apart by the
+// event's name to discount the restarts they cause (see the package doc).
+func OwnEvent(p Probe) bool {
+	return strings.Contains(p.Name, "morestack")
+}
+
+// EventCount is the number of tracefs events Define makes for obj.
+func EventCount(obj *Object) int {
+	n, shared := 0, false
+	for _, p := range obj.Probes {
+		if OwnEvent(p) {
+			n++
+		} else {
+			shared = true
+		}
+	}
+	if shared {
+		n++
+	}
+	return n
 }
 
 // appendLines writes lines to a tracefs command file in pieces of whole
@@ -284,18 +332,21 @@ func firstLine(b []byte) string {
 }
 
 // Undefine removes every probe of group (after its events are closed:
-// the kernel refuses to remove a probe that is in use, EBUSY).
+// the kernel refuses to remove a probe that is in use, EBUSY). One
+// "-:GROUP/EVENT" removes every probe of the event.
 func Undefine(dir, group string) error {
 	f, err := os.Open(filepath.Join(dir, "uprobe_events"))
 	if err != nil {
 		return fmt.Errorf("uprobe: %w", err)
 	}
 	var buf bytes.Buffer
+	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text()) // "p:GROUP/NAME PATH:OFFSET"
 		if len(fields) > 0 {
-			if _, ev, ok := strings.Cut(fields[0], ":"); ok && strings.HasPrefix(ev, group+"/") {
+			if _, ev, ok := strings.Cut(fields[0], ":"); ok && strings.HasPrefix(ev, group+"/") && !seen[ev] {
+				seen[ev] = true
 				fmt.Fprintf(&buf, "-:%s\n", ev)
 			}
 		}
@@ -343,8 +394,16 @@ func DefineOwn(dir string, obj *Object, used map[string]bool) (names []string, i
 	defined.dir = dir
 	defined.Unlock()
 	names, ids, err = Define(dir, Group(), obj, used)
+	probes := map[uint64]int{}
+	for _, id := range ids {
+		probes[id]++
+	}
 	for i, id := range ids {
-		probeOf.Store(id, obj.Probes[i].Offset)
+		off := obj.Probes[i].Offset
+		if probes[id] > 1 {
+			off = 0 // an event of several probes has no one offset
+		}
+		probeOf.Store(id, off)
 	}
 	return names, ids, err
 }
@@ -368,13 +427,14 @@ func UndefineOwn() error {
 }
 
 // probeOf maps the tracepoint ids of this process's probes to their file
-// offsets, for FileAttr.
+// offsets (0 for an event of several probes), for FileAttr.
 var probeOf sync.Map // uint64 → uint64
 
 // FileAttr returns the attr a recording file should hold for an event
 // opened with a: for this process's probes, the uprobe PMU's form of the
 // same probe (type from /sys/bus/event_source/devices/uprobe/type, config2
-// = the file offset, no path pointer), since the tracepoint id it was
+// = the file offset, or 0 for an event of several probes, no path
+// pointer), since the tracepoint id it was
 // opened with is removed after the recording and perf cannot read
 // tracepoint events without the tracing data hwprof does not write. ok is
 // false for any other attr, or when the kernel has no uprobe PMU.

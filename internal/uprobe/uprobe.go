@@ -168,19 +168,26 @@ const SampleType = perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.Sampl
 // RegsUser is the user-register mask sampled: IP, SP and BP.
 const RegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP
 
-// Events builds one event per probe of obj from the tracepoint ids of its
-// probes (Define, in obj.Probes order). base supplies the flags of the
-// recording (disabled, inherit, enable_on_exec, and for the first event
-// mmap, comm and task tracking; as perf.BuildAttrs makes them): the first
-// event (first is true) keeps all of base's flags, the others lose the
-// side-band tracking bits so that each mmap or comm is reported once. Every
-// event samples every hit (sample_period 1) with SampleType. Names are
-// "GROUP:NAME", perf's spelling of a tracepoint.
+// Events builds the perf events of obj's probes from the tracefs names and
+// tracepoint ids Define returned (one per probe, in obj.Probes order): one
+// event per tracefs event, in the order of their first probe. base
+// supplies the flags of the recording (disabled, inherit, enable_on_exec,
+// and for the first event mmap, comm and task tracking; as
+// perf.BuildAttrs makes them): the first event (first is true) keeps all
+// of base's flags, the others lose the side-band tracking bits so that each
+// mmap or comm is reported once. Every event samples every hit
+// (sample_period 1) with SampleType. Names are "GROUP:NAME", perf's
+// spelling of a tracepoint.
 func Events(obj *Object, group string, names []string, ids []uint64, base perf.Attr, first bool) []perf.Event {
-	events := make([]perf.Event, 0, len(obj.Probes))
+	var events []perf.Event
+	seen := map[uint64]bool{}
 	for i := range obj.Probes {
+		if seen[ids[i]] {
+			continue
+		}
+		seen[ids[i]] = true
 		a := base
-		if !first || i > 0 {
+		if !first || len(events) > 0 {
 			a.Flags &^= perf.FlagMmap | perf.FlagMmap2 | perf.FlagComm | perf.FlagCommExec | perf.FlagTask |
 				perf.FlagKsymbol | perf.FlagBPFEvent | perf.FlagMmapData | perf.FlagContextSwitch |
 				perf.FlagNamespaces | perf.FlagCgroup | perf.FlagTextPoke

@@ -274,7 +274,9 @@ func TestEventsAttrs(t *testing.T) {
 	}
 }
 
-// Define and Undefine against the kernel's tracefs.
+// Define and Undefine against the kernel's tracefs: the probes of an object
+// share one event named after its file (a multi-probe event), Go's
+// morestack gets its own, and Undefine removes them all.
 func TestDefineUndefine(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("tracefs uprobe_events needs root")
@@ -288,14 +290,26 @@ func TestDefineUndefine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(obj.Probes) != 2 {
+		t.Fatalf("probes %+v, want work and main", obj.Probes)
+	}
+	// A third probe standing for Go's morestack, on work's entry too (two
+	// events may probe one place).
+	obj.Probes = append(obj.Probes, Probe{Name: "runtime.morestack_noctxt.abi0", Offset: obj.Probes[0].Offset})
 	group := "hwprof_test_" + strconv.Itoa(os.Getpid())
 	names, ids, err := Define(dir, group, obj, map[string]bool{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer Undefine(dir, group)
-	if len(ids) != 2 || ids[0] == ids[1] || ids[0] == 0 {
-		t.Errorf("ids %v", ids)
+	if EventCount(obj) != 2 {
+		t.Errorf("EventCount = %d, want 2", EventCount(obj))
+	}
+	if len(ids) != 3 || ids[0] != ids[1] || ids[0] == 0 || ids[2] == ids[0] || ids[2] == 0 {
+		t.Errorf("ids %v, want the first two equal, the third another", ids)
+	}
+	if names[0] != "prog" || names[1] != "prog" || names[2] != "runtime_morestack_noctxt_abi0" {
+		t.Errorf("names %v", names)
 	}
 	list, _ := os.ReadFile(filepath.Join(dir, "uprobe_events"))
 	for i, p := range obj.Probes {
@@ -303,6 +317,10 @@ func TestDefineUndefine(t *testing.T) {
 		if !strings.Contains(string(list), line) {
 			t.Errorf("uprobe_events lacks %q:\n%s", line, list)
 		}
+	}
+	if evs := Events(obj, group, names, ids, perf.Attr{}, true); len(evs) != 2 ||
+		evs[0].Name != group+":prog" || evs[0].Attr.Config != ids[0] || evs[1].Attr.Config != ids[2] {
+		t.Errorf("events %+v, want one per tracefs event", evs)
 	}
 	if err := Undefine(dir, group); err != nil {
 		t.Fatal(err)
