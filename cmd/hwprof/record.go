@@ -481,6 +481,10 @@ func (f *recordFlags) sourceBuilder(src source.Source, facts source.Facts, stder
 	cfg.NoInherit, cfg.Limits = f.cfg.NoInherit, f.cfg.Limits
 	return func(_ []string, _ []int, target perf.Target) ([]perf.Event, error) {
 		cfg.Target = target
-		return perf.BuildAttrs(cfg)
+		evs, err := perf.BuildAttrs(cfg)
+		if err == nil && cfg.CallGraph == setup.Config.CallGraph {
+			source.AddLeafCopy(evs) // the source's own frame-pointer stacks: repair leaf frames
+		}
+		return evs, err
 	}, setup.Event, nil
 }

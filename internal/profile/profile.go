@@ -57,6 +57,8 @@ type Recording struct {
 	// Periods is the period history: each event's first period and every
 	// change after it, in time order, read from the samples' PERIOD field.
 	Periods []PeriodChange
+	// Leaf is what the repair of frameless first frames found.
+	Leaf LeafStats
 }
 
 // Event is one recorded event: its name and its fixed period or frequency
