@@ -31,6 +31,15 @@ type jsonRecording struct {
 	Throttled  uint64       `json:"throttled"`
 	DurationNS uint64       `json:"duration_ns"`
 	Periods    []jsonPeriod `json:"periods"`
+	// the repair of frameless first frames; absent when no sample had a
+	// stack copy to check it with
+	Leaf *jsonLeaf `json:"leaf,omitempty"`
+}
+
+type jsonLeaf struct {
+	Checked  uint64 `json:"checked"`
+	Inserted uint64 `json:"inserted"`
+	Unknown  uint64 `json:"unknown"`
 }
 
 type jsonEvent struct {
@@ -130,6 +139,9 @@ func recordingJSON(rec *profile.Recording) jsonRecording {
 	}
 	for _, p := range rec.Periods {
 		r.Periods = append(r.Periods, jsonPeriod(p))
+	}
+	if rec.Leaf.Checked > 0 {
+		r.Leaf = &jsonLeaf{Checked: rec.Leaf.Checked, Inserted: rec.Leaf.Inserted, Unknown: rec.Leaf.Unknown}
 	}
 	return r
 }
