@@ -171,14 +171,18 @@ func parseRelease(r string) (int, int, bool) {
 // every frameless function of the C and C++ benchmark programs and of
 // libc at the sampled IPs but a few with large locals, whose samples are
 // counted as unknown and keep the kernel's chain. The cost per sample:
-// 256 + 16 bytes of stack copy and 32 of registers in the ring and the
+// 256 + 16 bytes of stack copy and 72 of registers in the ring and the
 // file (a timer sample of a 10-frame stack is about 150 bytes without
 // them), and a copy_from_user of 256 bytes in the sampling interrupt,
 // tens of nanoseconds next to the microseconds a sample costs.
 const LeafStackBytes = 256
 
-// LeafRegsUser is the user-register mask of the leaf repair: IP, SP, BP.
-const LeafRegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP
+// LeafRegsUser is the user-register mask sampled with the stack copy: IP,
+// SP and BP for the leaf repair, and the other callee-saved registers
+// (rbx, r12-r15) for the adaptive period's activation key
+// (tuning.ActivationKey), 64 bytes a sample in all.
+const LeafRegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP |
+	1<<perf.RegBX | 1<<(perf.RegR8+4) | 1<<(perf.RegR8+5) | 1<<(perf.RegR8+6) | 1<<(perf.RegR8+7)
 
 // AddLeafCopy adds the user registers and the small stack copy of the leaf
 // repair (LeafStackBytes, LeafRegsUser) to every event that samples a
