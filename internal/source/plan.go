@@ -57,7 +57,7 @@ func Plan(s Source, f Facts) (Setup, error) {
 		return planHardware(s, f)
 	case Timer:
 		cfg := perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}
-		return Setup{Source: s, Config: cfg, Event: "cpu-clock (software timer, 4000 Hz)",
+		return Setup{Source: s, Config: cfg, Event: "cpu-clock (software timer)",
 			PerfArgs: []string{"-e", "cpu-clock", "-g"}}, nil
 	case Exact:
 		return Setup{}, fmt.Errorf("source exact: set up by the uprobe recorder, not by an event list")
