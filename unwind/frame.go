@@ -136,12 +136,16 @@ func (m Method) String() string {
 
 // MethodFor returns the method an event's attr was recorded for: LBR for a
 // branch stack in call-stack mode, DWARF for user registers with a stack
-// copy, frame pointers for a callchain, Auto otherwise.
+// copy and no user callchain (perf's --call-graph dwarf sets
+// exclude_callchain_user), frame pointers for a callchain (repaired at its
+// first frame by a stack copy, if the attr has one), Auto otherwise.
 func MethodFor(a *perf.Attr) Method {
+	copied := a.SampleType&perf.SampleStackUser != 0 && a.SampleType&perf.SampleRegsUser != 0
+	userChain := a.SampleType&perf.SampleCallchain != 0 && !a.Flags.Has(perf.FlagExcludeCallchainUser)
 	switch {
 	case a.SampleType&perf.SampleBranchStack != 0 && a.BranchSampleType&perf.BranchCallStack != 0:
 		return MethodLBR
-	case a.SampleType&perf.SampleStackUser != 0 && a.SampleType&perf.SampleRegsUser != 0:
+	case copied && !userChain:
 		return MethodDWARF
 	case a.SampleType&perf.SampleCallchain != 0:
 		return MethodFP

@@ -103,7 +103,10 @@ func TestMethodFor(t *testing.T) {
 			BranchSampleType: perf.BranchUser | perf.BranchCallStack}, MethodLBR},
 		{"-j any_call with a callchain is not a call stack", perf.Attr{SampleType: perf.SampleIP | perf.SampleCallchain | perf.SampleBranchStack,
 			BranchSampleType: perf.BranchUser | perf.BranchAnyCall}, MethodFP},
-		{"--call-graph dwarf", perf.Attr{SampleType: perf.SampleIP | perf.SampleCallchain | perf.SampleRegsUser | perf.SampleStackUser}, MethodDWARF},
+		{"--call-graph dwarf", perf.Attr{SampleType: perf.SampleIP | perf.SampleCallchain | perf.SampleRegsUser | perf.SampleStackUser,
+			Flags: perf.FlagExcludeCallchainUser}, MethodDWARF},
+		{"dwarf without a callchain", perf.Attr{SampleType: perf.SampleIP | perf.SampleRegsUser | perf.SampleStackUser}, MethodDWARF},
+		{"fp with a leaf stack copy", perf.Attr{SampleType: perf.SampleIP | perf.SampleCallchain | perf.SampleRegsUser | perf.SampleStackUser}, MethodFP},
 		{"--call-graph fp", perf.Attr{SampleType: perf.SampleIP | perf.SampleCallchain}, MethodFP},
 		{"no stacks", perf.Attr{SampleType: perf.SampleIP}, MethodAuto},
 	}

@@ -15,7 +15,9 @@ import (
 // Options configure an Unwinder.
 type Options struct {
 	// Method is how Unwind unwinds; MethodAuto picks DWARF for samples
-	// with a stack copy and frame pointers otherwise.
+	// with a stack copy and no user callchain (--call-graph dwarf), frame
+	// pointers otherwise (with the first frame repaired from a stack copy
+	// when the sample has one: RepairCallchain).
 	Method Method
 	// MaxDepth bounds the frames of one stack (default 512).
 	MaxDepth int
@@ -66,7 +68,7 @@ func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, Stop
 	m := u.opts.Method
 	if m == MethodAuto {
 		m = MethodFP
-		if hasStackCopy(s) {
+		if hasStackCopy(s) && !hasUserChain(s) {
 			m = MethodDWARF
 		}
 	}
@@ -76,7 +78,22 @@ func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, Stop
 	case MethodLBR:
 		return AppendLBR(dst, s, maps), StopChainEnd
 	}
-	return AppendCallchain(dst, s, maps), StopChainEnd
+	return u.appendFP(dst, s, maps), StopChainEnd
+}
+
+// appendFP is AppendCallchain of s's callchain repaired at its first user
+// frame (RepairCallchain) when the sample carries a stack copy.
+func (u *Unwinder) appendFP(dst []Frame, s *perf.Sample, maps Maps) []Frame {
+	if !hasStackCopy(s) {
+		return AppendCallchain(dst, s, maps)
+	}
+	chain, r := u.RepairCallchain(nil, s, maps)
+	if r != LeafInserted {
+		return AppendCallchain(dst, s, maps)
+	}
+	fixed := *s
+	fixed.Callchain = chain
+	return AppendCallchain(dst, &fixed, maps)
 }
 
 func hasStackCopy(s *perf.Sample) bool {

@@ -393,8 +393,22 @@ func printPeriods(w io.Writer, o record.Options, st record.Stats) {
 		}
 		fmt.Fprintf(w, "hwprof: %s: adaptive period, started at %d\n", ev.Name, ev.Attr.SamplePeriod)
 	}
+	last := map[int]uint64{}
 	for _, c := range st.Periods {
 		fmt.Fprintf(w, "hwprof:   %7.3fs %s period %d: %s\n", c.Time.Seconds(), o.Events[c.Event].Name, c.Period, c.Reason)
+		last[c.Event] = c.Period
+	}
+	for i, ev := range o.Events {
+		p, ok := last[i]
+		if !ok {
+			continue
+		}
+		hz := ""
+		if record.KindOf(&ev.Attr) == tuning.Time && p > 0 {
+			hz = fmt.Sprintf(" (%.0f Hz)", 1e9/float64(p))
+		}
+		fmt.Fprintf(w, "hwprof: %s: period %d%s in force at the end for the task and threads started after the last change; "+
+			"threads that existed at a change keep the period they inherited (the report lists each period seen)\n", ev.Name, p, hz)
 	}
 	if st.AdaptiveErr != nil {
 		fmt.Fprintf(w, "hwprof: warning: the kernel refused a period change: %v\n", st.AdaptiveErr)
@@ -539,6 +553,10 @@ func (f *recordFlags) sourceBuilder(src source.Source, facts source.Facts, stder
 	cfg.NoInherit, cfg.Limits = f.cfg.NoInherit, f.cfg.Limits
 	return func(_ []string, _ []int, target perf.Target) ([]perf.Event, error) {
 		cfg.Target = target
-		return perf.BuildAttrs(cfg)
+		evs, err := perf.BuildAttrs(cfg)
+		if err == nil && cfg.CallGraph == setup.Config.CallGraph {
+			source.AddLeafCopy(evs) // the source's own frame-pointer stacks: repair leaf frames
+		}
+		return evs, err
 	}, setup.Event, nil
 }

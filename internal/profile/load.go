@@ -190,9 +190,10 @@ type loader struct {
 	commKeep map[uint32]bool
 
 	// buffers reused from sample to sample
-	frames  []unwind.Frame
-	cframes []ccmap.Frame
-	calls   []lbr.Call
+	leafChain []uint64 // the repaired callchain (repairLeaf)
+	frames    []unwind.Frame
+	cframes   []ccmap.Frame
+	calls     []lbr.Call
 }
 
 type lbrKey struct {
@@ -450,7 +451,8 @@ func (l *loader) growEvents() {
 		}
 		l.fast = l.fast[:0]
 		for i, src := range l.srcs {
-			l.fast = append(l.fast, l.fpOnly[i] && src != srcExact && src != srcLBR && src != srcCalls &&
+			copied := l.r.Attrs()[i].Attr.SampleType&perf.SampleStackUser != 0 // repaired by repairLeaf
+			l.fast = append(l.fast, l.fpOnly[i] && !copied && src != srcExact && src != srcLBR && src != srcCalls &&
 				(l.o.Event == "" || l.r.Attrs()[i].Name == l.o.Event))
 		}
 	}
@@ -658,6 +660,7 @@ func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, pid uint32, 
 }
 
 func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
+	l.repairLeaf(s)
 	fp := l.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
 	var h uint64
 	if fp {

@@ -60,6 +60,8 @@ type Recording struct {
 	// Processes are the processes whose samples were kept, busiest
 	// first, with their shares of the sampled weight.
 	Processes []Process
+	// Leaf is what the repair of frameless first frames found.
+	Leaf LeafStats
 }
 
 // Event is one recorded event: its name and its fixed period or frequency

@@ -135,6 +135,7 @@ type adaptive struct {
 	tuners   []tuner
 	tuned    int // how many tuners have a controller: hwprof's CPU is split among them
 	sample   perf.Sample
+	frame    tuning.Frame // countSample's activation key
 	last     time.Time
 	lastCPU  time.Duration
 	start    time.Time
@@ -193,10 +194,11 @@ func (r *recorder) startAdaptive() error {
 	return nil
 }
 
-// countSample feeds the repetition counter: the top frame of a sample is
-// the return address of its innermost user frame (the call site of the
-// running function, standing for its activation), or the IP when the
-// sample has no callchain.
+// countSample feeds the repetition counter. The top frame of a sample is
+// its activation key (tuning.ActivationKey) when the sample carries the
+// user registers and stack copy the sources record (source.AddLeafCopy);
+// otherwise the return address of its innermost user frame (the call
+// site of the running function), or the IP when it has no callchain.
 func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 	t := &ad.tuners[ei]
 	if t.ctl == nil {
@@ -204,6 +206,10 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 	}
 	t.samples++
 	if f.DecodeSample(rec, &ad.sample) != nil {
+		return
+	}
+	if key, ok := ad.activationKey(&ad.sample); ok {
+		t.repeats.Add(ad.sample.TID, key)
 		return
 	}
 	top := ad.sample.IP
@@ -219,6 +225,29 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 	if len(ad.sample.Branches) > 0 {
 		t.noteWindow(ad.sample.TID, ad.sample.Branches)
 	}
+}
+
+// savedRegs are the callee-saved registers of tuning.Frame, in its order.
+var savedRegs = [6]int{perf.RegBX, perf.RegBP, perf.RegR8 + 4, perf.RegR8 + 5, perf.RegR8 + 6, perf.RegR8 + 7}
+
+// activationKey is tuning.ActivationKey of s, if s has a user callchain,
+// its stack pointer and a stack copy.
+func (ad *adaptive) activationKey(s *perf.Sample) (uint64, bool) {
+	if !s.Has(perf.SampleCallchain | perf.SampleRegsUser | perf.SampleStackUser) {
+		return 0, false
+	}
+	sp, ok := s.RegsUser.Get(perf.RegSP)
+	stack := s.StackUser.Valid()
+	user := perf.SplitCallchain(s.Callchain).User
+	if !ok || len(stack) < 8 || len(user) == 0 {
+		return 0, false
+	}
+	fr := &ad.frame
+	fr.SP, fr.TopWord, fr.Returns = sp, le.Uint64(stack), user[1:]
+	for i, r := range savedRegs {
+		fr.Saved[i], _ = s.RegsUser.Get(r)
+	}
+	return tuning.ActivationKey(fr), true
 }
 
 // maxWindows bounds the threads whose last LBR window a tuner keeps.

@@ -32,6 +32,9 @@ type jsonRecording struct {
 	DurationNS uint64       `json:"duration_ns"`
 	Periods    []jsonPeriod `json:"periods"`
 	Processes  []jsonProc   `json:"processes"`
+	// the repair of frameless first frames; absent when no sample had a
+	// stack copy to check it with
+	Leaf *jsonLeaf `json:"leaf,omitempty"`
 }
 
 type jsonProc struct {
@@ -39,6 +42,12 @@ type jsonProc struct {
 	Comm    *string `json:"comm"` // null when the recording names none
 	Samples uint64  `json:"samples"`
 	Share   float64 `json:"share"`
+}
+
+type jsonLeaf struct {
+	Checked  uint64 `json:"checked"`
+	Inserted uint64 `json:"inserted"`
+	Unknown  uint64 `json:"unknown"`
 }
 
 type jsonEvent struct {
@@ -142,6 +151,9 @@ func recordingJSON(rec *profile.Recording) jsonRecording {
 	}
 	for _, p := range rec.Periods {
 		r.Periods = append(r.Periods, jsonPeriod(p))
+	}
+	if rec.Leaf.Checked > 0 {
+		r.Leaf = &jsonLeaf{Checked: rec.Leaf.Checked, Inserted: rec.Leaf.Inserted, Unknown: rec.Leaf.Unknown}
 	}
 	return r
 }

@@ -65,6 +65,10 @@ func (s *summary) header(b *bytes.Buffer) {
 	if len(r.Processes) > 1 {
 		s.processes(b)
 	}
+	if l := r.Leaf; l.Inserted+l.Unknown > 0 {
+		fmt.Fprintf(b, "leaf frames: %d of %d stacks had skipped the caller of a function without its frame (restored from the stack copy); %d could not be checked\n",
+			l.Inserted, l.Checked, l.Unknown)
+	}
 	if changed(r.Periods) {
 		b.WriteString("period changes:\n")
 		for _, c := range r.Periods {

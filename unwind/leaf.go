@@ -1,0 +1,146 @@
+package unwind
+
+import (
+	"strconv"
+
+	"github.com/go-delve/delve/pkg/dwarf/regnum"
+
+	"github.com/hwprof/hwprof/perf"
+)
+
+// Leaf frames. The kernel's frame-pointer callchain starts at the sampled
+// IP and then follows rbp. Where the running function has not set up its
+// frame — a leaf compiled without one (gcc 12 at -O2 drops it even with
+// -mno-omit-leaf-frame-pointer), a prologue before `mov %rsp,%rbp`, an
+// epilogue after `pop %rbp`, a PLT stub, a libc routine without frame
+// pointers — rbp is still the caller's frame, so the chain's second entry
+// is the caller's return address, not the running function's: a sample
+// in D called by C called by B reads D ← B, losing C and inventing B → D.
+//
+// RepairCallchain puts the lost caller back from what a sample of the
+// timer source also carries: the user IP, SP and BP (PERF_SAMPLE_REGS_USER)
+// and a small copy of the top of the user stack (PERF_SAMPLE_STACK_USER).
+// For the first user frame only, it applies the object's CFI at the IP to
+// find the return address (the CFA rule and the return-address rule of
+// that PC, as DWARF unwinding does for every frame) and compares it with
+// the chain's second user entry: equal, the frame was set up and the chain
+// is right; different, the chain skipped the real caller, which is
+// inserted. The frames above it come from the frame pointers as before.
+
+// LeafRepair says what RepairCallchain found for a sample.
+type LeafRepair uint8
+
+const (
+	// LeafNotChecked: the sample has no user registers, no stack copy or
+	// no user part in its callchain, or its user IP is not the chain's
+	// first user entry; the chain is as the kernel wrote it.
+	LeafNotChecked LeafRepair = iota
+	// LeafIntact: the CFI's return address is the chain's second user
+	// entry (or the CFA is rbp-based, the frame is set up, or the CFI
+	// marks the outermost frame): nothing was missing.
+	LeafIntact
+	// LeafInserted: the chain skipped the running function's caller; its
+	// return address was inserted after the IP.
+	LeafInserted
+	// LeafUnknown: the CFI could not tell: the IP is in no mapping or no
+	// FDE, the object is unreadable, or the return address lies beyond
+	// the stack copy. The chain is left as it was.
+	LeafUnknown
+)
+
+var leafNames = [...]string{"not checked", "intact", "caller inserted", "unknown"}
+
+func (r LeafRepair) String() string {
+	if int(r) < len(leafNames) {
+		return leafNames[r]
+	}
+	return "leaf(" + strconv.Itoa(int(r)) + ")"
+}
+
+// RepairCallchain returns s's callchain with the caller of the first user
+// frame restored where the frame pointers skipped it (see above), and what
+// it found. When nothing changes it returns s.Callchain itself; otherwise
+// the repaired chain is appended to dst[:0]. It does not modify s.
+func (u *Unwinder) RepairCallchain(dst []uint64, s *perf.Sample, maps Maps) ([]uint64, LeafRepair) {
+	chain := s.Callchain
+	if !s.Has(perf.SampleCallchain) || !hasStackCopy(s) {
+		return chain, LeafNotChecked
+	}
+	at := userStart(chain) // index of the first user entry (the IP)
+	if at < 0 {
+		return chain, LeafNotChecked
+	}
+	ip, okIP := s.RegsUser.Get(perf.RegIP)
+	sp, okSP := s.RegsUser.Get(perf.RegSP)
+	if !okIP || !okSP || ip != chain[at] {
+		return chain, LeafNotChecked
+	}
+	ra, ok, r := u.firstReturn(s, maps, ip, sp)
+	if !ok {
+		return chain, r
+	}
+	if at+1 < len(chain) && chain[at+1] == ra {
+		return chain, LeafIntact
+	}
+	dst = append(dst[:0], chain[:at+1]...)
+	dst = append(dst, ra)
+	return append(dst, chain[at+1:]...), LeafInserted
+}
+
+// userStart returns the index of the first user entry of a raw callchain:
+// the one after PERF_CONTEXT_USER, or 0 for a chain without markers; -1
+// when the chain has no user entry.
+func userStart(chain []uint64) int {
+	for i, v := range chain {
+		if v == perf.ContextUser {
+			if i+1 < len(chain) && !perf.IsCallchainContext(chain[i+1]) {
+				return i + 1
+			}
+			return -1
+		}
+	}
+	if len(chain) > 0 && !perf.IsCallchainContext(chain[0]) {
+		return 0
+	}
+	return -1
+}
+
+// hasUserChain reports whether a sample's callchain holds user frames (it
+// was not recorded with exclude_callchain_user, as --call-graph dwarf is).
+func hasUserChain(s *perf.Sample) bool {
+	return s.Has(perf.SampleCallchain) && userStart(s.Callchain) >= 0
+}
+
+// firstReturn finds the return address of the frame running at ip with the
+// CFI of its object: ok with the address when the CFI gives one to compare
+// with the chain; otherwise LeafIntact when the frame is set up (an
+// rbp-based CFA: the kernel read the same slot) or outermost, LeafUnknown
+// when it cannot tell.
+func (u *Unwinder) firstReturn(s *perf.Sample, maps Maps, ip, sp uint64) (uint64, bool, LeafRepair) {
+	fs := lookup(nil, maps, s, ip, FrameIP, false)
+	if fs[0].Object == nil {
+		return 0, false, LeafUnknown
+	}
+	rw, _ := u.rowFor(&fs[0])
+	if rw == nil {
+		return 0, false, LeafUnknown
+	}
+	if rw.cfa.kind == ruleCFA && rw.cfa.reg == regnum.AMD64_Rbp {
+		return 0, false, LeafIntact
+	}
+	var r regs
+	for _, m := range perfToDWARF {
+		if v, ok := s.RegsUser.Get(m.perf); ok {
+			r.v[m.dwarf], r.known[m.dwarf] = v, true
+		}
+	}
+	st := stack{sp0: sp, data: s.StackUser.Valid()}
+	next, stop := step(&r, rw, &st)
+	switch {
+	case stop != nil && (*stop == StopOutermost || *stop == StopZeroReturn):
+		return 0, false, LeafIntact
+	case stop != nil:
+		return 0, false, LeafUnknown
+	}
+	return next.v[regnum.AMD64_Rip], true, LeafInserted
+}

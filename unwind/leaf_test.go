@@ -1,0 +1,172 @@
+package unwind
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf"
+)
+
+func TestUserStart(t *testing.T) {
+	k, u := perf.ContextKernel, perf.ContextUser
+	for _, tt := range []struct {
+		name  string
+		chain []uint64
+		want  int
+	}{
+		{"kernel then user", []uint64{k, 0xffffffff81000000, u, 0x401000, 0x401234}, 3},
+		{"user only", []uint64{u, 0x401000}, 1},
+		{"no markers", []uint64{0x401000, 0x401234}, 0},
+		{"kernel only", []uint64{k, 0xffffffff81000000}, -1},
+		{"empty user part", []uint64{k, 0xffffffff81000000, u}, -1},
+		{"empty", nil, -1},
+	} {
+		if g := userStart(tt.chain); g != tt.want {
+			t.Errorf("%s: userStart = %d, want %d", tt.name, g, tt.want)
+		}
+	}
+}
+
+// A sample the repair cannot check keeps its chain, untouched.
+func TestRepairCallchainNotChecked(t *testing.T) {
+	chain := []uint64{perf.ContextUser, 0x401000, 0x401234}
+	regsFor := func(ip uint64) perf.Regs {
+		return perf.Regs{ABI: perf.RegsABI64, Mask: 1<<perf.RegIP | 1<<perf.RegSP, Values: []uint64{0x7ff000, ip}}
+	}
+	stack := perf.StackUser{Data: make([]byte, 64), DynSize: 64}
+	base := perf.Sample{Callchain: chain}
+	for _, tt := range []struct {
+		name string
+		s    perf.Sample
+	}{
+		{"no stack copy", withType(base, perf.SampleCallchain)},
+		{"IP differs from the chain's", withRegs(withType(base, perf.SampleCallchain|perf.SampleRegsUser|perf.SampleStackUser), regsFor(0x402000), stack)},
+		{"no callchain", withRegs(withType(perf.Sample{}, perf.SampleRegsUser|perf.SampleStackUser), regsFor(0x401000), stack)},
+	} {
+		u := New(Options{})
+		got, r := u.RepairCallchain(nil, &tt.s, nil)
+		if r != LeafNotChecked || !slices.Equal(got, tt.s.Callchain) {
+			t.Errorf("%s: RepairCallchain = %#x, %v; want the chain unchanged, not checked", tt.name, got, r)
+		}
+	}
+	// in a mapping the process model does not know: unknown, unchanged
+	s := withRegs(withType(base, perf.SampleCallchain|perf.SampleRegsUser|perf.SampleStackUser), regsFor(0x401000), stack)
+	if got, r := New(Options{}).RepairCallchain(nil, &s, procmap.New(nil)); r != LeafUnknown || !slices.Equal(got, chain) {
+		t.Errorf("unknown mapping: RepairCallchain = %#x, %v; want the chain unchanged, unknown", got, r)
+	}
+}
+
+func withType(s perf.Sample, st perf.SampleType) perf.Sample {
+	s.Present = st
+	return s
+}
+
+func withRegs(s perf.Sample, r perf.Regs, st perf.StackUser) perf.Sample {
+	s.RegsUser, s.StackUser = r, st
+	return s
+}
+
+// TestRepairLeafFrames records a recursion whose innermost function has no
+// frame (gcc -O2 -fno-omit-frame-pointer) with the timer source, which
+// copies the top of the user stack, and checks every sample in the
+// program: leaf, then rec 21 times, then main; a sample in rec, rec k
+// times then main (rec's epilogue runs after `pop %rbp` too). The kernel's
+// chains alone must fail this for most leaf samples, or the test proves
+// nothing.
+func TestRepairLeafFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	dir := t.TempDir()
+	prog := buildC(t, dir, "leafrec", "-O2", "-g", "-fno-omit-frame-pointer")
+	hwprof := filepath.Join(dir, "hwprof")
+	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
+		t.Fatalf("go build hwprof: %v\n%s", err, b)
+	}
+	data := filepath.Join(dir, "leafrec.data")
+	cmd := []string{"record", "-q", "--source", "timer", "-c", "100000", "-o", data, "--", prog, "2"}
+	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
+		if os.Geteuid() != 0 {
+			if p, perr := perf.Paranoid(); perr == nil && p > 1 {
+				t.Skipf("cannot record: perf_event_paranoid is %d and not root: %v\n%s", p, err, b)
+			}
+		}
+		t.Fatalf("hwprof %s: %v\n%s", strings.Join(cmd, " "), err, b)
+	}
+	st := newSymtab(t, prog)
+	u := New(Options{})
+	var inProg, ok, leaf, leafRaw int
+	var bad []string
+	repairs := map[LeafRepair]int{}
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		frames, _ := u.Unwind(s, m)
+		user := userFrames(frames)
+		if len(user) == 0 || !slices.Contains([]string{"leaf", "rec"}, st.name(user[0])) {
+			return
+		}
+		_, r := u.RepairCallchain(nil, s, m)
+		repairs[r]++
+		inProg++
+		if wantLeafStack(user, st) {
+			ok++
+		} else if len(bad) < 5 {
+			bad = append(bad, r.String()+": "+describe(user, st))
+		}
+		if st.name(user[0]) == "leaf" {
+			leaf++
+			if wantLeafStack(userFrames(AppendCallchain(nil, s, m)), st) {
+				leafRaw++
+			}
+		}
+	})
+	t.Logf("%d samples in leaf or rec, %d right (%.2f%%); repairs %v; leaf samples right from the kernel's chain alone: %d of %d",
+		inProg, ok, 100*float64(ok)/float64(max(inProg, 1)), repairs, leafRaw, leaf)
+	if leaf < 100 {
+		t.Fatalf("only %d samples in leaf: the recording is too short to judge", leaf)
+	}
+	if ok*100 < inProg*99 {
+		t.Errorf("%d of %d samples unwound right, want ≥ 99%%; first failures:\n%s", ok, inProg, strings.Join(bad, "\n"))
+	}
+	if leafRaw*2 > leaf {
+		t.Errorf("%d of %d leaf samples were right without the repair: the program no longer shows the missing frame (check gcc's output)", leafRaw, leaf)
+	}
+}
+
+func userFrames(frames []Frame) []Frame {
+	var user []Frame
+	for _, f := range frames {
+		if !f.Kernel {
+			user = append(user, f)
+		}
+	}
+	return user
+}
+
+// wantLeafStack: [leaf] rec×k main, k = 21 below leaf and 1..21 otherwise,
+// then only frames outside the program.
+func wantLeafStack(frames []Frame, st *symtab) bool {
+	i := 0
+	isLeaf := len(frames) > 0 && st.name(frames[0]) == "leaf"
+	if isLeaf {
+		i++
+	}
+	k := 0
+	for i < len(frames) && st.name(frames[i]) == "rec" {
+		i++
+		k++
+	}
+	if k == 0 || k > 21 || isLeaf && k != 21 || i >= len(frames) || st.name(frames[i]) != "main" {
+		return false
+	}
+	for _, f := range frames[i+1:] {
+		if n := st.name(f); n == "?" || n == "rec" || n == "leaf" || n == "main" {
+			return false
+		}
+	}
+	return true
+}
