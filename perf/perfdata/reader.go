@@ -137,6 +137,7 @@ type Reader struct {
 	queue     roundQueue
 	badEvent  int64          // kernel records whose event could not be told
 	updNames  map[int]string // event names from EVENT_UPDATE records
+	descByID  map[uint64]int // EVENT_DESC entry of each id (indexEventDesc)
 
 	cur      Record
 	counts   [128]int64
@@ -407,30 +408,73 @@ func cstring(b []byte) string {
 
 // nameEvents names the events: by an EVENT_UPDATE name record, else by
 // EVENT_DESC (matched by ids, or by position), else by the tracepoint
-// names of old files, else perf's default name for the attr.
+// names of old files, else perf's default name for the attr. It indexes
+// the EVENT_DESC entries by id first, so that naming costs the same per
+// event however many events there are.
 func (r *Reader) nameEvents() {
+	r.indexEventDesc()
 	for i := range r.attrs {
-		a := &r.attrs[i]
-		if n, ok := r.updNames[i]; ok {
-			a.Name = n
-			continue
-		}
-		if d := r.feats.eventDescFor(i, a); d != nil && d.Name != "" {
-			a.Name = d.Name
-			continue
-		}
-		a.Name = ""
-		if a.Attr.Type == perf.TypeTracepoint {
-			for _, et := range r.feats.EventTypes {
-				if et.ID == a.Attr.Config {
-					a.Name = et.Name
-				}
+		r.nameEvent(i)
+	}
+}
+
+// indexEventDesc maps every id of the EVENT_DESC entries to the first
+// entry that has it, for eventDescFor.
+func (r *Reader) indexEventDesc() {
+	clear(r.descByID)
+	for j := range r.feats.EventDesc {
+		for _, id := range r.feats.EventDesc[j].IDs {
+			if r.descByID == nil {
+				r.descByID = make(map[uint64]int)
+			}
+			if _, ok := r.descByID[id]; !ok {
+				r.descByID[id] = j
 			}
 		}
-		if a.Name == "" {
-			a.Name = DefaultEventName(&a.Attr)
+	}
+}
+
+// nameEvent names event i (see nameEvents; the EVENT_DESC index must be
+// up to date).
+func (r *Reader) nameEvent(i int) {
+	a := &r.attrs[i]
+	if n, ok := r.updNames[i]; ok {
+		a.Name = n
+		return
+	}
+	if d := r.eventDescFor(i, a); d != nil && d.Name != "" {
+		a.Name = d.Name
+		return
+	}
+	a.Name = ""
+	if a.Attr.Type == perf.TypeTracepoint {
+		for _, et := range r.feats.EventTypes {
+			if et.ID == a.Attr.Config {
+				a.Name = et.Name
+			}
 		}
 	}
+	if a.Name == "" {
+		a.Name = DefaultEventName(&a.Attr)
+	}
+}
+
+// eventDescFor returns the EVENT_DESC entry of event i: the one with the
+// same ids, or the i-th when the attrs agree.
+func (r *Reader) eventDescFor(i int, a *EventAttr) *EventDesc {
+	ff := &r.feats
+	if len(a.IDs) > 0 {
+		if j, ok := r.descByID[a.IDs[0]]; ok && j < len(ff.EventDesc) {
+			return &ff.EventDesc[j]
+		}
+	}
+	if i < len(ff.EventDesc) {
+		d := &ff.EventDesc[i]
+		if d.Attr.Type == a.Attr.Type && d.Attr.Config == a.Attr.Config {
+			return d
+		}
+	}
+	return nil
 }
 
 // Header returns the file header.

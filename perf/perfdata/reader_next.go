@@ -123,8 +123,9 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 	case *perf.HeaderAttr:
 		if err := r.addAttr(m.Attr, m.IDs); err != nil {
 			r.warn(fmt.Sprintf("ATTR record at offset %#x: %v: ignored", rec.Offset, err))
+		} else {
+			r.nameEvent(len(r.attrs) - 1)
 		}
-		r.nameEvents()
 	case *perf.EventUpdate:
 		r.eventUpdate(m)
 	case *perf.HeaderFeature:
@@ -174,7 +175,7 @@ func (r *Reader) eventUpdate(m *perf.EventUpdate) {
 			r.updNames = make(map[int]string)
 		}
 		r.updNames[i] = m.Name
-		r.nameEvents()
+		r.attrs[i].Name = m.Name
 	}
 }
 
