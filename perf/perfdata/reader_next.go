@@ -55,6 +55,9 @@ func (r *Reader) finish(err error) {
 	default:
 		r.err = fmt.Errorf("perfdata: %w", err)
 	}
+	if n := r.src.zskipped; n > 0 {
+		r.warn(fmt.Sprintf("%d more COMPRESSED records were not decompressed (after the one too large): their records are lost", n))
+	}
 	if n := r.src.pendingDecompressed(); n > 0 && r.err == nil {
 		r.warn(fmt.Sprintf("%d bytes of a record left over at the end of the COMPRESSED record at offset %#x: ignored", n, r.src.zoff))
 	}
@@ -143,8 +146,15 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 	case *perf.Auxtrace:
 		r.payload(rec, m.Size)
 	case *perf.Compressed:
-		if err := r.src.decompress(m.Data, rec.Offset); err != nil {
-			r.warn(err.Error() + ": its records are lost")
+		var mmapLen uint32
+		if c := r.feats.Compression; c != nil {
+			mmapLen = c.MmapLen
+		}
+		if err := r.src.decompress(m.Data, rec.Offset, decompressLimit(mmapLen)); err != nil {
+			if !errors.Is(err, ErrDecompressedTooLarge) {
+				err = fmt.Errorf("%w: its records are lost", err)
+			}
+			r.warn(err.Error())
 		}
 	}
 	return true
