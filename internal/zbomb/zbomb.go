@@ -59,7 +59,7 @@ func Frames(b []byte, n int, c byte) []byte {
 const RecordByte = 0x08
 
 // MaxData is the most zstd data one COMPRESSED record carries.
-const MaxData = 0xffff &^ 7 - 8
+const MaxData = 0xffff&^7 - 8
 
 // Pipe returns a pipe-mode perf.data stream: the header, then one
 // PERF_RECORD_COMPRESSED record per element of data (each at most MaxData
