@@ -288,18 +288,53 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, err
 	}
 	r.readEventTypes(ra)
-	r.readFeatureSections(ra)
+	cut := r.cutShort()
+	if !cut { // else there are no feature sections: records follow
+		r.readFeatureSections(ra)
+	}
 	r.nameEvents()
 	// The data section as claimed (bounded to stay an int64) and as far
 	// as the file goes.
 	claimed := h.Data.Offset + min(h.Data.Size, math.MaxInt64-h.Data.Offset)
 	avail := h.Data.Offset + min(h.Data.Size, uint64(size)-h.Data.Offset)
 	off := int64(h.Data.Offset)
-	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
-	if h.Data.Size == 0 {
+	if cut {
+		// Records past the header's data size, up to the end of the file.
+		r.src.cut = int64(claimed)
+		claimed, avail = uint64(size), uint64(size)
+		r.warn(fmt.Sprintf("the recording was cut short (its writer did not finish it): the header's data section ends at %#x, the file at %#x: reading the records up to the end of the file", h.Data.End(), size))
+	} else if h.Data.Size == 0 {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
+	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
 	return r, nil
+}
+
+// cutShort reports whether the file is one whose writer died before
+// finishing it: perf and hwprof write the feature sections last, after the
+// records, and rewrite the header with the data size then (hwprof also at
+// checkpoints, perf not before the end). A file with bytes past its data
+// section but no feature bits (hwprof), or a data size of 0 (perf), holds
+// records written after the last header update.
+func (r *Reader) cutShort() bool {
+	h := &r.hdr
+	if h.Data.End() >= uint64(h.FileSize) {
+		return false
+	}
+	// perf record writes the feature bits at the start, with a data size
+	// of 0 until it finishes.
+	if h.Features != [FeatBits / 64]uint64{} && h.Data.Size != 0 {
+		return false
+	}
+	// Feature sections, attrs, ids and event types may sit after the
+	// data (files of other writers): then the bytes are not records.
+	end := h.Data.End()
+	for _, s := range []Section{h.Attrs, h.EventTypes} {
+		if s.Size > 0 && s.Offset >= end {
+			return false
+		}
+	}
+	return true
 }
 
 // checkSection verifies that s (at header offset at) lies inside the

@@ -48,10 +48,13 @@ func (r *Reader) finish(err error) {
 	r.done = true
 	r.queue.flush()
 	var tr *errTrailing
+	var ct *errCutTail
 	switch {
 	case err == io.EOF:
 	case errors.As(err, &tr):
 		r.warn(tr.Error())
+	case errors.As(err, &ct):
+		r.warn(ct.Error())
 	default:
 		r.err = fmt.Errorf("perfdata: %w", err)
 	}

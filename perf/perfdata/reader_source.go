@@ -68,6 +68,10 @@ type source struct {
 	left int64  // bytes rd still holds, if known; -1 if not
 	eof  bool
 	skip uint64 // payload bytes to drop before the next record (AUXTRACE, TRACING_DATA)
+	// cut is where the header's data section ends in a file cut short
+	// (0 if not): past it, records are recovered up to the end of the
+	// file, and a record that cannot be framed ends them (errCutTail).
+	cut int64
 
 	// chunk numbers the chunks; recStart is where the last record that
 	// next returned from the stream starts in buf.
@@ -219,11 +223,33 @@ func (s *source) dropPayload() error {
 	return nil
 }
 
+// errCutTail ends the records recovered from a file cut short: the last
+// one was cut by the writer's death (or what follows is not records).
+type errCutTail struct {
+	off, n int64 // where the bytes that are not a record start, how many
+	err    error
+}
+
+func (e *errCutTail) Error() string {
+	return fmt.Sprintf("the recording was cut short: the last %d bytes, at offset %#x, are not a whole record (%v): the records end before them", e.n, e.off, e.err)
+}
+
+func (e *errCutTail) Unwrap() error { return e.err }
+
 // next returns the next record, its offset, and whether it came out of a
 // COMPRESSED record. It returns io.EOF at the end, *errTrailing for a few
-// stray bytes at the end of a stream, and an error naming the offset for
-// a record that cannot be framed.
+// stray bytes at the end of a stream, *errCutTail for a record that cannot
+// be framed past the data section of a file cut short, and an error naming
+// the offset for a record that cannot be framed.
 func (s *source) next() ([]byte, int64, bool, error) {
+	rec, off, comp, err := s.nextRecord()
+	if err != nil && err != io.EOF && !comp && s.cut > 0 && off >= s.cut {
+		err = &errCutTail{off, s.end - off, err}
+	}
+	return rec, off, comp, err
+}
+
+func (s *source) nextRecord() ([]byte, int64, bool, error) {
 	if rec, ok, err := s.nextDecompressed(); ok || err != nil {
 		return rec, s.zoff, true, err
 	}
