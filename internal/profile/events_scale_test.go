@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -50,12 +51,13 @@ func manyEventsFile(t testing.TB, n int) string {
 	return path
 }
 
-// readTime returns the least time of a few reads of path's records by
+// readTime returns the least time of seven reads of path's records by
 // the loader (symbolization left out), checking every sample was folded.
 func readTime(t *testing.T, path string, n int) time.Duration {
 	t.Helper()
 	best := time.Duration(1<<63 - 1)
-	for range 3 {
+	for range 7 {
+		runtime.GC() // no collection of the previous run's garbage in this one
 		t0 := time.Now()
 		r, err := perfdata.Open(path)
 		if err != nil {
@@ -79,14 +81,14 @@ func readTime(t *testing.T, path string, n int) time.Duration {
 // TestManyEventsLinear holds the loader's cost linear in the number of
 // events: it renewed its copy of the event table after each of the
 // Writer's EVENT_UPDATE records (a copy of every event each time).
-// 8 times the events must cost less than 24 times as much (linear: about
-// 8, quadratic: 64).
+// 8 times the events must cost less than 32 times as much (linear: about
+// 8, quadratic: 64; the old loader measured 57).
 func TestManyEventsLinear(t *testing.T) {
 	t1 := readTime(t, manyEventsFile(t, 1000), 1000)
 	t8 := readTime(t, manyEventsFile(t, 8000), 8000)
 	ratio := float64(t8) / float64(max(t1, time.Microsecond))
 	t.Logf("1k events %v, 8k events %v: ratio %.1f", t1, t8, ratio)
-	if ratio > 24 {
+	if ratio > 32 {
 		t.Errorf("8,000 events took %.1f times as long as 1,000 (%v, %v): not linear", ratio, t8, t1)
 	}
 }
