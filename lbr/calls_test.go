@@ -111,12 +111,19 @@ func TestSampleIPMeaning(t *testing.T) {
 	}
 }
 
+// maxInsnLen is the longest x86 instruction (Intel SDM vol. 2, 2.3.11).
+const maxInsnLen = 15
+
 // FuzzCallFromSample: any code bytes, IP and callchain give an answer
 // without panicking, and a found site is a call whose return address is in
-// the chain or is the IP.
+// the chain or is the IP, at most one instruction's length after it (a call
+// with prefixes and SIB+disp32 is longer than the 7 bytes callBefore
+// searches back: 41 ff 94 24 00 01 00 00 is call *0x100(%r12), 8 bytes).
 func FuzzCallFromSample(f *testing.F) {
 	f.Add([]byte{0xe8, 0xeb, 0x0f, 0x00, 0x00, 0xff, 0xd0}, uint64(0x1000), uint64(0x1005), uint8(1))
 	f.Add([]byte{0x41, 0xff, 0x54, 0x24, 0x08}, uint64(0x1000), uint64(0x1005), uint8(2))
+	f.Add([]byte{0x41, 0xff, 0x94, 0x24, 0x00, 0x01, 0x00, 0x00}, uint64(0x1000), uint64(0x1008), uint8(2))
+	f.Add([]byte{0x41, 0xff, 0x94, 0x24, 0x00, 0x01, 0x00, 0x00}, uint64(0x1000), uint64(0x1008), uint8(1))
 	f.Add([]byte{}, uint64(0), uint64(1), uint8(0))
 	f.Fuzz(func(t *testing.T, code []byte, ip, ret uint64, meaning uint8) {
 		mem := memCode{0x1000: code}
@@ -128,7 +135,7 @@ func FuzzCallFromSample(f *testing.F) {
 		if e.Kind != KindCall && e.Kind != KindIndCall {
 			t.Errorf("site %#x with kind %v", e.Site, e.Kind)
 		}
-		if e.Return <= e.Site || e.Return-e.Site > maxCallLen {
+		if e.Return <= e.Site || e.Return-e.Site > maxInsnLen {
 			t.Errorf("site %#x, return %#x", e.Site, e.Return)
 		}
 		if e.SiteChecked && (e.Kind != KindCall || !e.CalleeEntry) {

@@ -70,6 +70,7 @@ type dwarfIndex struct {
 func buildDWARF(d *dwarf.Data) (*dwarfIndex, error) {
 	x := &dwarfIndex{d: d, nameIdx: map[dwarf.Offset]nameRef{}, nameStr: map[string]int32{}, fileIdx: map[string]int32{}}
 	r := d.Reader()
+	started, prev := false, dwarf.Offset(0)
 	for {
 		cu, err := r.Next()
 		if err != nil {
@@ -78,6 +79,12 @@ func buildDWARF(d *dwarf.Data) (*dwarfIndex, error) {
 		if cu == nil {
 			break
 		}
+		// A malformed DW_AT_sibling can send debug/dwarf's reader back
+		// to an entry it read (found by FuzzOpen: it looped for ever).
+		if started && cu.Offset <= prev {
+			return nil, fmt.Errorf("read DWARF: entry at %#x after the one at %#x: malformed sibling link", cu.Offset, prev)
+		}
+		started, prev = true, cu.Offset
 		if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
 			r.SkipChildren()
 			continue

@@ -232,10 +232,15 @@ func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
 // their order, while this one reads on; it applies every other record
 // itself, after the samples before it are done: the worker reads the
 // process model and a copy of the reader's event table (fmt, attrs) that
-// is renewed after every record of perf's own that may change it.
+// is renewed before the first sample that follows records of perf's own
+// that may change it.
 func (l *loader) read() error {
 	w := l.startWorker()
 	defer w.stop()
+	// stale: the event table may have changed since the last snapshot,
+	// which is renewed before the next sample only (not after each of
+	// thousands of EVENT_UPDATE records in a row).
+	stale := false
 	for l.r.Next() {
 		rec := l.r.Record()
 		switch t := rec.Type(); t {
@@ -243,7 +248,12 @@ func (l *loader) read() error {
 			if l.r.Format().Len() > len(l.srcs) {
 				w.wait()
 				l.growEvents()
+				stale = true
+			}
+			if stale {
+				w.wait()
 				l.snapshot()
+				stale = false
 			}
 			w.add(rec.Raw)
 		case perf.RecordMmap, perf.RecordMmap2:
@@ -285,8 +295,7 @@ func (l *loader) read() error {
 		case perf.RecordFinishedRound:
 		default:
 			if t >= perf.RecordHeaderAttr { // may have changed the events
-				w.wait()
-				l.snapshot()
+				stale = true
 			}
 		}
 	}

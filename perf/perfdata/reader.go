@@ -137,6 +137,7 @@ type Reader struct {
 	queue     roundQueue
 	badEvent  int64          // kernel records whose event could not be told
 	updNames  map[int]string // event names from EVENT_UPDATE records
+	descByID  map[uint64]int // EVENT_DESC entry of each id (indexEventDesc)
 
 	cur      Record
 	counts   [128]int64
@@ -296,18 +297,53 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, err
 	}
 	r.readEventTypes(ra)
-	r.readFeatureSections(ra)
+	cut := r.cutShort()
+	if !cut { // else there are no feature sections: records follow
+		r.readFeatureSections(ra)
+	}
 	r.nameEvents()
 	// The data section as claimed (bounded to stay an int64) and as far
 	// as the file goes.
 	claimed := h.Data.Offset + min(h.Data.Size, math.MaxInt64-h.Data.Offset)
 	avail := h.Data.Offset + min(h.Data.Size, uint64(size)-h.Data.Offset)
 	off := int64(h.Data.Offset)
-	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
-	if h.Data.Size == 0 {
+	if cut {
+		// Records past the header's data size, up to the end of the file.
+		r.src.cut = int64(claimed)
+		claimed, avail = uint64(size), uint64(size)
+		r.warn(fmt.Sprintf("the recording was cut short (its writer did not finish it): the header's data section ends at %#x, the file at %#x: reading the records up to the end of the file", h.Data.End(), size))
+	} else if h.Data.Size == 0 {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
+	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
 	return r, nil
+}
+
+// cutShort reports whether the file is one whose writer died before
+// finishing it: perf and hwprof write the feature sections last, after the
+// records, and rewrite the header with the data size then (hwprof also at
+// checkpoints, perf not before the end). A file with bytes past its data
+// section but no feature bits (hwprof), or a data size of 0 (perf), holds
+// records written after the last header update.
+func (r *Reader) cutShort() bool {
+	h := &r.hdr
+	if h.Data.End() >= uint64(h.FileSize) {
+		return false
+	}
+	// perf record writes the feature bits at the start, with a data size
+	// of 0 until it finishes.
+	if h.Features != [FeatBits / 64]uint64{} && h.Data.Size != 0 {
+		return false
+	}
+	// Feature sections, attrs, ids and event types may sit after the
+	// data (files of other writers): then the bytes are not records.
+	end := h.Data.End()
+	for _, s := range []Section{h.Attrs, h.EventTypes} {
+		if s.Size > 0 && s.Offset >= end {
+			return false
+		}
+	}
+	return true
 }
 
 // checkSection verifies that s (at header offset at) lies inside the
@@ -416,30 +452,73 @@ func cstring(b []byte) string {
 
 // nameEvents names the events: by an EVENT_UPDATE name record, else by
 // EVENT_DESC (matched by ids, or by position), else by the tracepoint
-// names of old files, else perf's default name for the attr.
+// names of old files, else perf's default name for the attr. It indexes
+// the EVENT_DESC entries by id first, so that naming costs the same per
+// event however many events there are.
 func (r *Reader) nameEvents() {
+	r.indexEventDesc()
 	for i := range r.attrs {
-		a := &r.attrs[i]
-		if n, ok := r.updNames[i]; ok {
-			a.Name = n
-			continue
-		}
-		if d := r.feats.eventDescFor(i, a); d != nil && d.Name != "" {
-			a.Name = d.Name
-			continue
-		}
-		a.Name = ""
-		if a.Attr.Type == perf.TypeTracepoint {
-			for _, et := range r.feats.EventTypes {
-				if et.ID == a.Attr.Config {
-					a.Name = et.Name
-				}
+		r.nameEvent(i)
+	}
+}
+
+// indexEventDesc maps every id of the EVENT_DESC entries to the first
+// entry that has it, for eventDescFor.
+func (r *Reader) indexEventDesc() {
+	clear(r.descByID)
+	for j := range r.feats.EventDesc {
+		for _, id := range r.feats.EventDesc[j].IDs {
+			if r.descByID == nil {
+				r.descByID = make(map[uint64]int)
+			}
+			if _, ok := r.descByID[id]; !ok {
+				r.descByID[id] = j
 			}
 		}
-		if a.Name == "" {
-			a.Name = DefaultEventName(&a.Attr)
+	}
+}
+
+// nameEvent names event i (see nameEvents; the EVENT_DESC index must be
+// up to date).
+func (r *Reader) nameEvent(i int) {
+	a := &r.attrs[i]
+	if n, ok := r.updNames[i]; ok {
+		a.Name = n
+		return
+	}
+	if d := r.eventDescFor(i, a); d != nil && d.Name != "" {
+		a.Name = d.Name
+		return
+	}
+	a.Name = ""
+	if a.Attr.Type == perf.TypeTracepoint {
+		for _, et := range r.feats.EventTypes {
+			if et.ID == a.Attr.Config {
+				a.Name = et.Name
+			}
 		}
 	}
+	if a.Name == "" {
+		a.Name = DefaultEventName(&a.Attr)
+	}
+}
+
+// eventDescFor returns the EVENT_DESC entry of event i: the one with the
+// same ids, or the i-th when the attrs agree.
+func (r *Reader) eventDescFor(i int, a *EventAttr) *EventDesc {
+	ff := &r.feats
+	if len(a.IDs) > 0 {
+		if j, ok := r.descByID[a.IDs[0]]; ok && j < len(ff.EventDesc) {
+			return &ff.EventDesc[j]
+		}
+	}
+	if i < len(ff.EventDesc) {
+		d := &ff.EventDesc[i]
+		if d.Attr.Type == a.Attr.Type && d.Attr.Config == a.Attr.Config {
+			return d
+		}
+	}
+	return nil
 }
 
 // Header returns the file header.

@@ -430,24 +430,3 @@ func decodeBuildIDSection(b []byte) ([]BuildID, error) {
 	}
 	return out, nil
 }
-
-// eventDescFor returns the EVENT_DESC entry of event i: the one with the
-// same ids, or the i-th when the attrs agree.
-func (ff *FileFeatures) eventDescFor(i int, a *EventAttr) *EventDesc {
-	if len(a.IDs) > 0 {
-		for j := range ff.EventDesc {
-			for _, id := range ff.EventDesc[j].IDs {
-				if id == a.IDs[0] {
-					return &ff.EventDesc[j]
-				}
-			}
-		}
-	}
-	if i < len(ff.EventDesc) {
-		d := &ff.EventDesc[i]
-		if d.Attr.Type == a.Attr.Type && d.Attr.Config == a.Attr.Config {
-			return d
-		}
-	}
-	return nil
-}

@@ -48,12 +48,18 @@ func (r *Reader) finish(err error) {
 	r.done = true
 	r.queue.flush()
 	var tr *errTrailing
+	var ct *errCutTail
 	switch {
 	case err == io.EOF:
 	case errors.As(err, &tr):
 		r.warn(tr.Error())
+	case errors.As(err, &ct):
+		r.warn(ct.Error())
 	default:
 		r.err = fmt.Errorf("perfdata: %w", err)
+	}
+	if n := r.src.zskipped; n > 0 {
+		r.warn(fmt.Sprintf("%d more COMPRESSED records were not decompressed (after the one too large): their records are lost", n))
 	}
 	if n := r.src.pendingDecompressed(); n > 0 && r.err == nil {
 		r.warn(fmt.Sprintf("%d bytes of a record left over at the end of the COMPRESSED record at offset %#x: ignored", n, r.src.zoff))
@@ -123,8 +129,9 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 	case *perf.HeaderAttr:
 		if err := r.addAttr(m.Attr, m.IDs); err != nil {
 			r.warn(fmt.Sprintf("ATTR record at offset %#x: %v: ignored", rec.Offset, err))
+		} else {
+			r.nameEvent(len(r.attrs) - 1)
 		}
-		r.nameEvents()
 	case *perf.EventUpdate:
 		r.eventUpdate(m)
 	case *perf.HeaderFeature:
@@ -142,8 +149,15 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 	case *perf.Auxtrace:
 		r.payload(rec, m.Size)
 	case *perf.Compressed:
-		if err := r.src.decompress(m.Data, rec.Offset); err != nil {
-			r.warn(err.Error() + ": its records are lost")
+		var mmapLen uint32
+		if c := r.feats.Compression; c != nil {
+			mmapLen = c.MmapLen
+		}
+		if err := r.src.decompress(m.Data, rec.Offset, decompressLimit(mmapLen)); err != nil {
+			if !errors.Is(err, ErrDecompressedTooLarge) {
+				err = fmt.Errorf("%w: its records are lost", err)
+			}
+			r.warn(err.Error())
 		}
 	}
 	return true
@@ -174,7 +188,7 @@ func (r *Reader) eventUpdate(m *perf.EventUpdate) {
 			r.updNames = make(map[int]string)
 		}
 		r.updNames[i] = m.Name
-		r.nameEvents()
+		r.attrs[i].Name = m.Name
 	}
 }
 

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -18,9 +19,33 @@ const readChunk = 128 << 10
 // less, the source starts a new chunk.
 const minRead = 4096
 
-// maxDecompressed bounds what one COMPRESSED record may expand to (perf
-// record compresses one mmap read, at most its mmap_len, into a record).
-const maxDecompressed = 64 << 20
+// What one COMPRESSED record may expand to. perf record compresses one
+// read of a ring buffer, at most mmap_len bytes, into one or more
+// COMPRESSED records, and perf's reader decompresses each record into a
+// buffer of mmap_len bytes (HEADER_COMPRESSED's mmap_len) plus the partial
+// record left over from the previous one
+// (perf_session__process_compressed_event in tools/perf/util/session.c;
+// zstd_decompress_stream in tools/perf/util/zstd.c stops when it is
+// full). The Reader does the same, with mmap_len capped at
+// maxDecompressed and defaultDecompressed when the recording does not say:
+// a record that expands to more is a decompression bomb, not perf's output.
+const (
+	maxDecompressed     = 64 << 20
+	defaultDecompressed = 16 << 20
+)
+
+// decompressLimit is the most one COMPRESSED record may expand to in a
+// recording whose HEADER_COMPRESSED gives mmapLen (0: not known).
+func decompressLimit(mmapLen uint32) int {
+	if mmapLen == 0 {
+		return defaultDecompressed
+	}
+	return int(min(mmapLen, maxDecompressed))
+}
+
+// ErrDecompressedTooLarge is matched by the error for a COMPRESSED record
+// that expands to more than the recording allows.
+var ErrDecompressedTooLarge = errors.New("decompressed data too large")
 
 // source cuts a byte stream into records: the data section of a file, or
 // a pipe. It also holds the records that come out of COMPRESSED records,
@@ -43,6 +68,10 @@ type source struct {
 	left int64  // bytes rd still holds, if known; -1 if not
 	eof  bool
 	skip uint64 // payload bytes to drop before the next record (AUXTRACE, TRACING_DATA)
+	// cut is where the header's data section ends in a file cut short
+	// (0 if not): past it, records are recovered up to the end of the
+	// file, and a record that cannot be framed ends them (errCutTail).
+	cut int64
 
 	// chunk numbers the chunks; recStart is where the last record that
 	// next returned from the stream starts in buf.
@@ -60,6 +89,10 @@ type source struct {
 	zr        int
 	zoff      int64 // offset of the COMPRESSED record they came from
 	zs        *zstream
+	// zstop: a COMPRESSED record expanded past its limit; later ones are
+	// not decompressed (their stream is lost), only counted in zskipped.
+	zstop    bool
+	zskipped int64
 }
 
 // init sets the source to read records from rd, which starts at stream
@@ -190,11 +223,33 @@ func (s *source) dropPayload() error {
 	return nil
 }
 
+// errCutTail ends the records recovered from a file cut short: the last
+// one was cut by the writer's death (or what follows is not records).
+type errCutTail struct {
+	off, n int64 // where the bytes that are not a record start, how many
+	err    error
+}
+
+func (e *errCutTail) Error() string {
+	return fmt.Sprintf("the recording was cut short: the last %d bytes, at offset %#x, are not a whole record (%v): the records end before them", e.n, e.off, e.err)
+}
+
+func (e *errCutTail) Unwrap() error { return e.err }
+
 // next returns the next record, its offset, and whether it came out of a
 // COMPRESSED record. It returns io.EOF at the end, *errTrailing for a few
-// stray bytes at the end of a stream, and an error naming the offset for
-// a record that cannot be framed.
+// stray bytes at the end of a stream, *errCutTail for a record that cannot
+// be framed past the data section of a file cut short, and an error naming
+// the offset for a record that cannot be framed.
 func (s *source) next() ([]byte, int64, bool, error) {
+	rec, off, comp, err := s.nextRecord()
+	if err != nil && err != io.EOF && !comp && s.cut > 0 && off >= s.cut {
+		err = &errCutTail{off, s.end - off, err}
+	}
+	return rec, off, comp, err
+}
+
+func (s *source) nextRecord() ([]byte, int64, bool, error) {
 	if rec, ok, err := s.nextDecompressed(); ok || err != nil {
 		return rec, s.zoff, true, err
 	}
@@ -278,8 +333,15 @@ func (s *source) nextDecompressed() ([]byte, bool, error) {
 // appends what it expands to after what is left of the previous records
 // (a record may span two COMPRESSED records, as in perf). perf compresses
 // one stream, flushed at each record but not ended, so one frame spans
-// many records: the data goes through one streaming decoder.
-func (s *source) decompress(data []byte, off int64) error {
+// many records: the data goes through one streaming decoder. The record
+// may expand to at most limit bytes; past that, decoding stops there
+// (memory stays bounded whatever the data), the records it held are lost,
+// and so are those of every later COMPRESSED record.
+func (s *source) decompress(data []byte, off int64, limit int) error {
+	if s.zstop {
+		s.zskipped++
+		return nil
+	}
 	if s.zs == nil {
 		zs, err := newZStream()
 		if err != nil {
@@ -289,16 +351,19 @@ func (s *source) decompress(data []byte, off int64) error {
 	}
 	left := s.z[s.zr:]
 	out := append(s.zspare[:0], left...)
-	out, err := s.zs.feed(data, out)
+	out, err := s.zs.feed(data, out, len(left)+limit)
 	s.zspare = s.z[:0]
 	s.z, s.zr, s.zoff = out, 0, off
+	if errors.Is(err, ErrDecompressedTooLarge) {
+		s.zs.close()
+		s.zs, s.zstop = nil, true
+		s.z, s.zspare = nil, nil // the bomb's output is not kept
+		return fmt.Errorf("COMPRESSED record at offset %#x expands to more than %d bytes, the most one record of this recording may hold (%w): its records and those of every later COMPRESSED record are lost", off, limit, err)
+	}
 	if err != nil {
 		s.zs.close()
 		s.zs = nil
 		return fmt.Errorf("COMPRESSED record at offset %#x: zstd: %w", off, err)
-	}
-	if len(out) > maxDecompressed {
-		return fmt.Errorf("COMPRESSED record at offset %#x: more than %d bytes of records pending", off, maxDecompressed)
 	}
 	return nil
 }
@@ -315,6 +380,7 @@ type zstream struct {
 	done chan error    // the decoder stopped
 	cur  []byte        // input not yet read by the decoder
 	out  []byte        // output, appended by the decoder's goroutine between handshakes
+	max  int           // the most bytes out may hold (set by feed before each handover)
 	err  error         // the decoder stopped with it
 	// waiting: the decoder has asked for input and waits on in.
 	waiting bool
@@ -347,11 +413,18 @@ func (zs *zstream) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// run decodes until the decoder fails, or its output would pass zs.max
+// (ErrDecompressedTooLarge): it never holds more than that, so a bomb
+// costs no more memory than a record may.
 func (zs *zstream) run() {
 	buf := make([]byte, 1<<16)
 	for {
 		n, err := zs.dec.Read(buf)
-		zs.out = append(zs.out, buf[:n]...)
+		if len(zs.out)+n > zs.max {
+			zs.done <- ErrDecompressedTooLarge
+			return
+		}
+		zs.out = appendBounded(zs.out, buf[:n], zs.max)
 		if err != nil {
 			zs.done <- err
 			return
@@ -359,9 +432,20 @@ func (zs *zstream) run() {
 	}
 }
 
+// appendBounded appends b to out, growing it (by doubling) to limit
+// bytes of capacity at most; len(out)+len(b) must not pass limit.
+func appendBounded(out, b []byte, limit int) []byte {
+	if cap(out)-len(out) < len(b) {
+		nc := min(2*cap(out)+len(b), limit)
+		out = append(make([]byte, 0, nc), out...)
+	}
+	return append(out, b...)
+}
+
 // feed gives the decoder data and returns out with everything decoded
-// from it appended. data is read before feed returns.
-func (zs *zstream) feed(data, out []byte) ([]byte, error) {
+// from it appended, limit bytes at most (else ErrDecompressedTooLarge). data
+// is read before feed returns.
+func (zs *zstream) feed(data, out []byte, limit int) ([]byte, error) {
 	if zs.err != nil {
 		return out, zs.err
 	}
@@ -374,7 +458,7 @@ func (zs *zstream) feed(data, out []byte) ([]byte, error) {
 		}
 		zs.waiting = true
 	}
-	zs.out = out
+	zs.out, zs.max = out, limit
 	zs.in <- data
 	zs.waiting = false
 	select {

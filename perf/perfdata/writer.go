@@ -92,7 +92,7 @@ type Writer struct {
 	branchStack bool
 
 	dataSize int64 // bytes of records written, buffered or not
-	flushed  int64 // bytes of records in the file and in its header
+	flushed  int64 // bytes of records in the file (in its header from the next flush)
 	records  int64
 
 	// timeOff is the offset of the time field in every SAMPLE record, or
@@ -330,11 +330,34 @@ var finishedRound = [eventHeaderSize]byte{byte(perf.RecordFinishedRound), 0, 0, 
 // 8): every record before it may be sorted by time and delivered. Write
 // one after each pass over all ring buffers, as perf record does. It is
 // not counted by Records.
+//
+// The round's records then go to the file (not the header, which
+// Checkpoint and Close rewrite): a recorder killed before its next
+// checkpoint leaves them past the header's data size, where the Reader
+// recovers them.
 func (w *Writer) WriteFinishedRound() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	return w.append(finishedRound[:])
+	if err := w.append(finishedRound[:]); err != nil {
+		return err
+	}
+	return w.writeBuffer()
+}
+
+// writeBuffer writes the buffered records to the file without updating
+// the header.
+func (w *Writer) writeBuffer() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.out.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("perfdata: write records: %w", err)
+		return w.err
+	}
+	w.flushed += int64(len(w.buf))
+	w.buf = w.buf[:0]
+	return nil
 }
 
 // append buffers one record, writing the buffer out first if the record
@@ -354,13 +377,8 @@ func (w *Writer) append(rec []byte) error {
 // with the new data size. The header is written second, so a crash between
 // the two leaves a file whose header still describes only whole records.
 func (w *Writer) flush() error {
-	if len(w.buf) > 0 {
-		if _, err := w.out.Write(w.buf); err != nil {
-			w.err = fmt.Errorf("perfdata: write records: %w", err)
-			return w.err
-		}
-		w.flushed += int64(len(w.buf))
-		w.buf = w.buf[:0]
+	if err := w.writeBuffer(); err != nil {
+		return err
 	}
 	if w.f == nil {
 		return nil // pipe mode: no header to bring up to date

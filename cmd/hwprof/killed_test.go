@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSIGKILLRecovered: a recording whose hwprof is SIGKILLed 0.2 s, 0.5 s
+// and 1 s after its first records reached the file (before its first
+// checkpoint, at 1 s; on a loaded machine the program may take longer
+// than 0.2 s to start) still gives report and dump its samples, with a
+// warning that it was cut short when records lie past the header's data
+// section (a checkpoint may just have covered them all).
+func TestSIGKILLRecovered(t *testing.T) {
+	needPerfEvents(t)
+	samplesRE := regexp.MustCompile(`(?m)^samples:\s+(\d+)`)
+	for _, d := range []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, time.Second} {
+		out := filepath.Join(t.TempDir(), "kill.data")
+		cmd, _ := startHwprof(t, out, 50)
+		waitForFile(t, out) // the events are open
+		waitForRecords(t, out)
+		time.Sleep(d)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // hwprof and the program
+		cmd.Wait()
+
+		// Records past the header's data section: a checkpoint may just
+		// have covered them all (then nothing was cut).
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := binary.LittleEndian.Uint64(b[40:])+binary.LittleEndian.Uint64(b[48:]) < uint64(len(b))
+		rep := hwprof(t, "report", "-i", out)
+		m := samplesRE.FindStringSubmatch(rep.stdout)
+		n := 0
+		if m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		t.Logf("killed after %v: report exit %d, %d samples, cut short %v", d, rep.code, n, cut)
+		if n == 0 {
+			t.Errorf("killed after %v: report finds no samples:\n%s\n%s", d, rep.stdout, rep.stderr)
+		}
+		if cut != strings.Contains(rep.stderr, "cut short") {
+			t.Errorf("killed after %v: records past the header's data section: %v; report stderr %q", d, cut, rep.stderr)
+		}
+		dump := hwprof(t, "dump", "-i", out)
+		if strings.Count(dump.stdout, " SAMPLE ") == 0 || cut != strings.Contains(dump.stderr, "cut short") {
+			t.Errorf("killed after %v: dump prints %d samples, stderr %q; want samples, and a cut-short warning if cut (%v)", d, strings.Count(dump.stdout, " SAMPLE "), dump.stderr, cut)
+		}
+	}
+}
+
+// waitForRecords waits until the file has grown past what Create wrote:
+// the first round of records is in it.
+func waitForRecords(t *testing.T, path string) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		if now, err := os.Stat(path); err == nil && now.Size() > st.Size() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no records reached %s within 10 s", path)
+}
