@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/engine"
 	"io"
 	"math"
 	"os"
@@ -14,10 +15,10 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/launch"
-	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // hotThreshold is the hot-edge threshold of the adaptive bursting paper:
@@ -91,12 +92,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, path)
 		for i, src := range run {
-			lo := profile.LoadOptions{}
+			lo := engine.LoadOptions{}
 			if len(run) > 1 {
 				lo.Event = events[i] // one source's event of a shared run
 			}
 			k := slices.Index(sources, src)
-			if profiles[k], err = profile.Load(path, lo); err != nil {
+			if profiles[k], err = engine.Load(path, lo); err != nil {
 				return fail(stderr, fmt.Errorf("compare: reading %s: %w", path, err))
 			}
 		}

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // Two profiles with different FuncIDs for the same functions: an exact one

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/engine"
 	"io"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
@@ -562,7 +562,7 @@ func TestExactGo(t *testing.T) {
 	}
 	// The profile (what report and compare show) discounts the restarts
 	// itself: its call counts are the program's.
-	p, err := profile.Load(file, profile.LoadOptions{})
+	p, err := engine.Load(file, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +669,7 @@ int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += lib_add(i); return 
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	file, _ := recordExact(t, exactFlags{objects: lib, filter: `^(main|lib_add|lib_helper)$`}, bin)
-	p, err := profile.Load(file, profile.LoadOptions{})
+	p, err := engine.Load(file, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +705,7 @@ int main(void) { int s = 0; for (int i = 0; i < 3000; i++) { s = tick(s); usleep
 	if r.code != 0 {
 		t.Fatalf("record -p: exit %d\n%s", r.code, r.stderr)
 	}
-	p, err := profile.Load(out, profile.LoadOptions{})
+	p, err := engine.Load(out, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,11 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/engine"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/report"
 )
 
@@ -48,7 +48,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hwprof report: --dedup-ratio %v is not in (0, 1]\n", *dedup)
 		return exitUsage
 	}
-	o := profile.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
+	o := engine.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
 	var err error
 	if o.PIDs, err = parseIDList("--pid", *pids); err == nil {
 		o.TIDs, err = parseIDList("--tid", *tids)

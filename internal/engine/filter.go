@@ -1,19 +1,10 @@
-package profile
+package engine
 
 import (
 	"cmp"
+	"github.com/hwprof/hwprof/profile"
 	"slices"
 )
-
-// Process is one process of a recording and its share of the samples
-// kept.
-type Process struct {
-	PID     uint32
-	Comm    string // its last command name in the recording; "" when none was recorded
-	Samples uint64
-	Weight  uint64  // the samples' summed period
-	Share   float64 // Weight as a share of all kept samples' weight
-}
 
 // procTally counts one process's samples.
 type procTally struct {
@@ -73,14 +64,14 @@ func (l *loader) tally(pid uint32, weight uint64) {
 
 // processes lists the processes that have kept samples, by weight, then
 // samples, then pid.
-func (l *loader) processes() []Process {
+func (l *loader) processes() []profile.Process {
 	var total uint64
 	for _, t := range l.procs {
 		total += t.weight
 	}
-	out := make([]Process, 0, len(l.procs))
+	out := make([]profile.Process, 0, len(l.procs))
 	for pid, t := range l.procs {
-		p := Process{PID: pid, Samples: t.samples, Weight: t.weight}
+		p := profile.Process{PID: pid, Samples: t.samples, Weight: t.weight}
 		if total > 0 {
 			p.Share = float64(t.weight) / float64(total)
 		}
@@ -92,7 +83,7 @@ func (l *loader) processes() []Process {
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b Process) int {
+	slices.SortFunc(out, func(a, b profile.Process) int {
 		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(b.Samples, a.Samples), cmp.Compare(a.PID, b.PID))
 	})
 	return out

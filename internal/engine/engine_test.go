@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"bufio"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -144,11 +143,11 @@ func scriptNames(t *testing.T, path string, o LoadOptions) [][]string {
 		t.Skipf("script cannot open %s: %v", path, err)
 	}
 	defer r.Close()
-	e := engine.New(r, engine.Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
+	e := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
 	defer e.Close()
-	var handles [][]engine.Handle
+	var handles [][]Handle
 	e.Visit(func(s *perf.Sample, ev int, frames []unwind.Frame) {
-		hs := make([]engine.Handle, len(frames))
+		hs := make([]Handle, len(frames))
 		for i, f := range frames {
 			hs[i] = e.Symbols.Add(f.Object, s.PID, f.LookupAddr())
 		}

@@ -1,8 +1,9 @@
-package profile
+package engine
 
 import (
 	"debug/elf"
 	"encoding/binary"
+	"github.com/hwprof/hwprof/profile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,7 +149,7 @@ int main(void) { int s = 0; for (int i = 0; i < 1000; i++) { s += foo(s); s += b
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Recording.Source != "calls" || !p.HasCalls {
+	if p.Recording.Source != profile.Calls || !p.HasCalls {
 		t.Errorf("source %q, HasCalls %v; want calls with call counts", p.Recording.Source, p.HasCalls)
 	}
 	got := map[string]uint64{}

@@ -1,14 +1,14 @@
-package profile
+package engine
 
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/hwprof/hwprof/profile"
 	"math/rand/v2"
 	"slices"
 	"strings"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/lbr"
@@ -86,19 +86,19 @@ type LoadOptions struct {
 // reading stops at an error later (a truncated or corrupt file), Load
 // returns the profile of every record read before it together with the
 // error (matching perfdata.ErrTruncated when the file ends early).
-func Load(path string, o LoadOptions) (*Profile, error) {
+func Load(path string, o LoadOptions) (*profile.Profile, error) {
 	return load(path, o, nil)
 }
 
 // LoadFrom is Load of a recording already opened (standard input, for
 // "-i -"), named name in messages and in the profile. It closes r.
-func LoadFrom(r *perfdata.Reader, name string, o LoadOptions) (*Profile, error) {
+func LoadFrom(r *perfdata.Reader, name string, o LoadOptions) (*profile.Profile, error) {
 	return loadFrom(r, name, o, nil)
 }
 
 // load is Load with a hook that may change the loader before it reads
 // (tests).
-func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
+func load(path string, o LoadOptions, tweak func(*loader)) (*profile.Profile, error) {
 	r, err := perfdata.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -106,7 +106,7 @@ func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
 	return loadFrom(r, path, o, tweak)
 }
 
-func loadFrom(r *perfdata.Reader, path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
+func loadFrom(r *perfdata.Reader, path string, o LoadOptions, tweak func(*loader)) (*profile.Profile, error) {
 	defer r.Close()
 	l := newLoader(r, o)
 	if tweak != nil {
@@ -132,10 +132,10 @@ type loader struct {
 	// the reader's event table as of the sample being folded (snapshot)
 	format   *perf.SampleFormat
 	attrs    []perfdata.EventAttr
-	srcs     []eventSource
+	srcs     []profile.Source
 	used     []bool
-	eng      *engine.Engine // objects, process model, unwinder, symbols
-	maps     *procmap.Map   // eng.Maps
+	eng      *Engine      // objects, process model, unwinder, symbols
+	maps     *procmap.Map // eng.Maps
 	unwinder *unwind.Unwinder
 	code     *codeReader
 	addrs    *addrTable
@@ -148,7 +148,7 @@ type loader struct {
 	cur     *perf.Sample
 	lbrSums map[lbrKey]lbrSum
 
-	rec   Recording
+	rec   profile.Recording
 	first uint64 // time of the first sample
 	last  uint64
 	timed bool
@@ -206,7 +206,7 @@ type lbrSum struct {
 }
 
 func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
-	eng := engine.New(r, engine.Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
+	eng := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
 	l := &loader{
 		r: r, o: o,
 		eng:      eng,
@@ -450,7 +450,7 @@ func (l *loader) growEvents() {
 		}
 		l.fast = l.fast[:0]
 		for i, src := range l.srcs {
-			l.fast = append(l.fast, l.fpOnly[i] && src != srcExact && src != srcLBR && src != srcCalls &&
+			l.fast = append(l.fast, l.fpOnly[i] && src != profile.Exact && src != profile.LBR && src != profile.Calls &&
 				(l.o.Event == "" || l.r.Attrs()[i].Name == l.o.Event))
 		}
 	}
@@ -536,15 +536,15 @@ func (l *loader) sample(s *perf.Sample) {
 	weight := max(period, 1)
 	l.tally(s.PID, weight)
 	switch l.srcs[ev] {
-	case srcExact:
+	case profile.Exact:
 		if l.goRestart(s, ev) {
 			return
 		}
 		l.exact(s, weight)
-	case srcLBR:
+	case profile.LBR:
 		l.stack(s, ev, weight)
 		l.branches(s, period)
-	case srcCalls:
+	case profile.Calls:
 		l.stack(s, ev, weight)
 		l.callSample(s, ev, weight)
 	default:
@@ -612,7 +612,7 @@ func (l *loader) notePeriodAt(ev int, tid uint32, t uint64, timed bool, period u
 	if timed && t > l.first {
 		since = t - l.first
 	}
-	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: since, Event: l.attrs[ev].Name, Period: period})
+	l.rec.Periods = append(l.rec.Periods, profile.PeriodChange{TimeNS: since, Event: l.attrs[ev].Name, Period: period})
 }
 
 // lastChange is the period of event ev's latest entry in the period

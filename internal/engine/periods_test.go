@@ -1,7 +1,8 @@
-package profile
+package engine
 
 import (
 	"encoding/binary"
+	"github.com/hwprof/hwprof/profile"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -90,7 +91,7 @@ func TestPeriodHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []PeriodChange{
+	want := []profile.PeriodChange{
 		{TimeNS: 0, Event: "cpu-clock", Period: 1000},
 		{TimeNS: 2 * ms, Event: "task-clock", Period: 500},
 		{TimeNS: 15 * ms, Event: "cpu-clock", Period: 8000},

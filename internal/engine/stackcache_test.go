@@ -1,7 +1,8 @@
-package profile
+package engine
 
 import (
 	"fmt"
+	"github.com/hwprof/hwprof/profile"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -39,7 +40,7 @@ func TestSummedStacksFoldTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, got := range []*Profile{summed, small} {
+			for _, got := range []*profile.Profile{summed, small} {
 				sameProfile(t, got, each)
 			}
 		})
@@ -48,7 +49,7 @@ func TestSummedStacksFoldTheSame(t *testing.T) {
 
 // sameProfile fails t unless got and want hold the same functions, edges,
 // contexts and totals.
-func sameProfile(t *testing.T, got, want *Profile) {
+func sameProfile(t *testing.T, got, want *profile.Profile) {
 	t.Helper()
 	if err := got.Map.Check(); err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestFoldFastTheSame(t *testing.T) {
 
 // sameLoad fails t unless two loads gave the same error, recording facts,
 // warnings and profile; it reports whether samples were folded.
-func sameLoad(t *testing.T, got *Profile, gotErr error, want *Profile, wantErr error) bool {
+func sameLoad(t *testing.T, got *profile.Profile, gotErr error, want *profile.Profile, wantErr error) bool {
 	t.Helper()
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 		t.Fatalf("error %v, want %v", gotErr, wantErr)

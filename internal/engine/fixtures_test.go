@@ -1,8 +1,9 @@
-package profile
+package engine
 
 import (
 	"debug/elf"
 	"fmt"
+	"github.com/hwprof/hwprof/profile"
 	"math"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestLoadLBRFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Recording.Source != "lbr" || !p.HasCalls {
+			if p.Recording.Source != profile.LBR || !p.HasCalls {
 				t.Errorf("source %q, HasCalls %v; want lbr with calls", p.Recording.Source, p.HasCalls)
 			}
 			if p.Recording.Samples != fx.samples {
