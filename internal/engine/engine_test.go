@@ -107,25 +107,22 @@ func funcName(loc symbolize.Location) string {
 // names of its folded frames, innermost first ("" for an unnamed one).
 func reportNames(t *testing.T, path string, o LoadOptions) [][]string {
 	var stacks [][]ccmap.FuncID
-	var ld *loader
-	p, _ := load(path, o, func(l *loader) {
-		ld = l
-		l.inline, l.noFast = true, true
-		l.sampleHook = func(s *perf.Sample, frames []ccmap.Frame) {
+	var fmap []ccmap.FuncID
+	p, _ := load(path, o, testOptions{inline: true, noFast: true, funcMap: &fmap,
+		sampleHook: func(s *perf.Sample, frames []ccmap.Frame) {
 			ids := make([]ccmap.FuncID, len(frames))
 			for i, f := range frames {
 				ids[i] = f.Func
 			}
 			stacks = append(stacks, ids)
-		}
-	})
+		}})
 	if p == nil {
 		t.Skipf("report cannot open %s", path)
 	}
 	out := make([][]string, len(stacks))
 	for i, ids := range stacks {
 		for _, id := range ids {
-			n := p.Funcs[ld.fmap[id]].Name
+			n := p.Funcs[fmap[id]].Name
 			if strings.HasPrefix(n, "[") {
 				n = ""
 			}

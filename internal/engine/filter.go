@@ -36,27 +36,27 @@ func (l *loader) keep(pid, tid uint32, hasTID bool) bool {
 	if len(o.Comms) == 0 {
 		return true
 	}
-	ok, known := l.commKeep[pid]
+	ok, known := l.filter.commKeep[pid]
 	if !known {
 		p, _ := l.maps.Process(pid)
 		ok = slices.Contains(o.Comms, p.Comm)
-		if l.commKeep == nil {
-			l.commKeep = map[uint32]bool{}
+		if l.filter.commKeep == nil {
+			l.filter.commKeep = map[uint32]bool{}
 		}
-		l.commKeep[pid] = ok
+		l.filter.commKeep[pid] = ok
 	}
 	return ok
 }
 
 // tally counts a kept sample of process pid.
 func (l *loader) tally(pid uint32, weight uint64) {
-	if l.procs == nil {
-		l.procs = map[uint32]*procTally{}
+	if l.filter.procs == nil {
+		l.filter.procs = map[uint32]*procTally{}
 	}
-	t := l.procs[pid]
+	t := l.filter.procs[pid]
 	if t == nil {
 		t = &procTally{}
-		l.procs[pid] = t
+		l.filter.procs[pid] = t
 	}
 	t.samples++
 	t.weight += weight
@@ -66,11 +66,11 @@ func (l *loader) tally(pid uint32, weight uint64) {
 // samples, then pid.
 func (l *loader) processes() []profile.Process {
 	var total uint64
-	for _, t := range l.procs {
+	for _, t := range l.filter.procs {
 		total += t.weight
 	}
-	out := make([]profile.Process, 0, len(l.procs))
-	for pid, t := range l.procs {
+	out := make([]profile.Process, 0, len(l.filter.procs))
+	for pid, t := range l.filter.procs {
 		p := profile.Process{PID: pid, Samples: t.samples, Weight: t.weight}
 		if total > 0 {
 			p.Share = float64(t.weight) / float64(total)

@@ -22,19 +22,21 @@ func (l *loader) finish() *profile.Profile {
 	addrMap := l.fold.Close()
 	locs := l.symbolize()
 	funcs, fmap, funcObj := l.functions(locs)
-	l.fmap = fmap
+	if l.test.funcMap != nil {
+		*l.test.funcMap = fmap
+	}
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
-	for i, s := range l.srcs {
-		if l.used[i] && (s == profile.LBR || s == profile.Exact || s == profile.Calls) {
+	for i, s := range l.ev.srcs {
+		if l.ev.used[i] && (s == profile.LBR || s == profile.Exact || s == profile.Calls) {
 			p.HasCalls = true
 		}
 	}
-	if l.callsUnknown > 0 {
-		l.warn(fmt.Sprintf("%d call samples whose call site or callee could not be derived were left out of the call counts", l.callsUnknown))
+	if l.lbr.callsUnknown > 0 {
+		l.warn(fmt.Sprintf("%d call samples whose call site or callee could not be derived were left out of the call counts", l.lbr.callsUnknown))
 	}
-	if l.noRetAddr > 0 {
-		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.noRetAddr))
+	if l.probes.noRetAddr > 0 {
+		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.probes.noRetAddr))
 	}
 	p.Warnings = append(l.r.Warnings(), l.warnings...)
 	l.eng.Close() // no goroutine outlives Load; the vdso's file is removed
@@ -173,11 +175,11 @@ func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procm
 func (l *loader) recording() profile.Recording {
 	rec := l.rec
 	rec.Command = l.r.Features().Cmdline
-	rec.Source = recordingSource(l.srcs, l.used)
+	rec.Source = recordingSource(l.ev.srcs, l.ev.used)
 	rec.Processes = l.processes()
 	rec.BuildIDs = l.eng.Objects.BuildIDs()
-	if l.timed {
-		rec.DurationNS = l.last - l.first
+	if l.per.timed {
+		rec.DurationNS = l.per.last - l.per.first
 	}
 	for _, a := range l.r.Attrs() {
 		e := profile.Event{Name: a.Name}
