@@ -29,7 +29,7 @@ func openRecording(path string) (*perfdata.Reader, error) {
 	return perfdata.OpenFile(os.Stdin)
 }
 
-// loadProfile is profile.Load of -i, "-" included.
+// loadProfile is engine.Load of -i, "-" included.
 func loadProfile(path string, o engine.LoadOptions) (*profile.Profile, error) {
 	if path != "-" {
 		return engine.Load(path, o)

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/report"
+	"github.com/hwprof/hwprof/report"
 )
 
-// cmdReport reads a recording into a profile (internal/profile.Load) and
+// cmdReport reads a recording into a profile (engine.Load) and
 // prints it: text by default, or JSON (docs/REPORT-JSON.md). A file that ends
 // early or holds a corrupt record is reported up to there, with a warning
 // and exit status 1.
@@ -116,7 +116,7 @@ func parseIDList(flag, s string) ([]int, error) {
 	return ids, nil
 }
 
-// allIfZero turns the flags' 0 (all) into internal/report's -1.
+// allIfZero turns the flags' 0 (all) into package report's -1.
 func allIfZero(n int) int {
 	if n == 0 {
 		return -1
