@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/hwprof/hwprof/internal/engine"
 	"path/filepath"
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/profile"
 )
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/hwprof/hwprof/internal/engine"
 	"io"
 	"math"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"github.com/hwprof/hwprof/internal/engine"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"

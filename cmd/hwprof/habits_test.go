@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/hwprof/hwprof/internal/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/engine"
 )
 
 // -h and --help print the usage on stdout and exit 0, at the top level

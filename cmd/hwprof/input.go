@@ -2,9 +2,9 @@ package main
 
 import (
 	"errors"
-	"github.com/hwprof/hwprof/internal/engine"
 	"os"
 
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"

@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/perf/perfdata"
 	"os"
 	"testing"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
 // BenchmarkLoad loads the recording named by $HWPROF_BENCH_FILE (for

@@ -3,7 +3,6 @@ package engine
 import (
 	"debug/elf"
 	"encoding/binary"
-	"github.com/hwprof/hwprof/profile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
+	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 )

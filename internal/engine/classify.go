@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"github.com/hwprof/hwprof/profile"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // classify decides each event's source from its attr: the uprobe PMU's

@@ -2,8 +2,9 @@ package engine
 
 import (
 	"cmp"
-	"github.com/hwprof/hwprof/profile"
 	"slices"
+
+	"github.com/hwprof/hwprof/profile"
 )
 
 // procTally counts one process's samples.

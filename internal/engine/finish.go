@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/hwprof/hwprof/profile"
 	"path/filepath"
 	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 )
 

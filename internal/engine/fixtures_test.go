@@ -3,7 +3,6 @@ package engine
 import (
 	"debug/elf"
 	"fmt"
-	"github.com/hwprof/hwprof/profile"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 )
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/hwprof/hwprof/profile"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/unwind"
 )
 

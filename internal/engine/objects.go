@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
-	"github.com/hwprof/hwprof/profile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/unwind"
 )

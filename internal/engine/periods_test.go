@@ -2,13 +2,13 @@ package engine
 
 import (
 	"encoding/binary"
-	"github.com/hwprof/hwprof/profile"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // periodSample is one sample of a synthetic recording.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"github.com/hwprof/hwprof/profile"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // TestSummedStacksFoldTheSame loads frame-pointer callchain recordings of

@@ -11,13 +11,13 @@ package source
 
 import (
 	"fmt"
-	"github.com/hwprof/hwprof/profile"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"
 )
 
