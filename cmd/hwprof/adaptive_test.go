@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // phasedProgram has a call-heavy phase (short calls among four functions)
@@ -65,11 +66,11 @@ func TestAdaptiveAgreesWithFinePeriod(t *testing.T) {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	t.Logf("record:\n%s", r.stderr)
-	pa, err := profile.Load(out, profile.LoadOptions{Event: "cpu-clock"})
+	pa, err := engine.Load(out, engine.LoadOptions{Event: "cpu-clock"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := profile.Load(out, profile.LoadOptions{Event: "task-clock/period=100000/"})
+	pf, err := engine.Load(out, engine.LoadOptions{Event: "task-clock/period=100000/"})
 	if err != nil {
 		t.Fatal(err)
 	}

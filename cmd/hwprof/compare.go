@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,17 +11,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/launch"
-	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
 )
-
-// hotThreshold is the hot-edge threshold of the adaptive bursting paper:
-// an edge is hot when its weight is at least this share of the hottest's.
-const hotThreshold = 0.1
 
 // compareFlags are the options of `hwprof compare`.
 type compareFlags struct {
@@ -49,12 +44,9 @@ func (c *compareFlags) register(fs *flag.FlagSet) {
 // Every source is recorded in its own run of the program (also the timer
 // beside a hardware source: one run for both is not done yet), with the
 // events `hwprof record --source S` uses. Each recording is folded by
-// profile.Load; edges are aligned across recordings by caller and callee
-// name and the call site's object and offset, functions by name. The
-// weight of an edge is its call count for sources that count calls (lbr,
-// calls, exact: ccmap.Calls) and, for timer, the period-weighted samples
-// whose innermost frames are that edge (ccmap.Self: what stack sampling
-// counts as a call).
+// engine.Load, and the profiles are aligned and measured by profile.Align
+// (edges by caller and callee name and the call site's object and
+// offset, functions by name; profile.Alignment says what edges weigh).
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	var c compareFlags
 	fs := newFlagSet("compare", "[--sources timer,lbr] [--reference exact] [-o DIR] -- CMD [ARGS]", stderr)
@@ -91,12 +83,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, path)
 		for i, src := range run {
-			lo := profile.LoadOptions{}
+			lo := engine.LoadOptions{}
 			if len(run) > 1 {
 				lo.Event = events[i] // one source's event of a shared run
 			}
 			k := slices.Index(sources, src)
-			if profiles[k], err = profile.Load(path, lo); err != nil {
+			if profiles[k], err = engine.Load(path, lo); err != nil {
 				return fail(stderr, fmt.Errorf("compare: reading %s: %w", path, err))
 			}
 		}
@@ -106,8 +98,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		names[i] = s.String()
 	}
 	fmt.Fprintf(stdout, "recordings: %s\n\n", strings.Join(files, ", "))
-	cmpd := compareProfiles(names, profiles)
-	cmpd.print(stdout, c.top)
+	printComparison(stdout, names, profile.Align(profiles), c.top)
 	return 0
 }
 
@@ -238,150 +229,35 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 	return events, nil
 }
 
-// edgeKey is an edge as compare aligns it across recordings: by function
-// names and the call site's place in its object.
-type edgeKey struct {
-	Caller, Callee string
-	Object         string
-	Offset         uint64
-}
-
-// comparison holds the aligned profiles: profile 0 is the reference.
-type comparison struct {
-	names  []string
-	dcgs   []ccmap.DCG           // in one FuncID and site space
-	funcs  []string              // FuncID -> name
-	sites  []edgeKey             // site id -> object and offset (Caller/Callee unused)
-	counts [][]float64           // per profile, per FuncID: calls into the function
-	edges  []map[edgeKey]float64 // per profile: the edge's share of the total
-}
-
-// compareProfiles aligns the profiles (the first is the reference).
-func compareProfiles(names []string, ps []*profile.Profile) *comparison {
-	c := &comparison{names: names}
-	funcID := map[string]ccmap.FuncID{}
-	siteID := map[edgeKey]uint64{}
-	intern := func(name string) ccmap.FuncID {
-		id, ok := funcID[name]
-		if !ok {
-			id = ccmap.FuncID(len(c.funcs))
-			funcID[name] = id
-			c.funcs = append(c.funcs, name)
-		}
-		return id
-	}
-	for _, p := range ps {
-		measure := ccmap.Self
-		if p.HasCalls {
-			measure = ccmap.Calls
-		}
-		g := p.Map.DCG(measure)
-		out := ccmap.DCG{Measure: measure, Total: g.Total}
-		shares := map[edgeKey]float64{}
-		for _, e := range g.Edges {
-			k := edgeKey{Caller: funcName(p, e.Site.Caller), Callee: funcName(p, e.Callee)}
-			if s, ok := p.Sites[e.Site]; ok {
-				k.Object, k.Offset = s.Object, s.Offset
-			} else {
-				k.Offset = e.Site.Addr
-			}
-			sk := edgeKey{Object: k.Object, Offset: k.Offset}
-			sid, ok := siteID[sk]
-			if !ok {
-				sid = uint64(len(c.sites)) + 1
-				siteID[sk] = sid
-				c.sites = append(c.sites, sk)
-			}
-			out.Edges = append(out.Edges, ccmap.DCGEdge{
-				Site:   ccmap.CallSite{Caller: intern(k.Caller), Addr: sid},
-				Callee: intern(k.Callee), Weight: e.Weight})
-			if g.Total > 0 {
-				shares[k] += float64(e.Weight) / float64(g.Total)
-			}
-		}
-		c.dcgs = append(c.dcgs, out)
-		c.edges = append(c.edges, shares)
-	}
-	for _, g := range c.dcgs {
-		counts := make([]float64, len(c.funcs))
-		for _, e := range g.Edges {
-			counts[e.Callee] += float64(e.Weight)
-		}
-		c.counts = append(c.counts, counts)
-	}
-	return c
-}
-
-func funcName(p *profile.Profile, id ccmap.FuncID) string {
-	if int(id) < len(p.Funcs) {
-		return p.Funcs[id].Name
-	}
-	return fmt.Sprintf("[func %d]", id)
-}
-
-// sourceStats are one source's agreement with the reference.
-type sourceStats struct {
-	Overlap, OverlapNoSites float64 // degree of overlap of the DCGs, 0..1
-	HotCoverage             float64 // of the reference's hot edges at hotThreshold
-	Pearson, Spearman       float64 // of per-function call counts (NaN when undefined)
-	Edges                   int     // edges with weight
-}
-
-// stats compares profile i with the reference.
-func (c *comparison) stats(i int) sourceStats {
-	ref, g := c.dcgs[0], c.dcgs[i]
-	return sourceStats{
-		Overlap:        ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{}),
-		OverlapNoSites: ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{IgnoreSites: true}),
-		HotCoverage:    ccmap.DCGHotCoverage(g, ref, hotThreshold, ccmap.MatchOptions{}),
-		Pearson:        ccmap.Pearson(c.counts[0], c.counts[i]),
-		Spearman:       ccmap.Spearman(c.counts[0], c.counts[i]),
-		Edges:          len(g.Edges),
-	}
-}
-
-// print writes the table of the reference's top edges with every source's
-// share, then each source's agreement.
-func (c *comparison) print(w io.Writer, top int) {
-	type row struct {
-		k     edgeKey
-		share float64
-	}
-	var rows []row
-	for k, s := range c.edges[0] {
-		rows = append(rows, row{k, s})
-	}
-	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(b.share, a.share), cmp.Compare(a.k.Caller, b.k.Caller),
-			cmp.Compare(a.k.Callee, b.k.Callee), cmp.Compare(a.k.Object, b.k.Object), cmp.Compare(a.k.Offset, b.k.Offset))
-	})
-	if len(rows) > top {
-		rows = rows[:top]
-	}
-	fmt.Fprintf(w, "top %d call edges of %s, with each source's share of its own total:\n\n", len(rows), c.names[0])
+// printComparison writes the table of the reference's top edges with
+// every source's share, then each source's agreement with the reference
+// (profile.Alignment, whose first profile is the reference).
+func printComparison(w io.Writer, names []string, a *profile.Alignment, top int) {
+	rows := a.TopEdges(0, top)
+	fmt.Fprintf(w, "top %d call edges of %s, with each source's share of its own total:\n\n", len(rows), names[0])
 	fmt.Fprintf(w, "%-52s %-28s", "caller -> callee", "call site")
-	for _, n := range c.names {
+	for _, n := range names {
 		fmt.Fprintf(w, " %8s", n)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-52s %-28s", clip(r.k.Caller+" -> "+r.k.Callee, 52), clip(siteLabel(r.k), 28))
-		for i := range c.names {
-			fmt.Fprintf(w, " %7.2f%%", 100*c.edges[i][r.k])
+		fmt.Fprintf(w, "%-52s %-28s", clip(r.Edge.Caller+" -> "+r.Edge.Callee, 52), clip(siteLabel(r.Edge), 28))
+		for i := range names {
+			fmt.Fprintf(w, " %7.2f%%", 100*a.Shares[i][r.Edge])
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nagreement with %s (overlap: sum of min shares over common edges; hot: share of %s's edges >= %.1f x its hottest also hot in the source; correlation of calls per function over %d functions):\n\n",
-		c.names[0], c.names[0], hotThreshold, len(c.funcs))
+		names[0], names[0], profile.HotThreshold, len(a.Funcs))
 	fmt.Fprintf(w, "%-8s %8s %16s %8s %8s %8s %6s\n", "source", "overlap", "overlap(no site)", "hot", "pearson", "spearman", "edges")
-	for i := 1; i < len(c.names); i++ {
-		s := c.stats(i)
-		fmt.Fprintf(w, "%-8s %7.1f%% %15.1f%% %8.2f %8s %8s %6d\n", c.names[i], 100*s.Overlap, 100*s.OverlapNoSites,
+	for i := 1; i < len(names); i++ {
+		s := a.Agreement(i)
+		fmt.Fprintf(w, "%-8s %7.1f%% %15.1f%% %8.2f %8s %8s %6d\n", names[i], 100*s.Overlap, 100*s.OverlapNoSites,
 			s.HotCoverage, fmtCorr(s.Pearson), fmtCorr(s.Spearman), s.Edges)
 	}
 }
 
-func siteLabel(k edgeKey) string {
+func siteLabel(k profile.EdgeKey) string {
 	if k.Object == "" {
 		return fmt.Sprintf("%#x", k.Offset)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // Two profiles with different FuncIDs for the same functions: an exact one
@@ -44,32 +43,13 @@ func compareFixture() (exact, timer *profile.Profile) {
 	return exact, timer
 }
 
-func TestCompareProfiles(t *testing.T) {
+// TestPrintComparison prints two aligned profiles (the metrics
+// themselves are tested in package profile).
+func TestPrintComparison(t *testing.T) {
 	exact, timer := compareFixture()
-	c := compareProfiles([]string{"exact", "timer"}, []*profile.Profile{exact, timer})
-	s := c.stats(1)
-	// exact shares: a@10 .6, a@20 .2, b@30 .2; timer: a@10 .25, b@30 .75.
-	// overlap = min(.6,.25) + min(.2,.75) = .45; without sites a: min(.8,.25)
-	// + b: min(.2,.75) = .45 as well.
-	if math.Abs(s.Overlap-0.45) > 1e-9 || math.Abs(s.OverlapNoSites-0.45) > 1e-9 {
-		t.Errorf("overlap %v (no sites %v), want 0.45", s.Overlap, s.OverlapNoSites)
-	}
-	// exact's hot edges at 0.1 x 600: all three; timer's: both of its own.
-	// Covered: a@10 and b@30, 2 of 3.
-	if math.Abs(s.HotCoverage-2.0/3) > 1e-9 {
-		t.Errorf("hot coverage %v, want 2/3", s.HotCoverage)
-	}
-	// Calls per function over (main, a, b): exact (0, 800, 200), timer
-	// (0, 100, 300): Pearson 6666.7/sqrt(346666.7*46666.7) = 0.0524,
-	// ranks (1, 3, 2) and (1, 2, 3): Spearman 0.5.
-	if math.Abs(s.Pearson-0.052414) > 1e-5 || math.Abs(s.Spearman-0.5) > 1e-9 {
-		t.Errorf("pearson %v, spearman %v; want 0.0524 and 0.5", s.Pearson, s.Spearman)
-	}
-	if self := c.stats(0); math.Abs(self.Overlap-1) > 1e-9 || self.HotCoverage != 1 || math.Abs(self.Pearson-1) > 1e-9 {
-		t.Errorf("the reference against itself: %+v", self)
-	}
 	var out bytes.Buffer
-	c.print(&out, 10)
+	printComparison(&out, []string{"exact", "timer"}, profile.Align([]*profile.Profile{exact, timer}), 10)
+	// exact's shares: a@10 60%, b@30 20%; timer's: a@10 25%; overlap 45%
 	for _, want := range []string{"main -> a", "p+0x10", "60.00%", "25.00%", "timer", "45.0%"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

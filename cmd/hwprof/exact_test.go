@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
@@ -585,7 +585,7 @@ func TestExactGo(t *testing.T) {
 	}
 	// The profile (what report and compare show) discounts the restarts
 	// itself: its call counts are the program's.
-	p, err := profile.Load(file, profile.LoadOptions{})
+	p, err := engine.Load(file, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +692,7 @@ int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += lib_add(i); return 
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	file, _ := recordExact(t, exactFlags{objects: lib, filter: `^(main|lib_add|lib_helper)$`}, bin)
-	p, err := profile.Load(file, profile.LoadOptions{})
+	p, err := engine.Load(file, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -728,7 +728,7 @@ int main(void) { int s = 0; for (int i = 0; i < 3000; i++) { s = tick(s); usleep
 	if r.code != 0 {
 		t.Fatalf("record -p: exit %d\n%s", r.code, r.stderr)
 	}
-	p, err := profile.Load(out, profile.LoadOptions{})
+	p, err := engine.Load(out, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

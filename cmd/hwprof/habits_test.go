@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/internal/engine"
 )
 
 // -h and --help print the usage on stdout and exit 0, at the top level
@@ -328,7 +328,7 @@ func TestReportJSONWhole(t *testing.T) {
 	if r.code != 128+15 && r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
-	p, err := profile.Load(out, profile.LoadOptions{})
+	p, err := engine.Load(out, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

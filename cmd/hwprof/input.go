@@ -4,8 +4,9 @@ import (
 	"errors"
 	"os"
 
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,16 +29,16 @@ func openRecording(path string) (*perfdata.Reader, error) {
 	return perfdata.OpenFile(os.Stdin)
 }
 
-// loadProfile is profile.Load of -i, "-" included.
-func loadProfile(path string, o profile.LoadOptions) (*profile.Profile, error) {
+// loadProfile is engine.Load of -i, "-" included.
+func loadProfile(path string, o engine.LoadOptions) (*profile.Profile, error) {
 	if path != "-" {
-		return profile.Load(path, o)
+		return engine.Load(path, o)
 	}
 	r, err := openRecording(path)
 	if err != nil {
 		return nil, err
 	}
-	return profile.LoadFrom(r, path, o)
+	return engine.LoadFrom(r, path, o)
 }
 
 var errStdinTerminal = errors.New("-i -: standard input is a terminal: pipe a recording in (hwprof record -o - -- CMD | hwprof report -i -)")

@@ -41,7 +41,8 @@ var commands []command
 func init() {
 	commands = []command{
 		{"record", "record a program (-- CMD) or running processes (-p) to perf.data", cmdRecord},
-		{"report", "fold a recording into functions, call edges and contexts (text or --format json)", cmdReport},
+		{"report", "fold a recording into functions, call edges and contexts (text, or --format json, flamegraph, folded)", cmdReport},
+		{"flamegraph", "draw a recording as a flame graph (report --format flamegraph; -o FILE.html)", cmdFlamegraph},
 		{"script", "print every sample with its symbolized stack, like perf script", cmdScript},
 		{"compare", "record a program with several sources and show how far each is from the reference (exact)", cmdCompare},
 		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},

@@ -2,23 +2,42 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/profile"
-	"github.com/hwprof/hwprof/internal/report"
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/output"
+	"github.com/hwprof/hwprof/report"
+	"github.com/hwprof/hwprof/report/flamegraph"
 )
 
-// cmdReport reads a recording into a profile (internal/profile.Load) and
-// prints it: text by default, or JSON (docs/REPORT-JSON.md). A file that ends
-// early or holds a corrupt record is reported up to there, with a warning
-// and exit status 1.
+// cmdReport reads a recording into a profile (engine.Load) and prints it:
+// text by default, or JSON (docs/REPORT-JSON.md), a flame-graph page or
+// folded stacks (package report). A file that ends early or holds a
+// corrupt record is reported up to there, with a warning and exit status
+// 1.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[-i FILE] [--format text|json] [--top N] [--contexts N] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
+	return runReport("report", "text", args, stdout, stderr)
+}
+
+// cmdFlamegraph is hwprof report --format flamegraph.
+func cmdFlamegraph(args []string, stdout, stderr io.Writer) int {
+	return runReport("flamegraph", "flamegraph", args, stdout, stderr)
+}
+
+// reportFormats are the formats of --format.
+var reportFormats = []string{"text", "json", "flamegraph", "folded"}
+
+func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(name, "[-i FILE] [--format text|json|flamegraph|folded] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
 	input := fs.String("i", defaultInput, inputUsage)
-	format := fs.String("format", "text", "output `format`: text or json")
+	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page) or folded (stacks for flamegraph.pl)")
+	out := fs.String("o", "", "write to `FILE` (an existing regular file becomes FILE.old; default: standard output)")
+	weight := fs.String("weight", "time", "flamegraph and folded: the `WEIGHT` shown, time or calls (for a source that counts calls)")
 	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all; json: all unless given)")
 	contexts := fs.Int("contexts", 10, "show the `N` hottest calling contexts (0: all; json: all unless given)")
 	pids := fs.String("pid", "", "keep only the samples of processes `P[,P...]`")
@@ -33,29 +52,32 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hwprof report: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "hwprof %s: unexpected argument %q\n", name, fs.Arg(0))
 		return exitUsage
 	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "hwprof report: unknown --format %q (text or json)\n", *format)
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "hwprof %s: %s\n", name, fmt.Sprintf(format, a...))
 		return exitUsage
+	}
+	if !slices.Contains(reportFormats, *format) {
+		return usage("unknown --format %q (%s)", *format, strings.Join(reportFormats, ", "))
+	}
+	fw, err := parseFlameWeight(*weight)
+	if err != nil {
+		return usage("%v", err)
 	}
 	if *top < 0 || *contexts < 0 || *workers < 0 {
-		fmt.Fprintln(stderr, "hwprof report: --top, --contexts and -j must not be negative")
-		return exitUsage
+		return usage("--top, --contexts and -j must not be negative")
 	}
 	if *dedup < 0 || *dedup > 1 {
-		fmt.Fprintf(stderr, "hwprof report: --dedup-ratio %v is not in (0, 1]\n", *dedup)
-		return exitUsage
+		return usage("--dedup-ratio %v is not in (0, 1]", *dedup)
 	}
-	o := profile.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
-	var err error
+	o := engine.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
 	if o.PIDs, err = parseIDList("--pid", *pids); err == nil {
 		o.TIDs, err = parseIDList("--tid", *tids)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hwprof report: %v\n", err)
-		return exitUsage
+		return usage("%v", err)
 	}
 	if *comms != "" {
 		o.Comms = strings.Split(*comms, ",")
@@ -72,6 +94,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if *debugDir != "" {
 		o.DebugDirs = []string{*debugDir}
 	}
+	if *out != "" && *out != output.Stdout {
+		if _, err := output.Check(*out); err != nil {
+			return fail(stderr, err)
+		}
+	}
 	p, err := loadProfile(*input, o)
 	if p == nil {
 		return fail(stderr, err)
@@ -84,20 +111,59 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "hwprof: warning: %s\n", w)
 	}
-	w := bufio.NewWriterSize(stdout, 1<<16)
-	ro := report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)}
-	if *format == "json" {
-		err = report.JSON(w, p, ro)
-	} else {
-		err = report.Text(w, p, ro)
+	render := func(w io.Writer) error {
+		switch *format {
+		case "json":
+			return report.JSON(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
+		case "flamegraph":
+			return report.Flamegraph(w, p, flamegraph.Options{Weight: fw})
+		case "folded":
+			return report.Folded(w, p, fw)
+		}
+		return report.Text(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 	}
+	if err := writeReport(*out, stdout, render); err != nil {
+		return fail(stderr, err)
+	}
+	return status
+}
+
+// parseFlameWeight reads --weight.
+func parseFlameWeight(s string) (flamegraph.Weight, error) {
+	switch s {
+	case "time":
+		return flamegraph.WeightTime, nil
+	case "calls":
+		return flamegraph.WeightCalls, nil
+	}
+	return 0, fmt.Errorf("unknown --weight %q (time or calls)", s)
+}
+
+// writeReport writes a report through render to path by internal/output's
+// rules (a regular file is rotated to .old, a device written as it is),
+// or to stdout when path is "" or "-". A report that cannot be written
+// leaves the previous file in place.
+func writeReport(path string, stdout io.Writer, render func(io.Writer) error) error {
+	if path == "" || path == output.Stdout {
+		w := bufio.NewWriterSize(stdout, 1<<16)
+		if err := render(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	o, err := output.Open(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(o.File, 1<<16)
+	err = render(w)
 	if err == nil {
 		err = w.Flush()
 	}
 	if err != nil {
-		return fail(stderr, err)
+		return errors.Join(err, o.Discard())
 	}
-	return status
+	return o.Close()
 }
 
 // parseIDList reads a comma-separated list of pids or tids ("" is none).
@@ -116,7 +182,7 @@ func parseIDList(flag, s string) ([]int, error) {
 	return ids, nil
 }
 
-// allIfZero turns the flags' 0 (all) into internal/report's -1.
+// allIfZero turns the flags' 0 (all) into package report's -1.
 func allIfZero(n int) int {
 	if n == 0 {
 		return -1

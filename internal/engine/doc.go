@@ -1,6 +1,7 @@
 // Package engine is the one analysis path of a recording, shared by every
-// command that reads one (report through internal/profile, script,
-// compare): it owns
+// command that reads one (report, script, compare, and the flame graph and
+// folded outputs): reading, ordering, the process model, unwinding,
+// folding and symbolization happen here, and nowhere else. It owns
 //
 //   - the object resolver (Objects): for each recorded object the file
 //     read for its segments, CFI, code and symbols (its path under
@@ -15,17 +16,36 @@
 //     object, object address, instruction pointer or return address);
 //   - symbolization once per unique address of each object key (Symbols),
 //     after the samples are read;
-//   - a per-sample visitor over a whole recording (Visit), in time order.
+//   - a per-sample visitor over a whole recording (Visit), in time order:
+//     hwprof script is a consumer of it;
+//   - the loader (Load, LoadFrom: load.go, finish.go and the files beside
+//     them), which folds a recording into the public model, a
+//     profile.Profile: each event's samples by its source (classify.go:
+//     timer, lbr, calls, exact), stacks through a cache of unwound
+//     callchains (stackcache.go; foldFast folds a sample whose callchain
+//     is cached without decoding it), address ids projected onto
+//     functions after symbolization, and the recording's facts (period
+//     history, processes, loss).
 //
-// It does not fold, count or print: internal/profile folds what it
-// unwinds into a profile (reading records ahead on a goroutine of its own
-// and skipping the decoding of stacks it has seen, for speed), and
+// The loader and the visitor are in one package so that report and script
+// can never name a frame differently: both take their frames from Frames
+// and their names from Symbols (TestReportAndScriptNameFramesAlike runs
+// both over every fixture).
+//
+// It does not print or render: package report renders a Profile, and
 // hwprof script prints each visited sample.
 //
-// Goroutines: Symbols.Resolve opens objects in parallel and
-// Symbols.PreloadKernel reads kallsyms while the records are read; all of
-// them have ended when Resolve returns or Close is called.
+// Goroutines start here, and end before the call that started them
+// returns:
+//   - Load reads records on the caller's goroutine and decodes and folds
+//     samples on one sample worker (load.go: startWorker), handed batches
+//     of records in order; the folding itself runs on internal/pipeline's
+//     workers;
+//   - Symbols.Resolve opens objects in parallel, and Symbols.PreloadKernel
+//     reads kallsyms on a goroutine of its own while the records are read
+//     (ended by Resolve or Close).
 //
-// The caller provides the perfdata.Reader (and closes it), and calls
-// Close to remove the files the engine wrote (the vdso's image).
+// The caller provides the perfdata.Reader to New (and closes it), and
+// calls Close to remove the files the engine wrote (the vdso's image);
+// Load opens, reads and closes a file itself.
 package engine

@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/unwind"
 )
@@ -41,6 +42,7 @@ type Objects struct {
 	o        Options
 	segs     *procmap.Segments
 	buildIDs map[string]string // recorded path -> cleaned build-id hex, from the header
+	mmapIDs  map[string]string // recorded path -> cleaned build-id hex, from MMAP2 records
 
 	mu    sync.Mutex
 	found map[string]string // recorded path -> file read ("" when none)
@@ -117,9 +119,32 @@ func (r *Objects) Mapped(d perf.Record) {
 		id := r.buildIDs[m.Filename]
 		if m.HasBuildID() {
 			id = symbolize.CleanBuildID(hex.EncodeToString(m.BuildID))
+			if id != "" {
+				r.mu.Lock()
+				if r.mmapIDs == nil {
+					r.mmapIDs = map[string]string{}
+				}
+				r.mmapIDs[m.Filename] = id
+				r.mu.Unlock()
+			}
 		}
 		r.locate(m.Filename, id)
 	}
+}
+
+// BuildIDs are the known build-ids of the recording's objects by recorded
+// path: its build-id table's, and those of MMAP2 records applied so far
+// (which win, being what was mapped).
+func (r *Objects) BuildIDs() map[string]profile.BuildID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]profile.BuildID, len(r.buildIDs)+len(r.mmapIDs))
+	for _, ids := range []map[string]string{r.buildIDs, r.mmapIDs} {
+		for path, id := range ids {
+			out[path] = profile.BuildID(id)
+		}
+	}
+	return out
 }
 
 // locate finds the file for path (recorded with build-id id, or "").

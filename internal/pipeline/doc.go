@@ -25,7 +25,12 @@
 // Options.Seed, so it depends only on the seed and the order of Add calls,
 // never on the workers. Call-edge events (AddEdge) are never skipped.
 //
-// This is the one package of hwprof that starts goroutines. The caller
+// Goroutines: the pipeline's workers are started by New and end at Close.
+// The other places of hwprof that start goroutines say so in their
+// package docs: internal/engine (the loader's sample worker, and
+// symbolizing objects in parallel), symbolize (SymbolizeAll, objects in
+// parallel) and perf/perfdata (a zstd decoder while a recording has
+// COMPRESSED records); each ends them before returning. The caller
 // provides samples already unwound to ccmap frames (FuncIDs and call-site
 // addresses); the pipeline knows no perf records and no symbols.
 package pipeline

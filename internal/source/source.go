@@ -17,38 +17,27 @@ import (
 
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"
 )
 
-// Source is a way of sampling call edges.
-type Source int
+// Source is a way of sampling call edges: profile.Source, the one type
+// that names a sample source everywhere in hwprof.
+type Source = profile.Source
 
+// The sources hwprof record offers (profile.Mixed names recordings only).
 const (
-	LBR Source = iota
-	Calls
-	Timer
-	Exact
+	LBR   = profile.LBR
+	Calls = profile.Calls
+	Timer = profile.Timer
+	Exact = profile.Exact
 )
 
 // All lists the sources in order of preference for call-edge accuracy per
 // unit of cost (exact is last: it is the most accurate but slow).
 var All = []Source{LBR, Calls, Timer, Exact}
 
-func (s Source) String() string {
-	switch s {
-	case LBR:
-		return "lbr"
-	case Calls:
-		return "calls"
-	case Timer:
-		return "timer"
-	case Exact:
-		return "exact"
-	}
-	return fmt.Sprintf("source(%d)", int(s))
-}
-
-// Parse returns the source named s.
+// Parse returns the source named s, one of All.
 func Parse(s string) (Source, error) {
 	for _, src := range All {
 		if src.String() == s {

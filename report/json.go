@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // JSONVersion is the value of "hwprof_json": the version of the format
@@ -137,7 +137,7 @@ func (s *summary) json() *jsonReport {
 
 func recordingJSON(rec *profile.Recording) jsonRecording {
 	r := jsonRecording{
-		File: rec.File, Command: rec.Command, Source: rec.Source,
+		File: rec.File, Command: rec.Command, Source: rec.Source.String(),
 		Events:  make([]jsonEvent, 0, len(rec.Events)),
 		Samples: rec.Samples, Lost: rec.Lost, Throttled: rec.Throttled, DurationNS: rec.DurationNS,
 		Periods:   make([]jsonPeriod, 0, len(rec.Periods)),

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"encoding/binary"
@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/unwind"
 )
 
@@ -86,32 +86,28 @@ type LoadOptions struct {
 // reading stops at an error later (a truncated or corrupt file), Load
 // returns the profile of every record read before it together with the
 // error (matching perfdata.ErrTruncated when the file ends early).
-func Load(path string, o LoadOptions) (*Profile, error) {
-	return load(path, o, nil)
+func Load(path string, o LoadOptions) (*profile.Profile, error) {
+	return load(path, o, testOptions{})
 }
 
 // LoadFrom is Load of a recording already opened (standard input, for
 // "-i -"), named name in messages and in the profile. It closes r.
-func LoadFrom(r *perfdata.Reader, name string, o LoadOptions) (*Profile, error) {
-	return loadFrom(r, name, o, nil)
+func LoadFrom(r *perfdata.Reader, name string, o LoadOptions) (*profile.Profile, error) {
+	return loadFrom(r, name, o, testOptions{})
 }
 
-// load is Load with a hook that may change the loader before it reads
-// (tests).
-func load(path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
+// load is Load with test switches.
+func load(path string, o LoadOptions, t testOptions) (*profile.Profile, error) {
 	r, err := perfdata.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	return loadFrom(r, path, o, tweak)
+	return loadFrom(r, path, o, t)
 }
 
-func loadFrom(r *perfdata.Reader, path string, o LoadOptions, tweak func(*loader)) (*Profile, error) {
+func loadFrom(r *perfdata.Reader, path string, o LoadOptions, t testOptions) (*profile.Profile, error) {
 	defer r.Close()
-	l := newLoader(r, o)
-	if tweak != nil {
-		tweak(l)
-	}
+	l := newLoader(r, o, t)
 	defer l.code.close()
 	if !o.SiteLines {
 		l.eng.Symbols.PreloadKernel(r.Attrs())
@@ -125,75 +121,111 @@ func loadFrom(r *perfdata.Reader, path string, o LoadOptions, tweak func(*loader
 	return p, nil
 }
 
-// loader is the state of one Load.
+// loader is the state of one Load, in groups: the reader and what it
+// shares with the sample worker (events), the analysis (eng and the
+// address table), the folding, and the state of each kind of sample.
 type loader struct {
 	r *perfdata.Reader
 	o LoadOptions
-	// the reader's event table as of the sample being folded (snapshot)
-	format   *perf.SampleFormat
-	attrs    []perfdata.EventAttr
-	srcs     []eventSource
-	used     []bool
-	eng      *engine.Engine // objects, process model, unwinder, symbols
-	maps     *procmap.Map   // eng.Maps
+	// test switches (the zero value in Load)
+	test testOptions
+
+	ev       eventTable
+	eng      *Engine      // objects, process model, unwinder, symbols
+	maps     *procmap.Map // eng.Maps
 	unwinder *unwind.Unwinder
 	code     *codeReader
 	addrs    *addrTable
-	fold     folder
-	rng      *rand.Rand
 
-	// LBR: the decoder, the current sample (for its code reads), and per
-	// edge the sum of the periods of its appearances.
-	dec     *lbr.Decoder
-	cur     *perf.Sample
-	lbrSums map[lbrKey]lbrSum
+	fold      folder
+	stacks    *stackCache
+	sumStacks bool // sum repeated stacks' weights in the cache (no redundancy skipping)
+	rng       *rand.Rand
 
-	rec   Recording
-	first uint64 // time of the first sample
-	last  uint64
-	timed bool
-	// period history: per event and thread the last period seen, per
-	// event the periods seen at all
-	lastPeriod   map[evTID]uint64
-	periodsSeen  []map[uint64]bool
-	recent       evTID // the last sample's thread and period
-	recentPeriod uint64
-	hasRecent    bool
-	fpOnly       []bool  // per event: unwound from the callchain alone
-	fast         []bool  // per event: its samples may take foldFast
-	noFast       bool    // decode every sample (tests)
-	fastCount    *uint64 // if set, counts the samples foldFast folds (tests)
-	stacks       *stackCache
-	sumStacks    bool // sum repeated stacks' weights in the cache (no redundancy skipping)
-	inline       bool // fold samples on the reading goroutine (tests)
-	// sampleHook, if set, is given every sample and the address-level
-	// stack it folded (nil when none), for tests; hookFrames is that stack
-	sampleHook func(s *perf.Sample, frames []ccmap.Frame)
-	hookFrames []ccmap.Frame
-	// the functions of the address ids, set by finish (tests)
-	fmap []ccmap.FuncID
-
-	noRetAddr uint64 // exact samples without a return address
-	// exact hits of Go programs: each thread's last probe event, and the
-	// event whose next hit is a restart after stack growth (goRestart)
-	lastExact  map[uint32]exactHit
-	restart    map[exactHit]int
-	goRestarts uint64
-	// calls samples: the callchain buffer, and samples without an edge
-	chain        []lbr.Addr
-	callsUnknown uint64
-	warnings     []string
-	// the samples of each process kept, and for the Comms filter whether
-	// a process's current name matches (emptied at every COMM, FORK and
-	// EXIT)
-	procs    map[uint32]*procTally
-	commKeep map[uint32]bool
+	rec      profile.Recording
+	per      periodHistory
+	filter   processFilter
+	lbr      lbrState
+	probes   exactState
+	warnings []string
 
 	// buffers reused from sample to sample
 	leafChain []uint64 // the repaired callchain (repairLeaf)
 	frames    []unwind.Frame
 	cframes   []ccmap.Frame
-	calls     []lbr.Call
+	// the address-level stack the current sample folded (for
+	// test.sampleHook; nil when none)
+	hookFrames []ccmap.Frame
+}
+
+// testOptions are switches tests set on a load (load's last argument).
+type testOptions struct {
+	inline     bool    // fold samples on the reading goroutine
+	noFast     bool    // decode every sample: no foldFast
+	eachStack  bool    // fold every sample's stack, not summed in the stack cache
+	stackLimit int     // stacks the stack cache holds at most (0: maxStacks)
+	fastCount  *uint64 // if set, counts the samples foldFast folds
+	// sampleHook, if set, is given every sample and the address-level
+	// stack it folded (nil when none)
+	sampleHook func(s *perf.Sample, frames []ccmap.Frame)
+	// funcMap, if set, is given the function of every address id
+	funcMap *[]ccmap.FuncID
+}
+
+// eventTable is the reader's event table as of the sample being folded
+// (a snapshot the sample worker reads), and per event how its samples are
+// folded.
+type eventTable struct {
+	format *perf.SampleFormat
+	attrs  []perfdata.EventAttr
+	srcs   []profile.Source
+	used   []bool // the event gave samples
+	fpOnly []bool // unwound from the callchain alone
+	fast   []bool // its samples may take foldFast
+}
+
+// periodHistory is the recording's time span and each event's period
+// history: per event and thread the last period seen, per event the
+// periods seen at all (see notePeriod).
+type periodHistory struct {
+	first, last  uint64 // times of the first and last samples
+	timed        bool   // a sample had a time
+	lastPeriod   map[evTID]uint64
+	periodsSeen  []map[uint64]bool
+	recent       evTID // the last sample's thread and period
+	recentPeriod uint64
+	hasRecent    bool
+}
+
+// processFilter is the tally of the samples of each process kept, and
+// for the Comms filter whether a process's current name matches (emptied
+// at every COMM, FORK and EXIT).
+type processFilter struct {
+	procs    map[uint32]*procTally
+	commKeep map[uint32]bool
+}
+
+// lbrState is the decoding of branch stacks and call samples: the LBR
+// decoder, the current sample (for its code reads), per edge the sum of
+// the periods of its appearances, and call samples whose edge could not
+// be derived.
+type lbrState struct {
+	dec          *lbr.Decoder
+	cur          *perf.Sample
+	sums         map[lbrKey]lbrSum
+	calls        []lbr.Call // buffer
+	chain        []lbr.Addr // buffer: a call sample's user callchain
+	callsUnknown uint64
+}
+
+// exactState is the folding of probe hits: hits without a return
+// address, and for Go programs each thread's last probe event and the
+// hits whose next one is a restart after stack growth (goRestart).
+type exactState struct {
+	noRetAddr  uint64
+	lastExact  map[uint32]exactHit
+	restart    map[exactHit]int
+	goRestarts uint64
 }
 
 type lbrKey struct {
@@ -206,22 +238,25 @@ type lbrSum struct {
 	plain   uint64 // appearances without a known period
 }
 
-func newLoader(r *perfdata.Reader, o LoadOptions) *loader {
-	eng := engine.New(r, engine.Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
+func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
+	eng := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
 	l := &loader{
-		r: r, o: o,
+		r: r, o: o, test: t,
 		eng:      eng,
 		maps:     eng.Maps,
 		unwinder: eng.Unwinder,
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		lbrSums:  map[lbrKey]lbrSum{},
+		lbr:      lbrState{sums: map[lbrKey]lbrSum{}},
 		stacks:   newStackCache(),
 	}
-	l.sumStacks = !(o.DedupRatio > 0 && o.DedupRatio < 1)
+	if t.stackLimit > 0 {
+		l.stacks.limit = t.stackLimit
+	}
+	l.sumStacks = !(o.DedupRatio > 0 && o.DedupRatio < 1) && !t.eachStack
 	l.snapshot()
 	l.code = newCodeReader(eng.Objects.File)
 	l.addrs = newAddrTable(l.code)
-	l.dec = lbr.NewDecoder(lbrCode{l})
+	l.lbr.dec = lbr.NewDecoder(lbrCode{l})
 	l.fold = newFolder(o)
 	return l
 }
@@ -245,7 +280,7 @@ func (l *loader) read() error {
 		rec := l.r.Record()
 		switch t := rec.Type(); t {
 		case perf.RecordSample:
-			if l.r.Format().Len() > len(l.srcs) {
+			if l.r.Format().Len() > len(l.ev.srcs) {
 				w.wait()
 				l.growEvents()
 				stale = true
@@ -266,15 +301,15 @@ func (l *loader) read() error {
 			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
-				clear(l.commKeep)
+				clear(l.filter.commKeep)
 			}
 		case perf.RecordComm:
 			w.wait()
 			if d, err := l.r.Decode(); err == nil {
 				l.maps.Apply(d)
-				clear(l.commKeep)
+				clear(l.filter.commKeep)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
-					l.dec.Forget(c.PID)
+					l.lbr.dec.Forget(c.PID)
 					l.clearStacks()
 				}
 			}
@@ -306,8 +341,8 @@ func (l *loader) read() error {
 // snapshot copies the reader's event table for the sample worker (which
 // must be idle).
 func (l *loader) snapshot() {
-	l.format = l.r.Format().Clone()
-	l.attrs = slices.Clone(l.r.Attrs())
+	l.ev.format = l.r.Format().Clone()
+	l.ev.attrs = slices.Clone(l.r.Attrs())
 }
 
 // fold decodes and folds one sample record.
@@ -315,7 +350,7 @@ func (w *sampleWorker) fold(raw []byte) {
 	if w.l.foldFast(raw) {
 		return
 	}
-	if err := w.l.format.DecodeSample(raw, &w.s); err == nil {
+	if err := w.l.ev.format.DecodeSample(raw, &w.s); err == nil {
 		w.l.sample(&w.s) // the reader counts undecodable samples in its warnings
 	}
 }
@@ -359,7 +394,7 @@ func (l *loader) startWorker() *sampleWorker {
 
 // add queues a copy of a sample record.
 func (w *sampleWorker) add(raw []byte) {
-	if w.l.inline {
+	if w.l.test.inline {
 		w.fold(raw)
 		return
 	}
@@ -419,10 +454,10 @@ func (w *sampleWorker) run() {
 // event returns the index of s's event, or -1.
 func (l *loader) event(s *perf.Sample) int {
 	ev := s.Attr
-	if ev < 0 && l.format.Len() == 1 {
+	if ev < 0 && l.ev.format.Len() == 1 {
 		ev = 0
 	}
-	if ev >= l.format.Len() {
+	if ev >= l.ev.format.Len() {
 		return -1
 	}
 	return ev
@@ -441,7 +476,7 @@ func (l *loader) periodOf(ev int, has bool, v uint64) uint64 {
 		return v
 	}
 	if ev >= 0 {
-		if a := l.format.Attr(ev); a != nil && !a.Freq() {
+		if a := l.ev.format.Attr(ev); a != nil && !a.Freq() {
 			return a.SamplePeriod
 		}
 	}
@@ -450,18 +485,18 @@ func (l *loader) periodOf(ev int, has bool, v uint64) uint64 {
 
 func (l *loader) growEvents() {
 	n := l.r.Format().Len()
-	if len(l.srcs) < n {
-		l.srcs = classify(l.r.Attrs(), l.r.Features())
-		for len(l.used) < len(l.srcs) {
-			a := l.r.Format().Attr(len(l.used))
-			l.used = append(l.used, false)
-			l.periodsSeen = append(l.periodsSeen, map[uint64]bool{})
-			l.fpOnly = append(l.fpOnly, unwind.MethodFor(a) == unwind.MethodFP)
+	if len(l.ev.srcs) < n {
+		l.ev.srcs = classify(l.r.Attrs(), l.r.Features())
+		for len(l.ev.used) < len(l.ev.srcs) {
+			a := l.r.Format().Attr(len(l.ev.used))
+			l.ev.used = append(l.ev.used, false)
+			l.per.periodsSeen = append(l.per.periodsSeen, map[uint64]bool{})
+			l.ev.fpOnly = append(l.ev.fpOnly, unwind.MethodFor(a) == unwind.MethodFP)
 		}
-		l.fast = l.fast[:0]
-		for i, src := range l.srcs {
+		l.ev.fast = l.ev.fast[:0]
+		for i, src := range l.ev.srcs {
 			copied := l.r.Attrs()[i].Attr.SampleType&perf.SampleStackUser != 0 // repaired by repairLeaf
-			l.fast = append(l.fast, l.fpOnly[i] && !copied && src != srcExact && src != srcLBR && src != srcCalls &&
+			l.ev.fast = append(l.ev.fast, l.ev.fpOnly[i] && !copied && src != profile.Exact && src != profile.LBR && src != profile.Calls &&
 				(l.o.Event == "" || l.r.Attrs()[i].Name == l.o.Event))
 		}
 	}
@@ -469,25 +504,25 @@ func (l *loader) growEvents() {
 
 // foldFast folds a sample whose stack is in the stack cache without
 // decoding it, when its event's samples are stacks alone (timer-like,
-// unwound from the frame-pointer callchain: l.fast) and have their
+// unwound from the frame-pointer callchain: l.ev.fast) and have their
 // callchain at a fixed place (perf.SampleLayout): it reads the thread,
 // time, period and callchain where they sit and does what sample does
 // for them. It returns false for every other sample, to be decoded.
 func (l *loader) foldFast(raw []byte) bool {
-	if l.noFast {
+	if l.test.noFast {
 		return false
 	}
-	ev, lay, err := l.format.Layout(raw)
-	if err != nil || ev >= len(l.fast) || lay.Callchain < 0 || lay.TID < 0 {
+	ev, lay, err := l.ev.format.Layout(raw)
+	if err != nil || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
 		return false
 	}
 	if ev < 0 {
-		if l.format.Len() != 1 {
+		if l.ev.format.Len() != 1 {
 			return false
 		}
 		ev = 0
 	}
-	if !l.fast[ev] || lay.Callchain+8 > len(raw) {
+	if !l.ev.fast[ev] || lay.Callchain+8 > len(raw) {
 		return false
 	}
 	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
@@ -514,48 +549,48 @@ func (l *loader) foldFast(raw []byte) bool {
 		t = binary.LittleEndian.Uint64(raw[lay.Time:])
 	}
 	l.rec.Samples++
-	l.used[ev] = true
+	l.ev.used[ev] = true
 	l.notePeriodAt(ev, tid, t, lay.Time >= 0, period)
 	l.tally(pid, max(period, 1))
 	l.foldCached(i, max(period, 1))
-	if l.fastCount != nil {
-		*l.fastCount++
+	if l.test.fastCount != nil {
+		*l.test.fastCount++
 	}
 	return true
 }
 
 // sample folds one sample (on the sample worker).
 func (l *loader) sample(s *perf.Sample) {
-	if l.sampleHook != nil {
+	if l.test.sampleHook != nil {
 		l.hookFrames = nil
-		defer func() { l.sampleHook(s, l.hookFrames) }()
+		defer func() { l.test.sampleHook(s, l.hookFrames) }()
 	}
 	ev := l.event(s)
-	if ev < 0 || ev >= len(l.srcs) {
+	if ev < 0 || ev >= len(l.ev.srcs) {
 		return
 	}
-	if l.o.Event != "" && l.attrs[ev].Name != l.o.Event {
+	if l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event {
 		return
 	}
 	if !l.keep(s.PID, s.TID, s.Has(perf.SampleTID)) {
 		return
 	}
 	l.rec.Samples++
-	l.used[ev] = true
+	l.ev.used[ev] = true
 	period := l.period(s, ev)
 	l.notePeriod(s, ev, period)
 	weight := max(period, 1)
 	l.tally(s.PID, weight)
-	switch l.srcs[ev] {
-	case srcExact:
+	switch l.ev.srcs[ev] {
+	case profile.Exact:
 		if l.goRestart(s, ev) {
 			return
 		}
 		l.exact(s, weight)
-	case srcLBR:
+	case profile.LBR:
 		l.stack(s, ev, weight)
 		l.branches(s, period)
-	case srcCalls:
+	case profile.Calls:
 		l.stack(s, ev, weight)
 		l.callSample(s, ev, weight)
 	default:
@@ -587,30 +622,30 @@ func (l *loader) notePeriod(s *perf.Sample, ev int, period uint64) {
 // timed).
 func (l *loader) notePeriodAt(ev int, tid uint32, t uint64, timed bool, period uint64) {
 	if timed {
-		if !l.timed {
-			l.first, l.timed = t, true
+		if !l.per.timed {
+			l.per.first, l.per.timed = t, true
 		}
-		l.first = min(l.first, t)
-		l.last = max(l.last, t)
+		l.per.first = min(l.per.first, t)
+		l.per.last = max(l.per.last, t)
 	}
 	if period == 0 {
 		return
 	}
-	if l.lastPeriod == nil {
-		l.lastPeriod = map[evTID]uint64{}
+	if l.per.lastPeriod == nil {
+		l.per.lastPeriod = map[evTID]uint64{}
 	}
 	k := evTID{ev, tid}
-	if l.hasRecent && k == l.recent && period == l.recentPeriod {
+	if l.per.hasRecent && k == l.per.recent && period == l.per.recentPeriod {
 		return // the common case: the same thread at the same period
 	}
-	l.recent, l.recentPeriod, l.hasRecent = k, period, true
-	prev, known := l.lastPeriod[k]
+	l.per.recent, l.per.recentPeriod, l.per.hasRecent = k, period, true
+	prev, known := l.per.lastPeriod[k]
 	if prev == period {
 		return
 	}
-	l.lastPeriod[k] = period
-	seen := l.periodsSeen[ev]
-	if (!known && seen[period]) || (len(seen) > 0 && l.format.Attr(ev).Freq()) {
+	l.per.lastPeriod[k] = period
+	seen := l.per.periodsSeen[ev]
+	if (!known && seen[period]) || (len(seen) > 0 && l.ev.format.Attr(ev).Freq()) {
 		return
 	}
 	if seen[period] && l.lastChange(ev) == period {
@@ -620,16 +655,16 @@ func (l *loader) notePeriodAt(ev int, tid uint32, t uint64, timed bool, period u
 	}
 	seen[period] = true
 	var since uint64
-	if timed && t > l.first {
-		since = t - l.first
+	if timed && t > l.per.first {
+		since = t - l.per.first
 	}
-	l.rec.Periods = append(l.rec.Periods, PeriodChange{TimeNS: since, Event: l.attrs[ev].Name, Period: period})
+	l.rec.Periods = append(l.rec.Periods, profile.PeriodChange{TimeNS: since, Event: l.ev.attrs[ev].Name, Period: period})
 }
 
 // lastChange is the period of event ev's latest entry in the period
 // history (0 if none).
 func (l *loader) lastChange(ev int) uint64 {
-	name := l.attrs[ev].Name
+	name := l.ev.attrs[ev].Name
 	for i := len(l.rec.Periods) - 1; i >= 0; i-- {
 		if l.rec.Periods[i].Event == name {
 			return l.rec.Periods[i].Period
@@ -670,12 +705,12 @@ func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, pid uint32, 
 
 func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	l.repairLeaf(s)
-	fp := l.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
+	fp := l.ev.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
 	var h uint64
 	if fp {
 		h = hashChain(s.PID, s.Callchain)
 		if i := l.stacks.find(h, s.PID, s.Callchain); i >= 0 {
-			if l.sampleHook != nil {
+			if l.test.sampleHook != nil {
 				e := &l.stacks.entries[i]
 				l.hookFrames = l.stacks.frames[e.frame:e.frameTo]
 			}
@@ -727,21 +762,21 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 	if len(s.Branches) == 0 {
 		return
 	}
-	l.cur = s
-	l.calls = l.dec.Decode(l.calls[:0], s.PID, s.Branches)
-	for _, c := range l.calls {
+	l.lbr.cur = s
+	l.lbr.calls = l.lbr.dec.Decode(l.lbr.calls[:0], s.PID, s.Branches)
+	for _, c := range l.lbr.calls {
 		site := l.runtimeKey(s, uint64(c.Site))
 		callee := l.runtimeKey(s, uint64(c.Callee))
 		k := lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)}
-		sum := l.lbrSums[k]
+		sum := l.lbr.sums[k]
 		if period > 0 {
 			sum.periods += period
 		} else {
 			sum.plain++
 		}
-		l.lbrSums[k] = sum
+		l.lbr.sums[k] = sum
 	}
-	l.cur = nil
+	l.lbr.cur = nil
 }
 
 // runtimeKey interns a runtime address of s's process.
@@ -757,17 +792,17 @@ func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
 // edge is rounded up or down at random in proportion to its fraction, so
 // the integer count keeps the estimate's expectation.
 func (l *loader) flushLBR() {
-	if len(l.lbrSums) == 0 {
+	if len(l.lbr.sums) == 0 {
 		return
 	}
-	est := lbr.Estimator{Depth: l.dec.MaxWindow(), Mode: lbr.EveryEntry}
-	keys := make([]lbrKey, 0, len(l.lbrSums))
-	for k := range l.lbrSums {
+	est := lbr.Estimator{Depth: l.lbr.dec.MaxWindow(), Mode: lbr.EveryEntry}
+	keys := make([]lbrKey, 0, len(l.lbr.sums))
+	for k := range l.lbr.sums {
 		keys = append(keys, k)
 	}
 	sortLBRKeys(keys) // the random rounding must not depend on map order
 	for _, k := range keys {
-		sum := l.lbrSums[k]
+		sum := l.lbr.sums[k]
 		calls := float64(sum.plain)
 		if sum.periods > 0 {
 			calls += est.Weight(sum.periods, 0)
@@ -797,26 +832,26 @@ func (l *loader) flushLBR() {
 // meanwhile, the one skipped is that call: the edge's count is the same.)
 // Without a probe on morestack the restarts count as calls.
 func (l *loader) goRestart(s *perf.Sample, ev int) bool {
-	if l.lastExact == nil {
-		l.lastExact, l.restart = map[uint32]exactHit{}, map[exactHit]int{}
+	if l.probes.lastExact == nil {
+		l.probes.lastExact, l.probes.restart = map[uint32]exactHit{}, map[exactHit]int{}
 	}
 	ra, _ := uprobe.ReturnAddress(s)
 	hit := exactHit{s.IP, ra}
-	prev, hadPrev := l.lastExact[s.TID]
-	l.lastExact[s.TID] = hit
+	prev, hadPrev := l.probes.lastExact[s.TID]
+	l.probes.lastExact[s.TID] = hit
 	if strings.Contains(l.r.Attrs()[ev].Name, "morestack") { // "GROUP:runtime_morestack_noctxt_abi0"
 		if hadPrev {
-			l.restart[prev]++
+			l.probes.restart[prev]++
 		}
 		return false
 	}
-	if n := l.restart[hit]; n > 0 {
+	if n := l.probes.restart[hit]; n > 0 {
 		if n == 1 {
-			delete(l.restart, hit)
+			delete(l.probes.restart, hit)
 		} else {
-			l.restart[hit] = n - 1
+			l.probes.restart[hit] = n - 1
 		}
-		l.goRestarts++
+		l.probes.goRestarts++
 		return true
 	}
 	return false
@@ -843,7 +878,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	}
 	ra, ok := uprobe.ReturnAddress(s)
 	if len(user) == 0 || !ok {
-		l.noRetAddr++
+		l.probes.noRetAddr++
 		return
 	}
 	l.frames = all
@@ -874,18 +909,18 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 // and the code.
 func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 	a := l.r.Format().Attr(ev)
-	cs := lbr.CallSample{PID: s.PID, IP: lbr.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.chain[:0]}
+	cs := lbr.CallSample{PID: s.PID, IP: lbr.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.lbr.chain[:0]}
 	if s.Has(perf.SampleCallchain) {
 		for _, r := range perf.SplitCallchain(s.Callchain).User {
 			cs.Chain = append(cs.Chain, lbr.Addr(r))
 		}
 	}
-	l.chain = cs.Chain
-	l.cur = s
+	l.lbr.chain = cs.Chain
+	l.lbr.cur = s
 	e, ok := lbr.CallFromSample(cs, lbrCode{l})
-	l.cur = nil
+	l.lbr.cur = nil
 	if !ok || e.Site == 0 || e.Callee == 0 {
-		l.callsUnknown++
+		l.lbr.callsUnknown++
 		return
 	}
 	site := l.runtimeKey(s, uint64(e.Site))
@@ -898,7 +933,7 @@ func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 type lbrCode struct{ l *loader }
 
 func (c lbrCode) Code(pid uint32, addr lbr.Addr) ([]byte, bool) {
-	s := c.l.cur
+	s := c.l.lbr.cur
 	if s == nil {
 		return nil, false
 	}

@@ -1,8 +1,3 @@
-// Package profile turns a recording into a named call profile: a
-// function-level CC-Map (package ccmap) whose FuncIDs index Funcs, the call
-// sites of its edges with their source lines, and the facts of the
-// recording (source, events, samples, loss, period history). Reports,
-// compare and tests read a Profile; nothing here prints.
 package profile
 
 import "github.com/hwprof/hwprof/ccmap"
@@ -17,8 +12,9 @@ type Profile struct {
 	// Sites describes the call sites of Map's edges (CallSite.Addr is the
 	// call instruction's address in its object's address space).
 	Sites map[ccmap.CallSite]Site
-	// HasCalls says whether the source counts calls (lbr, calls, exact):
-	// then edge counts are Calls; for timer there are no call counts.
+	// HasCalls says whether a source that counts calls (lbr, calls,
+	// exact) gave samples: then edge counts are Calls; for timer there are
+	// no call counts.
 	HasCalls  bool
 	Recording Recording
 	// Warnings are problems that did not stop loading (objects that could
@@ -46,9 +42,11 @@ type Site struct {
 
 // Recording holds the facts of the recording a profile was read from.
 type Recording struct {
-	File       string
-	Command    []string // from the cmdline feature, when present
-	Source     string   // "exact", "lbr", "calls", "timer" or "mixed"
+	File    string
+	Command []string // from the cmdline feature, when present
+	// Source is the one source of the events that gave samples (Mixed
+	// when they have several; with no samples, that of the events).
+	Source     Source
 	Events     []Event
 	Samples    uint64
 	Lost       uint64
@@ -62,6 +60,20 @@ type Recording struct {
 	Processes []Process
 	// Leaf is what the repair of frameless first frames found.
 	Leaf LeafStats
+	// BuildIDs are the build-ids the recording gives its objects (its
+	// build-id table and MMAP2 records), by object path as recorded;
+	// objects without a known build-id are absent.
+	BuildIDs map[string]BuildID
+}
+
+// Process is one process of a recording and its share of the samples
+// kept.
+type Process struct {
+	PID     uint32
+	Comm    string // its last command name in the recording; "" when none was recorded
+	Samples uint64
+	Weight  uint64  // the samples' summed period
+	Share   float64 // Weight as a share of all kept samples' weight
 }
 
 // Event is one recorded event: its name and its fixed period or frequency
@@ -78,4 +90,15 @@ type PeriodChange struct {
 	TimeNS uint64
 	Event  string
 	Period uint64
+}
+
+// LeafStats counts what the leaf repair (unwind.RepairCallchain) found in
+// the samples of frame-pointer events that carry a stack copy: samples
+// checked, samples whose chain had skipped the caller of the running
+// function (restored), and samples the CFI could not judge (kept as the
+// kernel wrote them).
+type LeafStats struct {
+	Checked  uint64
+	Inserted uint64
+	Unknown  uint64
 }

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"bufio"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -108,25 +107,22 @@ func funcName(loc symbolize.Location) string {
 // names of its folded frames, innermost first ("" for an unnamed one).
 func reportNames(t *testing.T, path string, o LoadOptions) [][]string {
 	var stacks [][]ccmap.FuncID
-	var ld *loader
-	p, _ := load(path, o, func(l *loader) {
-		ld = l
-		l.inline, l.noFast = true, true
-		l.sampleHook = func(s *perf.Sample, frames []ccmap.Frame) {
+	var fmap []ccmap.FuncID
+	p, _ := load(path, o, testOptions{inline: true, noFast: true, funcMap: &fmap,
+		sampleHook: func(s *perf.Sample, frames []ccmap.Frame) {
 			ids := make([]ccmap.FuncID, len(frames))
 			for i, f := range frames {
 				ids[i] = f.Func
 			}
 			stacks = append(stacks, ids)
-		}
-	})
+		}})
 	if p == nil {
 		t.Skipf("report cannot open %s", path)
 	}
 	out := make([][]string, len(stacks))
 	for i, ids := range stacks {
 		for _, id := range ids {
-			n := p.Funcs[ld.fmap[id]].Name
+			n := p.Funcs[fmap[id]].Name
 			if strings.HasPrefix(n, "[") {
 				n = ""
 			}
@@ -144,11 +140,11 @@ func scriptNames(t *testing.T, path string, o LoadOptions) [][]string {
 		t.Skipf("script cannot open %s: %v", path, err)
 	}
 	defer r.Close()
-	e := engine.New(r, engine.Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
+	e := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
 	defer e.Close()
-	var handles [][]engine.Handle
+	var handles [][]Handle
 	e.Visit(func(s *perf.Sample, ev int, frames []unwind.Frame) {
-		hs := make([]engine.Handle, len(frames))
+		hs := make([]Handle, len(frames))
 		for i, f := range frames {
 			hs[i] = e.Symbols.Add(f.Object, s.PID, f.LookupAddr())
 		}

@@ -1,16 +1,17 @@
-package profile
+package engine
 
 import (
-	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/perf/perfdata"
 	"os"
 	"testing"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
 // BenchmarkLoad loads the recording named by $HWPROF_BENCH_FILE (for
 // example one made by scripts/bench-report.sh), to profile the loader:
 //
-//	HWPROF_BENCH_FILE=big.data go test ./internal/profile -run XXX -bench Load -cpuprofile cpu.out
+//	HWPROF_BENCH_FILE=big.data go test ./internal/engine -run XXX -bench Load -cpuprofile cpu.out
 func BenchmarkLoad(b *testing.B) {
 	file := os.Getenv("HWPROF_BENCH_FILE")
 	if file == "" {
@@ -40,7 +41,7 @@ func BenchmarkProject(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	l := newLoader(r, LoadOptions{})
+	l := newLoader(r, LoadOptions{}, testOptions{})
 	defer l.code.close()
 	if err := l.read(); err != nil {
 		b.Fatal(err)

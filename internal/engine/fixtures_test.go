@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"debug/elf"
@@ -14,6 +14,7 @@ import (
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
@@ -48,7 +49,7 @@ func TestLoadLBRFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Recording.Source != "lbr" || !p.HasCalls {
+			if p.Recording.Source != profile.LBR || !p.HasCalls {
 				t.Errorf("source %q, HasCalls %v; want lbr with calls", p.Recording.Source, p.HasCalls)
 			}
 			if p.Recording.Samples != fx.samples {

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // TestSummedStacksFoldTheSame loads frame-pointer callchain recordings of
@@ -24,22 +25,22 @@ func TestSummedStacksFoldTheSame(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, "perf_data_converter", name)
 			o := LoadOptions{Workers: 2, Seed: 1}
-			each, err := load(path, o, func(l *loader) { l.sumStacks = false })
+			each, err := load(path, o, testOptions{eachStack: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if each.Recording.Samples == 0 || each.Map.Totals().Samples == 0 {
 				t.Fatalf("no samples folded: %+v", each.Recording)
 			}
-			summed, err := load(path, o, nil)
+			summed, err := load(path, o, testOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			small, err := load(path, o, func(l *loader) { l.stacks.limit = 3 })
+			small, err := load(path, o, testOptions{stackLimit: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, got := range []*Profile{summed, small} {
+			for _, got := range []*profile.Profile{summed, small} {
 				sameProfile(t, got, each)
 			}
 		})
@@ -48,7 +49,7 @@ func TestSummedStacksFoldTheSame(t *testing.T) {
 
 // sameProfile fails t unless got and want hold the same functions, edges,
 // contexts and totals.
-func sameProfile(t *testing.T, got, want *Profile) {
+func sameProfile(t *testing.T, got, want *profile.Profile) {
 	t.Helper()
 	if err := got.Map.Check(); err != nil {
 		t.Fatal(err)
@@ -86,8 +87,8 @@ func TestSampleWorkerFoldsTheSame(t *testing.T) {
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			o := LoadOptions{Seed: 1}
-			want, wantErr := load(path, o, func(l *loader) { l.inline = true })
-			got, gotErr := load(path, o, nil)
+			want, wantErr := load(path, o, testOptions{inline: true})
+			got, gotErr := load(path, o, testOptions{})
 			if sameLoad(t, got, gotErr, want, wantErr) {
 				folded++
 			}
@@ -117,9 +118,9 @@ func TestFoldFastTheSame(t *testing.T) {
 			}
 			for _, ev := range events {
 				o := LoadOptions{Seed: 1, Event: ev}
-				want, wantErr := load(path, o, func(l *loader) { l.noFast = true })
+				want, wantErr := load(path, o, testOptions{noFast: true})
 				var fast uint64
-				got, gotErr := load(path, o, func(l *loader) { l.fastCount = &fast })
+				got, gotErr := load(path, o, testOptions{fastCount: &fast})
 				sameLoad(t, got, gotErr, want, wantErr)
 				t.Logf("event %q: %d of %d samples folded fast", ev, fast, want.Recording.Samples)
 				if want != nil && fast > 0 {
@@ -138,7 +139,7 @@ func TestFoldFastTheSame(t *testing.T) {
 
 // sameLoad fails t unless two loads gave the same error, recording facts,
 // warnings and profile; it reports whether samples were folded.
-func sameLoad(t *testing.T, got *Profile, gotErr error, want *Profile, wantErr error) bool {
+func sameLoad(t *testing.T, got *profile.Profile, gotErr error, want *profile.Profile, wantErr error) bool {
 	t.Helper()
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 		t.Fatalf("error %v, want %v", gotErr, wantErr)

@@ -1,13 +1,12 @@
-package profile
+package engine
 
 import (
 	"debug/elf"
 	"path/filepath"
 
-	"golang.org/x/arch/x86/x86asm"
-
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // An addrKey is one code address of the address-level profile: an

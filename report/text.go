@@ -11,7 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // Text writes p as the short text report: what was recorded and what was
@@ -54,7 +54,7 @@ func (s *summary) header(b *bytes.Buffer) {
 			evs = append(evs, e.Name)
 		}
 	}
-	fmt.Fprintf(b, "source:    %s; events: %s\n", orDash(r.Source), orDash(strings.Join(evs, ", ")))
+	fmt.Fprintf(b, "source:    %s; events: %s\n", r.Source, orDash(strings.Join(evs, ", ")))
 	fmt.Fprintf(b, "samples:   %d in %v; lost %d, throttled %d\n", r.Samples, time.Duration(r.DurationNS).Round(time.Millisecond), r.Lost, r.Throttled)
 	if r.Lost > 0 {
 		fmt.Fprintf(b, "lost %d samples (%.2f%%): weights are of what was kept\n", r.Lost, 100*share(r.Lost, r.Samples+r.Lost))

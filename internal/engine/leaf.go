@@ -1,20 +1,9 @@
-package profile
+package engine
 
 import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/unwind"
 )
-
-// LeafStats counts what the leaf repair (unwind.RepairCallchain) found in
-// the samples of frame-pointer events that carry a stack copy: samples
-// checked, samples whose chain had skipped the caller of the running
-// function (restored), and samples the CFI could not judge (kept as the
-// kernel wrote them).
-type LeafStats struct {
-	Checked  uint64
-	Inserted uint64
-	Unknown  uint64
-}
 
 // repairLeaf replaces s's callchain by the one with the caller of its first
 // user frame restored, when the sample carries the registers and stack

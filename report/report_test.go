@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/profile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -68,7 +68,7 @@ func timerProfile(order []int) *profile.Profile {
 	return &profile.Profile{
 		Map: m, Funcs: funcs, Sites: sites,
 		Recording: profile.Recording{
-			File: "hwprof.data", Command: []string{"./app", "x"}, Source: "timer",
+			File: "hwprof.data", Command: []string{"./app", "x"}, Source: profile.Timer,
 			Events:  []profile.Event{{Name: "cpu-clock", Period: 100000}},
 			Samples: 10, Lost: 2, Throttled: 1, DurationNS: 1_500_000_000,
 			Periods: []profile.PeriodChange{
@@ -97,7 +97,7 @@ func exactProfile() *profile.Profile {
 	return &profile.Profile{
 		Map: m, Funcs: funcs, Sites: sites, HasCalls: true,
 		Recording: profile.Recording{
-			File: "exact.data", Source: "exact",
+			File: "exact.data", Source: profile.Exact,
 			Events:  []profile.Event{{Name: "uprobes:A", Period: 1}, {Name: "uprobes:B", Period: 1}},
 			Samples: 2122, DurationNS: 20_000_000,
 			Periods: []profile.PeriodChange{{Event: "uprobes:A", Period: 1}, {Event: "uprobes:B", Period: 1}},

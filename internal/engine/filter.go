@@ -1,19 +1,11 @@
-package profile
+package engine
 
 import (
 	"cmp"
 	"slices"
-)
 
-// Process is one process of a recording and its share of the samples
-// kept.
-type Process struct {
-	PID     uint32
-	Comm    string // its last command name in the recording; "" when none was recorded
-	Samples uint64
-	Weight  uint64  // the samples' summed period
-	Share   float64 // Weight as a share of all kept samples' weight
-}
+	"github.com/hwprof/hwprof/profile"
+)
 
 // procTally counts one process's samples.
 type procTally struct {
@@ -45,27 +37,27 @@ func (l *loader) keep(pid, tid uint32, hasTID bool) bool {
 	if len(o.Comms) == 0 {
 		return true
 	}
-	ok, known := l.commKeep[pid]
+	ok, known := l.filter.commKeep[pid]
 	if !known {
 		p, _ := l.maps.Process(pid)
 		ok = slices.Contains(o.Comms, p.Comm)
-		if l.commKeep == nil {
-			l.commKeep = map[uint32]bool{}
+		if l.filter.commKeep == nil {
+			l.filter.commKeep = map[uint32]bool{}
 		}
-		l.commKeep[pid] = ok
+		l.filter.commKeep[pid] = ok
 	}
 	return ok
 }
 
 // tally counts a kept sample of process pid.
 func (l *loader) tally(pid uint32, weight uint64) {
-	if l.procs == nil {
-		l.procs = map[uint32]*procTally{}
+	if l.filter.procs == nil {
+		l.filter.procs = map[uint32]*procTally{}
 	}
-	t := l.procs[pid]
+	t := l.filter.procs[pid]
 	if t == nil {
 		t = &procTally{}
-		l.procs[pid] = t
+		l.filter.procs[pid] = t
 	}
 	t.samples++
 	t.weight += weight
@@ -73,14 +65,14 @@ func (l *loader) tally(pid uint32, weight uint64) {
 
 // processes lists the processes that have kept samples, by weight, then
 // samples, then pid.
-func (l *loader) processes() []Process {
+func (l *loader) processes() []profile.Process {
 	var total uint64
-	for _, t := range l.procs {
+	for _, t := range l.filter.procs {
 		total += t.weight
 	}
-	out := make([]Process, 0, len(l.procs))
-	for pid, t := range l.procs {
-		p := Process{PID: pid, Samples: t.samples, Weight: t.weight}
+	out := make([]profile.Process, 0, len(l.filter.procs))
+	for pid, t := range l.filter.procs {
+		p := profile.Process{PID: pid, Samples: t.samples, Weight: t.weight}
 		if total > 0 {
 			p.Share = float64(t.weight) / float64(total)
 		}
@@ -92,7 +84,7 @@ func (l *loader) processes() []Process {
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b Process) int {
+	slices.SortFunc(out, func(a, b profile.Process) int {
 		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(b.Samples, a.Samples), cmp.Compare(a.PID, b.PID))
 	})
 	return out

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"os"
@@ -7,56 +7,28 @@ import (
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 )
-
-// eventSource is how the samples of one event are folded.
-type eventSource uint8
-
-const (
-	// srcTimer: sampled stacks weighted by period (cpu-clock, task-clock,
-	// and any other sampling event without call semantics).
-	srcTimer eventSource = iota
-	// srcLBR: a branch stack of recent branches (not call-stack mode):
-	// call edges estimated from it, plus the sampled stack.
-	srcLBR
-	// srcCalls: a hardware calls-retired event without a branch stack.
-	// Its samples are folded as stacks (see Load's doc).
-	srcCalls
-	// srcExact: a uprobe at a function entry: every sample is one call.
-	srcExact
-)
-
-func (s eventSource) String() string {
-	switch s {
-	case srcLBR:
-		return "lbr"
-	case srcCalls:
-		return "calls"
-	case srcExact:
-		return "exact"
-	}
-	return "timer"
-}
 
 // classify decides each event's source from its attr: the uprobe PMU's
 // type (from the recording's PMU mappings, else this machine's sysfs) means
 // exact; a branch stack outside LBR call-stack mode means lbr; a hardware
 // or raw event whose name says it counts calls means calls; everything
 // else (cpu-clock, task-clock, cycles...) is stack sampling, timer.
-func classify(attrs []perfdata.EventAttr, ff *perfdata.FileFeatures) []eventSource {
+func classify(attrs []perfdata.EventAttr, ff *perfdata.FileFeatures) []profile.Source {
 	uprobeType, haveUprobe := uprobePMUType(ff)
-	out := make([]eventSource, len(attrs))
+	out := make([]profile.Source, len(attrs))
 	for i := range attrs {
 		a := &attrs[i].Attr
 		switch {
 		case haveUprobe && a.Type == uprobeType:
-			out[i] = srcExact
+			out[i] = profile.Exact
 		case a.SampleType&perf.SampleBranchStack != 0 && a.BranchSampleType&perf.BranchCallStack == 0:
-			out[i] = srcLBR
+			out[i] = profile.LBR
 		case isCallsEvent(a, attrs[i].Name):
-			out[i] = srcCalls
+			out[i] = profile.Calls
 		default:
-			out[i] = srcTimer
+			out[i] = profile.Timer
 		}
 	}
 	return out
@@ -94,32 +66,30 @@ func uprobePMUType(ff *perfdata.FileFeatures) (perf.EventType, bool) {
 	return perf.EventType(n), true
 }
 
-// sourceName is the recording's source: the one source of all its
-// sampling events, or "mixed".
-func sourceName(srcs []eventSource, used []bool) string {
-	name := ""
+// recordingSource is the recording's source: the one source of all its
+// events that gave samples, or Mixed; with no samples, that of all its
+// events; Timer when it has none.
+func recordingSource(srcs []profile.Source, used []bool) profile.Source {
+	if src, ok := oneSource(srcs, used); ok {
+		return src
+	}
+	src, _ := oneSource(srcs, nil)
+	return src
+}
+
+// oneSource is the one source of the events used (all when used is nil),
+// Mixed when they have several; false when there is none.
+func oneSource(srcs []profile.Source, used []bool) (profile.Source, bool) {
+	var src profile.Source
+	found := false
 	for i, s := range srcs {
-		if !used[i] {
+		if used != nil && !used[i] {
 			continue
 		}
-		if name == "" {
-			name = s.String()
-		} else if name != s.String() {
-			return "mixed"
+		if found && s != src {
+			return profile.Mixed, true
 		}
+		src, found = s, true
 	}
-	if name == "" {
-		// no samples: name it by the events
-		for _, s := range srcs {
-			if name == "" {
-				name = s.String()
-			} else if name != s.String() {
-				return "mixed"
-			}
-		}
-	}
-	if name == "" {
-		name = "timer"
-	}
-	return name
+	return src, found
 }

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"cmp"
@@ -8,33 +8,35 @@ import (
 	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
 // finish folds what is pending, symbolizes the address ids, projects the
 // map onto functions and fills in the recording's facts.
-func (l *loader) finish() *Profile {
+func (l *loader) finish() *profile.Profile {
 	l.growEvents()
 	l.clearStacks()
 	l.flushLBR()
 	addrMap := l.fold.Close()
 	locs := l.symbolize()
 	funcs, fmap, funcObj := l.functions(locs)
-	l.fmap = fmap
+	if l.test.funcMap != nil {
+		*l.test.funcMap = fmap
+	}
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
-	p := &Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
-	for i, s := range l.srcs {
-		if l.used[i] && (s == srcLBR || s == srcExact || s == srcCalls) {
+	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
+	for i, s := range l.ev.srcs {
+		if l.ev.used[i] && (s == profile.LBR || s == profile.Exact || s == profile.Calls) {
 			p.HasCalls = true
 		}
 	}
-	if l.callsUnknown > 0 {
-		l.warn(fmt.Sprintf("%d call samples whose call site or callee could not be derived were left out of the call counts", l.callsUnknown))
+	if l.lbr.callsUnknown > 0 {
+		l.warn(fmt.Sprintf("%d call samples whose call site or callee could not be derived were left out of the call counts", l.lbr.callsUnknown))
 	}
-	if l.noRetAddr > 0 {
-		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.noRetAddr))
+	if l.probes.noRetAddr > 0 {
+		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.probes.noRetAddr))
 	}
 	p.Warnings = append(l.r.Warnings(), l.warnings...)
 	l.eng.Close() // no goroutine outlives Load; the vdso's file is removed
@@ -53,13 +55,13 @@ func (l *loader) warn(s string) { l.warnings = append(l.warnings, s) }
 func (l *loader) symbolize() []symbolize.Location {
 	keys := l.addrs.keys
 	syms := l.eng.Symbols
-	hs := make([]engine.Handle, len(keys))
+	hs := make([]Handle, len(keys))
 	for i, k := range keys {
 		hs[i] = syms.Add(k.obj, k.pid, k.addr)
 	}
 	errs := syms.Resolve(l.o.SiteLines)
 	for _, ke := range errs { // the kernel's first, as it is the most common
-		if errors.Is(ke.Err, engine.ErrNoKernelSymbols) {
+		if errors.Is(ke.Err, ErrNoKernelSymbols) {
 			_, why := l.eng.Objects.Kernel()
 			l.warn(fmt.Sprintf("no kernel symbols: %s: kernel functions show as %s", why, symbolize.KernelPath))
 		}
@@ -67,7 +69,7 @@ func (l *loader) symbolize() []symbolize.Location {
 	for _, ke := range errs {
 		// JIT code without a perf map is common: its functions show as
 		// addresses without a warning, as in hwprof script.
-		if !errors.Is(ke.Err, engine.ErrNoKernelSymbols) && !engine.IsPerfMap(ke.Key.Path) {
+		if !errors.Is(ke.Err, ErrNoKernelSymbols) && !IsPerfMap(ke.Key.Path) {
 			l.symbolizeWarning(ke.Key, ke.Err)
 		}
 	}
@@ -101,14 +103,14 @@ type funcKey struct {
 // symbol, named by the symbol's demangled short name; an address without a
 // symbol is a function of its own, "[object+0xaddr]", and an address in no
 // object "[unknown]". The kernel without symbols is one "[kernel.kallsyms]".
-func (l *loader) functions(locs []symbolize.Location) ([]Func, []ccmap.FuncID, []*procmap.Object) {
+func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.FuncID, []*procmap.Object) {
 	ids := map[funcKey]ccmap.FuncID{}
-	var funcs []Func
+	var funcs []profile.Func
 	var objs []*procmap.Object
 	fmap := make([]ccmap.FuncID, len(l.addrs.keys))
 	for i, k := range l.addrs.keys {
 		fk := funcKey{obj: k.obj}
-		fn := Func{}
+		fn := profile.Func{}
 		switch {
 		case k.obj == nil:
 			fk.name, fn.Name = "[unknown]", "[unknown]"
@@ -145,15 +147,15 @@ func (l *loader) functions(locs []symbolize.Location) ([]Func, []ccmap.FuncID, [
 // sites describes the call site of every edge of m: its object, its
 // address there, and the source line of the call (the innermost inlined
 // frame's) when the object has DWARF.
-func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procmap.Object) map[ccmap.CallSite]Site {
-	out := map[ccmap.CallSite]Site{}
+func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procmap.Object) map[ccmap.CallSite]profile.Site {
+	out := map[ccmap.CallSite]profile.Site{}
 	for _, by := range []ccmap.Measure{ccmap.Total, ccmap.Calls} {
 		for _, e := range m.Edges(by) {
 			if _, ok := out[e.Site]; ok {
 				continue
 			}
 			obj := funcObj[e.Site.Caller]
-			s := Site{Offset: e.Site.Addr}
+			s := profile.Site{Offset: e.Site.Addr}
 			if obj != nil {
 				s.Object = obj.Path
 				if obj.Kind == procmap.KindKernel || obj.Kind == procmap.KindModule {
@@ -170,16 +172,17 @@ func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procm
 }
 
 // recording fills in the facts read along the way.
-func (l *loader) recording() Recording {
+func (l *loader) recording() profile.Recording {
 	rec := l.rec
 	rec.Command = l.r.Features().Cmdline
-	rec.Source = sourceName(l.srcs, l.used)
+	rec.Source = recordingSource(l.ev.srcs, l.ev.used)
 	rec.Processes = l.processes()
-	if l.timed {
-		rec.DurationNS = l.last - l.first
+	rec.BuildIDs = l.eng.Objects.BuildIDs()
+	if l.per.timed {
+		rec.DurationNS = l.per.last - l.per.first
 	}
 	for _, a := range l.r.Attrs() {
-		e := Event{Name: a.Name}
+		e := profile.Event{Name: a.Name}
 		if a.Attr.Freq() {
 			e.Freq = a.Attr.SamplePeriod
 		} else {

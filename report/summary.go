@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // Options bound the lists of a report.

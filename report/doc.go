@@ -1,6 +1,14 @@
-// Package report renders a named profile (package profile) as the text
-// report and the JSON report of `hwprof report`. It reads no files: the
-// caller loads the profile and passes a writer.
+// Package report holds every output format of `hwprof report`: it renders
+// a named profile (package profile) as the text report (Text), the JSON
+// report (JSON), a flame-graph page (Flamegraph) and folded stacks
+// (Folded); its subpackages draw one format each from a small input model
+// of their own (report/flamegraph: pages and folded stacks of Stacks).
+// FlameStacks is the adapter from a profile to report/flamegraph's model.
+// It reads no files, does no I/O beyond the writer it is given and starts
+// no goroutines: the caller loads the profile (engine.Load) and passes a
+// writer.
+//
+// Text and JSON:
 //
 // Both renderers show the same lists, computed once (summarize):
 //

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"encoding/binary"
@@ -63,7 +63,7 @@ func readTime(t *testing.T, path string, n int) time.Duration {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := newLoader(r, LoadOptions{})
+		l := newLoader(r, LoadOptions{}, testOptions{})
 		if err := l.read(); err != nil {
 			t.Fatal(err)
 		}

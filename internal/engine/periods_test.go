@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // periodSample is one sample of a synthetic recording.
@@ -90,7 +91,7 @@ func TestPeriodHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []PeriodChange{
+	want := []profile.PeriodChange{
 		{TimeNS: 0, Event: "cpu-clock", Period: 1000},
 		{TimeNS: 2 * ms, Event: "task-clock", Period: 500},
 		{TimeNS: 15 * ms, Event: "cpu-clock", Period: 8000},

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/profile"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // randomProfile folds random stacks and (with calls) edges in context
@@ -71,9 +71,9 @@ func TestJSONSpec(t *testing.T) {
 		for _, calls := range []bool{false, true} {
 			base, folds := randomProfile(seed, calls)
 			p := build(base, folds)
-			p.Recording = profile.Recording{File: "f", Source: "timer", Events: []profile.Event{{Name: "cpu-clock", Freq: 4000}}}
+			p.Recording = profile.Recording{File: "f", Source: profile.Timer, Events: []profile.Event{{Name: "cpu-clock", Freq: 4000}}}
 			if calls {
-				p.Recording.Source = "exact"
+				p.Recording.Source = profile.Exact
 			}
 			for _, o := range []Options{{Top: -1, Contexts: -1}, {}, {Top: 3, Contexts: 2}} {
 				var b bytes.Buffer

@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"debug/elf"
@@ -12,6 +12,7 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
+	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 )
@@ -148,7 +149,7 @@ int main(void) { int s = 0; for (int i = 0; i < 1000; i++) { s += foo(s); s += b
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Recording.Source != "calls" || !p.HasCalls {
+	if p.Recording.Source != profile.Calls || !p.HasCalls {
 		t.Errorf("source %q, HasCalls %v; want calls with call counts", p.Recording.Source, p.HasCalls)
 	}
 	got := map[string]uint64{}

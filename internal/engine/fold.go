@@ -1,4 +1,4 @@
-package profile
+package engine
 
 import (
 	"github.com/hwprof/hwprof/ccmap"

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/report/flamegraph"
+)
+
+var pageDataRE = regexp.MustCompile(`(?s)<script type="application/json" id="hwprof-data">(.*?)</script>`)
+
+// pageTime is the sum of the time weights embedded in a flame-graph page.
+func pageTime(t *testing.T, page string) float64 {
+	t.Helper()
+	m := pageDataRE.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no data in the page (%d bytes)", len(page))
+	}
+	var d struct {
+		TimeUnit float64   `json:"timeUnit"`
+		Time     []float64 `json:"time"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatalf("page data: %v", err)
+	}
+	var sum float64
+	for _, v := range d.Time {
+		sum += v * d.TimeUnit
+	}
+	return sum
+}
+
+// A live timer recording of the built-in workload and a fixture: the
+// flame-graph page's stacks add up to the profile's sampled weight, the
+// folded stacks parse back to the same total, -o rotates a file it
+// replaces to .old and writes a device as it is.
+func TestReportFlamegraph(t *testing.T) {
+	t.Run("fixture", func(t *testing.T) {
+		checkFlameOutputs(t, filepath.Join(fixtures.Dir(t), "perf_data_converter", "perf.data.callgraph-3.8"))
+	})
+	t.Run("live", func(t *testing.T) {
+		needPerfEvents(t)
+		live := filepath.Join(t.TempDir(), "live.data")
+		if r := hwprof(t, "record", "-q", "-o", live, "--", hwprofBin, workloadArg, "1s"); r.code != 0 {
+			t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+		}
+		checkFlameOutputs(t, live)
+	})
+}
+
+// checkFlameOutputs writes the flame graph and folded stacks of the
+// recording in and checks their weights against its profile.
+func checkFlameOutputs(t *testing.T, in string) {
+	t.Helper()
+	if _, err := os.Stat(in); err != nil {
+		t.Fatalf("input: %v", err)
+	}
+	p, err := engine.Load(in, engine.LoadOptions{})
+	if p == nil {
+		t.Fatalf("load: %v", err)
+	}
+	want := float64(p.Map.Totals().Samples)
+	if want == 0 {
+		t.Fatalf("%s has no sampled weight", in)
+	}
+	html := filepath.Join(t.TempDir(), "flame.html")
+	for range 2 { // the second run rotates the first page to .old
+		if r := hwprof(t, "report", "--format", "flamegraph", "-i", in, "-o", html); r.code != 0 {
+			t.Fatalf("report --format flamegraph: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	for _, f := range []string{html, html + ".old"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pageTime(t, string(b)); got != want {
+			t.Errorf("%s: the page's stacks weigh %v, the profile %v", filepath.Base(f), got, want)
+		}
+	}
+	// the alias, to a device: written as it is
+	if r := hwprof(t, "flamegraph", "-i", in, "-o", os.DevNull); r.code != 0 {
+		t.Fatalf("flamegraph -o %s: exit %d\n%s", os.DevNull, r.code, r.stderr)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, fi, err)
+	}
+	r := hwprof(t, "report", "--format", "folded", "-i", in)
+	if r.code != 0 {
+		t.Fatalf("report --format folded: exit %d\n%s", r.code, r.stderr)
+	}
+	stacks, err := flamegraph.ParseFolded(strings.NewReader(r.stdout), flamegraph.WeightTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got float64
+	for _, s := range stacks {
+		got += s.Time
+	}
+	if got != want {
+		t.Errorf("folded stacks weigh %v, the profile %v", got, want)
+	}
+}
+
+func TestReportFormatUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"report", "--format", "svg"},
+		{"report", "--format", "folded", "--weight", "cycles"},
+	} {
+		if r := hwprof(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "unknown") {
+			t.Errorf("hwprof %q: exit %d, %s", args, r.code, r.stderr)
+		}
+	}
+	// a directory is refused before the recording is read
+	if r := hwprof(t, "report", "--format", "folded", "-i", "does-not-matter.data", "-o", t.TempDir()); r.code == 0 {
+		t.Errorf("report -o DIR: exit 0")
+	}
+}

@@ -1,0 +1,181 @@
+package profile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/hwprof/hwprof/ccmap"
+)
+
+// HotThreshold is the hot-edge threshold of the adaptive bursting paper:
+// an edge is hot when its weight is at least this share of the hottest's.
+const HotThreshold = 0.1
+
+// EdgeKey is a call edge as Align lines edges up across profiles: by the
+// names of its caller and callee and the call site's object and offset in
+// it (the address in its object: the same in every run of a program,
+// wherever it was loaded). A site without a Profile.Sites entry has no
+// object and its Offset is the recorded address.
+type EdgeKey struct {
+	Caller, Callee string
+	Object         string
+	Offset         uint64
+}
+
+// An Alignment is several profiles of one program (from different
+// sources or runs) in one space of functions and call sites: the first
+// profile is the reference the others are measured against (Agreement).
+//
+// Functions are aligned by name alone (the same function in two runs has
+// one name, and may be found in an object of another path), edges by
+// EdgeKey. A profile's edges weigh its call counts when it counts calls
+// (Profile.HasCalls: ccmap.Calls), else its period-weighted samples
+// whose innermost frames are the edge (ccmap.Self: what stack sampling
+// counts as a call).
+type Alignment struct {
+	// Funcs names the aligned functions: FuncID -> name.
+	Funcs []string
+	// Sites are the aligned call sites: site id i+1 -> object and offset
+	// (Caller and Callee unused).
+	Sites []EdgeKey
+	// DCGs are the profiles' dynamic call graphs in the aligned space:
+	// CallSite.Caller and callees index Funcs, CallSite.Addr is a site id.
+	DCGs []ccmap.DCG
+	// Counts are per profile the calls into each function (its weight as
+	// a callee), indexed like Funcs.
+	Counts [][]float64
+	// Shares are per profile each edge's share of the profile's total (0
+	// when the total is 0).
+	Shares []map[EdgeKey]float64
+}
+
+// Align lines up the profiles' edges and functions; ps[0] is the
+// reference. Align does not change the profiles.
+func Align(ps []*Profile) *Alignment {
+	a := &Alignment{}
+	funcID := map[string]ccmap.FuncID{}
+	siteID := map[EdgeKey]uint64{}
+	intern := func(name string) ccmap.FuncID {
+		id, ok := funcID[name]
+		if !ok {
+			id = ccmap.FuncID(len(a.Funcs))
+			funcID[name] = id
+			a.Funcs = append(a.Funcs, name)
+		}
+		return id
+	}
+	site := func(k EdgeKey) uint64 {
+		sk := EdgeKey{Object: k.Object, Offset: k.Offset}
+		id, ok := siteID[sk]
+		if !ok {
+			id = uint64(len(a.Sites)) + 1
+			siteID[sk] = id
+			a.Sites = append(a.Sites, sk)
+		}
+		return id
+	}
+	for _, p := range ps {
+		measure := ccmap.Self
+		if p.HasCalls {
+			measure = ccmap.Calls
+		}
+		g := p.Map.DCG(measure)
+		out := ccmap.DCG{Measure: measure, Total: g.Total}
+		shares := map[EdgeKey]float64{}
+		for _, e := range g.Edges {
+			k := p.EdgeKey(e.Site, e.Callee)
+			out.Edges = append(out.Edges, ccmap.DCGEdge{
+				Site:   ccmap.CallSite{Caller: intern(k.Caller), Addr: site(k)},
+				Callee: intern(k.Callee), Weight: e.Weight})
+			if g.Total > 0 {
+				shares[k] += float64(e.Weight) / float64(g.Total)
+			}
+		}
+		a.DCGs = append(a.DCGs, out)
+		a.Shares = append(a.Shares, shares)
+	}
+	for _, g := range a.DCGs {
+		counts := make([]float64, len(a.Funcs))
+		for _, e := range g.Edges {
+			counts[e.Callee] += float64(e.Weight)
+		}
+		a.Counts = append(a.Counts, counts)
+	}
+	return a
+}
+
+// EdgeKey is the key Align gives the edge from site to callee of p.
+func (p *Profile) EdgeKey(site ccmap.CallSite, callee ccmap.FuncID) EdgeKey {
+	k := EdgeKey{Caller: p.FuncName(site.Caller), Callee: p.FuncName(callee)}
+	if s, ok := p.Sites[site]; ok {
+		k.Object, k.Offset = s.Object, s.Offset
+	} else {
+		k.Offset = site.Addr
+	}
+	return k
+}
+
+// FuncName is the name of function id, or "[func ID]" for an id p does
+// not have.
+func (p *Profile) FuncName(id ccmap.FuncID) string {
+	if int(id) < len(p.Funcs) {
+		return p.Funcs[id].Name
+	}
+	return fmt.Sprintf("[func %d]", id)
+}
+
+// Agreement is how far one profile's call edges are from the
+// reference's.
+type Agreement struct {
+	// Overlap is the degree of overlap of the two DCGs, 0..1: the sum
+	// over common edges of the smaller of the two shares; OverlapNoSites
+	// matches edges by caller and callee alone.
+	Overlap, OverlapNoSites float64
+	// HotCoverage is the share of the reference's hot edges (at
+	// HotThreshold) that are hot in the profile too.
+	HotCoverage float64
+	// Pearson and Spearman are the correlations of the calls into each
+	// function (Counts); NaN when undefined (fewer than two functions, or
+	// no variation).
+	Pearson, Spearman float64
+	// Edges is the number of the profile's edges with weight.
+	Edges int
+}
+
+// Agreement compares profile i with the reference (profile 0).
+func (a *Alignment) Agreement(i int) Agreement {
+	ref, g := a.DCGs[0], a.DCGs[i]
+	return Agreement{
+		Overlap:        ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{}),
+		OverlapNoSites: ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{IgnoreSites: true}),
+		HotCoverage:    ccmap.DCGHotCoverage(g, ref, HotThreshold, ccmap.MatchOptions{}),
+		Pearson:        ccmap.Pearson(a.Counts[0], a.Counts[i]),
+		Spearman:       ccmap.Spearman(a.Counts[0], a.Counts[i]),
+		Edges:          len(g.Edges),
+	}
+}
+
+// EdgeShare is an edge and its share of its profile's total.
+type EdgeShare struct {
+	Edge  EdgeKey
+	Share float64
+}
+
+// TopEdges returns profile i's n largest edges by share (all when n < 0),
+// ties broken by caller, callee, object and offset.
+func (a *Alignment) TopEdges(i, n int) []EdgeShare {
+	rows := make([]EdgeShare, 0, len(a.Shares[i]))
+	for k, s := range a.Shares[i] {
+		rows = append(rows, EdgeShare{k, s})
+	}
+	slices.SortFunc(rows, func(x, y EdgeShare) int {
+		return cmp.Or(cmp.Compare(y.Share, x.Share), cmp.Compare(x.Edge.Caller, y.Edge.Caller),
+			cmp.Compare(x.Edge.Callee, y.Edge.Callee), cmp.Compare(x.Edge.Object, y.Edge.Object),
+			cmp.Compare(x.Edge.Offset, y.Edge.Offset))
+	})
+	if n >= 0 && len(rows) > n {
+		rows = rows[:n]
+	}
+	return rows
+}
