@@ -118,10 +118,7 @@ var timerRowRE = regexp.MustCompile(`(?m)^timer\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]
 // -mno-omit-leaf-frame-pointer, and the timer's stacks would then miss
 // their callers: an unwinding error, not the sampling error measured here).
 func TestCompareTimerVsExact(t *testing.T) {
-	needPerfEvents(t)
-	if os.Geteuid() != 0 {
-		t.Skip("the exact source needs root (uprobes)")
-	}
+	needUprobes(t) // the exact source
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}

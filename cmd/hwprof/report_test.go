@@ -190,11 +190,11 @@ func TestReportTimerLive(t *testing.T) {
 // entry and checks the exact call counts: main -> a and main -> c once
 // per round, a -> b ten times per round.
 func TestReportExactLive(t *testing.T) {
-	needPerfEvents(t)
+	needUprobes(t)
 	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
 	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "5"); r.code != 0 {
-		t.Skipf("the exact source cannot record here: %s", r.stderr)
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", data)
 	if rep.Recording.Source != "exact" {

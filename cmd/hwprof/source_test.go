@@ -155,10 +155,7 @@ func TestSourceDefault(t *testing.T) {
 // --source exact records here (uprobes work on these VMs as root), with
 // the source line saying so.
 func TestSourceExactRecords(t *testing.T) {
-	needPerfEvents(t)
-	if os.Geteuid() != 0 {
-		t.Skip("uprobes need root")
-	}
+	needUprobes(t)
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
@@ -84,14 +85,11 @@ func cpuClock(period uint64, target perf.Target) perf.Event {
 	return perf.Event{Name: "cpu-clock", Attr: a}
 }
 
+// needPerfEvents skips when this machine cannot open a cpu-clock event,
+// checked with a raw perf_event_open (not perf.Open, which is hwprof's).
 func needPerfEvents(t *testing.T) {
 	t.Helper()
-	fd, err := perf.Open("cpu-clock", &perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock,
-		Flags: perf.FlagDisabled | perf.FlagExcludeKernel}, 0, -1, -1, perf.FlagFDCloexec)
-	if err != nil {
-		t.Skipf("perf events unavailable here: %v", err)
-	}
-	syscall.Close(fd)
+	testenv.PerfEvents(t)
 }
 
 func TestRecordCommand(t *testing.T) {

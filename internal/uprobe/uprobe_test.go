@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -276,12 +277,10 @@ func TestEventsAttrs(t *testing.T) {
 
 // Define and Undefine against the kernel's tracefs.
 func TestDefineUndefine(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("tracefs uprobe_events needs root")
-	}
+	testenv.Uprobes(t) // root, the uprobe PMU and tracefs, checked without this package
 	dir, err := Tracefs()
 	if err != nil {
-		t.Skipf("no tracefs: %v", err)
+		t.Fatal(err)
 	}
 	bin := build(t, "gcc", cProg, ".c", "-O1")
 	obj, err := Functions(bin, regexp.MustCompile(`^(work|main)$`))
