@@ -65,6 +65,34 @@ func needPerfEvents(t *testing.T) {
 	testenv.PerfEvents(t)
 }
 
+// cpuMS is C for test programs that run for a set time: cpu_ms is the
+// CPU time the process has used, in milliseconds. A program that loops
+// until cpu_ms() reaches a limit given on its command line yields the
+// same number of cpu-clock samples on a fast or slow, idle or loaded
+// machine (a loaded one stretches its wall time instead); a fixed amount
+// of work does not (a fast CPU finishes it in a few samples).
+const cpuMS = `#include <time.h>
+static long cpu_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+`
+
+// roundsRE reads the "rounds N" line a test program prints.
+var roundsRE = regexp.MustCompile(`(?m)^rounds (\d+)$`)
+
+// roundsRun is the number of rounds a test program says it ran.
+func roundsRun(t *testing.T, stdout string) uint64 {
+	t.Helper()
+	m := roundsRE.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("the program printed no rounds line:\n%s", stdout)
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
+}
+
 var recordedRE = regexp.MustCompile(`recorded (\d+) samples`)
 
 // samplesWritten reads the sample count hwprof reports.
@@ -159,10 +187,11 @@ func TestRecordExitStatus(t *testing.T) {
 	}
 }
 
-// startHwprof starts `hwprof record` on the built-in workload.
-func startHwprof(t *testing.T, out string, scale int) (*exec.Cmd, *bytes.Buffer) {
+// startHwprof starts `hwprof record` on the built-in workload, to run for
+// d of CPU time (the tests end it earlier).
+func startHwprof(t *testing.T, out string, d time.Duration) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(hwprofBin, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, strconv.Itoa(scale))
+	cmd := exec.Command(hwprofBin, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, d.String())
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -190,7 +219,7 @@ func waitForFile(t *testing.T, path string) {
 func TestSIGTERM(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "term.data")
-	cmd, errb := startHwprof(t, out, 50)
+	cmd, errb := startHwprof(t, out, time.Minute)
 	waitForFile(t, out) // the events are open
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -210,7 +239,7 @@ func TestSIGTERM(t *testing.T) {
 func TestSIGKILLKeepsRecording(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "kill.data")
-	cmd, _ := startHwprof(t, out, 50)
+	cmd, _ := startHwprof(t, out, time.Minute)
 	waitForFile(t, out)
 	time.Sleep(2500 * time.Millisecond)
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // hwprof and the program

@@ -143,7 +143,7 @@ func TestSourceDefault(t *testing.T) {
 	if q.code != 0 || strings.Contains(q.stderr, "source") {
 		t.Errorf("-q: exit %d, stderr %q", q.code, q.stderr)
 	}
-	timer := hwprof(t, "record", "--source", "timer", "-o", filepath.Join(dir, "c.data"), "--", hwprofBin, workloadArg)
+	timer := hwprof(t, "record", "--source", "timer", "-o", filepath.Join(dir, "c.data"), "--", hwprofBin, workloadArg, "300ms")
 	if timer.code != 0 || !strings.Contains(timer.stderr, "source timer: software cpu-clock") {
 		t.Errorf("--source timer: exit %d: %s", timer.code, timer.stderr)
 	}
