@@ -147,9 +147,15 @@ func TestLiveSampling(t *testing.T) {
 	}
 }
 
+// burn works until the calling thread (locked to its goroutine) has used
+// d of CPU time: the samples of a cpu-clock event on it do not thin out
+// on a loaded machine.
 func burn(d time.Duration) {
 	x := uint64(1)
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	var ts unix.Timespec
+	start := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	end := time.Duration(ts.Nano()) + d
+	for start == nil && unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) == nil && time.Duration(ts.Nano()) < end {
 		for range 10000 {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
