@@ -149,7 +149,7 @@ func TestDWARFDeepRecursion(t *testing.T) {
 	dir := t.TempDir()
 	prog := buildC(t, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
 	t.Run("hwprof record", func(t *testing.T) {
-		checkRecursion(t, prog, recordDWARF(t, dir, prog, "1500"))
+		checkRecursion(t, prog, recordDWARF(t, dir, prog, "400"))
 	})
 	t.Run("perf record", func(t *testing.T) {
 		checkRecursion(t, prog, recordPerf(t, dir, prog, "1500"))
@@ -230,7 +230,7 @@ func TestDWARFThroughLibc(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(t, dir, prog, "12")
+	data := recordDWARF(t, dir, prog, "600")
 	st := newSymtab(t, prog)
 	u := New(Options{})
 	var inCmp, complete int
@@ -278,7 +278,7 @@ func TestDWARFThroughVDSO(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prog := buildC(t, dir, "clock", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(t, dir, prog, "4000000")
+	data := recordDWARF(t, dir, prog, "300")
 	st := newSymtab(t, prog)
 	with, without := New(Options{VDSO: image}), New(Options{})
 	var inVDSO, complete, stoppedInVDSO int
