@@ -172,8 +172,10 @@ func TestReportTimerLive(t *testing.T) {
 	needPerfEvents(t)
 	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "timer.data")
-	// 1 s of CPU: about 1000 samples at the adaptive start period (1 ms)
-	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "1000"); r.code != 0 {
+	// 2.5 s of CPU: at least about 300 samples even at the adaptive
+	// period's largest value, 8 ms, which the budget rule reaches within
+	// a second on a loaded machine (hwprof's own share of the CPU counts)
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "2500"); r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", data)
