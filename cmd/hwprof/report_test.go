@@ -423,12 +423,19 @@ func TestReportVDSO(t *testing.T) {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", file)
+	// Every vdso function that samples were taken in (self weight: their
+	// IPs, which the kernel reports exactly) is named. A vdso address that
+	// only appears as a caller may be no function at all: the vdso is
+	// built without frame pointers, so the kernel's frame-pointer walk
+	// from inside it reads a stale stack word as the next return address,
+	// now and then one inside the vdso's headers (seen: [vdso]+0x388,
+	// before its .text); perf report shows such an address unnamed too.
 	var named []string
 	for _, f := range rep.Functions {
 		if f.Object == "[vdso]" {
 			named = append(named, f.Name)
-			if strings.HasPrefix(f.Name, "[") {
-				t.Errorf("vdso function not named: %q", f.Name)
+			if strings.HasPrefix(f.Name, "[") && f.Self > 0 {
+				t.Errorf("vdso function with samples not named: %q (self %.4f)", f.Name, f.Self)
 			}
 		}
 	}
