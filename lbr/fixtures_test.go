@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -21,7 +22,6 @@ import (
 // The fixtures are real LBR recordings of google/autofdo's test data (see
 // ../shared/fixtures/README.md), both made with -j any: every taken branch,
 // no saved branch type. The program's binary is beside each.
-const fixtures = "../../shared/fixtures"
 
 type fixtureCase struct {
 	name      string
@@ -54,6 +54,7 @@ func TestFixturesMatchPerfScript(t *testing.T) {
 	}
 	for _, tc := range fixtureCases {
 		t.Run(tc.name, func(t *testing.T) {
+			fixtures := fixtures.Dir(t)
 			rec := filepath.Join(fixtures, "autofdo", tc.recording)
 			bin := filepath.Join(fixtures, "autofdo", tc.binary)
 			script := filepath.Join(fixtures, "expected", "autofdo", tc.recording+".script.txt.gz")

@@ -2,6 +2,8 @@ package perf
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,14 +52,14 @@ func TestOpenHints(t *testing.T) {
 
 // On this machine hardware events fail with ENOENT, and the error says so.
 func TestOpenWithoutPMU(t *testing.T) {
-	pmus, err := DiscoverPMUs(SysfsPMURoot)
-	if err != nil {
-		t.Skip(err)
+	// sysfs read directly: DiscoverPMUs is hwprof's
+	if _, err := os.Stat(SysfsPMURoot); err != nil {
+		t.Skipf("no PMUs in sysfs: %v", err)
 	}
-	if pmus["cpu"] != nil {
+	if _, err := os.Stat(filepath.Join(SysfsPMURoot, "cpu")); err == nil {
 		t.Skip("this machine has a cpu PMU")
 	}
-	_, err = Open("cycles", &Attr{Type: TypeHardware, Config: HWCPUCycles, Flags: FlagDisabled | FlagExcludeKernel}, 0, -1, -1, FlagFDCloexec)
+	_, err := Open("cycles", &Attr{Type: TypeHardware, Config: HWCPUCycles, Flags: FlagDisabled | FlagExcludeKernel}, 0, -1, -1, FlagFDCloexec)
 	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "hwprof check") {
 		t.Fatalf("open cycles without a PMU: %v", err)
 	}

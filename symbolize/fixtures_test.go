@@ -9,16 +9,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// fixtures is the shared folder of real recordings (see its README).
-const fixtures = "../../shared/fixtures"
+	"github.com/hwprof/hwprof/internal/fixtures"
+)
 
 // TestPerfScriptSymbolsOfFixture resolves every sample address that perf
 // 6.1 symbolized in the autofdo test.lbr recording (a real LBR recording of
 // a non-PIE C program, test.binary, which has DWARF and a .symtab) and
 // compares the symbol with perf script's.
 func TestPerfScriptSymbolsOfFixture(t *testing.T) {
+	fixtures := fixtures.Dir(t)
 	bin := filepath.Join(fixtures, "autofdo", "test.binary")
 	script := filepath.Join(fixtures, "expected", "autofdo", "test.lbr.script.txt.gz")
 	for _, p := range []string{bin, script} {

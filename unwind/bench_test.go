@@ -14,7 +14,7 @@ import (
 func BenchmarkUnwindDWARF(b *testing.B) {
 	dir := b.TempDir()
 	prog := buildC(b, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(b, dir, prog, "500")
+	data := recordDWARF(b, dir, prog, "150")
 	var samples []perf.Sample
 	var maps *procmap.Map
 	replay(b, data, func(s *perf.Sample, m *procmap.Map) {

@@ -68,7 +68,7 @@ func TestDWARFAgainstPerf(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(t, dir, prog, "4")
+	data := recordDWARF(t, dir, prog, "200")
 	want := perfScriptStacks(t, data)
 	u := New(Options{})
 	var n, missing, sameFirst, deeper int

@@ -16,7 +16,7 @@ import (
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", "[-o FILE] [-scale N]", stderr)
 	output := fs.String("o", "hwprof-demo.data", "write the recording to `FILE`")
-	scale := fs.Int("scale", 1, "run the workload `N` times")
+	scale := fs.Int("scale", 1, "run the workload for `N` seconds of CPU time")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -32,7 +32,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	o := record.Options{
 		Events: events,
-		Argv:   []string{self, workloadArg, strconv.Itoa(*scale)},
+		Argv:   []string{self, workloadArg, strconv.Itoa(*scale) + "s"},
 		Output: *output,
 	}
 	fmt.Fprintf(stdout, "hwprof demo: recording the built-in workload (cpu-clock at 4000 Hz, frame-pointer callchains)\n")

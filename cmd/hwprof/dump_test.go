@@ -134,7 +134,7 @@ func TestDumpErrors(t *testing.T) {
 func TestDumpOwnRecording(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "own.data")
-	r := hwprof(t, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, "1")
+	r := hwprof(t, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, "300ms")
 	if r.code != 0 {
 		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
 	}

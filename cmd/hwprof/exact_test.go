@@ -16,20 +16,18 @@ import (
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
-// needUprobes skips when the exact source cannot work here.
+// needUprobes skips when this machine cannot place uprobes as the exact
+// source does (no uprobe PMU or tracefs in the kernel, not root), checked
+// without hwprof: uprobe.Tracefs failing is a failure.
 func needUprobes(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the exact source writes tracefs's uprobe_events: it needs root")
-	}
-	if _, err := uprobe.Tracefs(); err != nil {
-		t.Skipf("no uprobe events: %v", err)
-	}
+	testenv.Uprobes(t)
 }
 
 // compile builds src (C when lang is "c", else C++) into t.TempDir().

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hwprof/hwprof/internal/testenv"
 )
 
 // hwprofBin is hwprof built once for the tests that run it as users do.
@@ -55,12 +57,42 @@ func hwprof(t *testing.T, args ...string) result {
 	return r
 }
 
+// needPerfEvents skips the test when this machine cannot open a
+// cpu-clock event (checked with a raw perf_event_open, not with hwprof:
+// a failure of hwprof record fails the test).
 func needPerfEvents(t *testing.T) {
 	t.Helper()
-	r := hwprof(t, "record", "-q", "-o", filepath.Join(t.TempDir(), "probe.data"), "--", "true")
-	if r.code != 0 {
-		t.Skipf("cannot record here: %s", r.stderr)
+	testenv.PerfEvents(t)
+}
+
+// cpuMS is C for test programs that run for a set time: cpu_ms is the
+// CPU time the process has used, in milliseconds (always inlined, so that
+// it is no function of the program's: the exact source does not probe
+// it and profiles do not show it). A program that loops
+// until cpu_ms() reaches a limit given on its command line yields the
+// same number of cpu-clock samples on a fast or slow, idle or loaded
+// machine (a loaded one stretches its wall time instead); a fixed amount
+// of work does not (a fast CPU finishes it in a few samples).
+const cpuMS = `#include <time.h>
+static inline __attribute__((always_inline)) long cpu_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+`
+
+// roundsRE reads the "rounds N" line a test program prints.
+var roundsRE = regexp.MustCompile(`(?m)^rounds (\d+)$`)
+
+// roundsRun is the number of rounds a test program says it ran.
+func roundsRun(t *testing.T, stdout string) uint64 {
+	t.Helper()
+	m := roundsRE.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("the program printed no rounds line:\n%s", stdout)
 	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
 }
 
 var recordedRE = regexp.MustCompile(`recorded (\d+) samples`)
@@ -157,10 +189,11 @@ func TestRecordExitStatus(t *testing.T) {
 	}
 }
 
-// startHwprof starts `hwprof record` on the built-in workload.
-func startHwprof(t *testing.T, out string, scale int) (*exec.Cmd, *bytes.Buffer) {
+// startHwprof starts `hwprof record` on the built-in workload, to run for
+// d of CPU time (the tests end it earlier).
+func startHwprof(t *testing.T, out string, d time.Duration) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(hwprofBin, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, strconv.Itoa(scale))
+	cmd := exec.Command(hwprofBin, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, d.String())
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -188,7 +221,7 @@ func waitForFile(t *testing.T, path string) {
 func TestSIGTERM(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "term.data")
-	cmd, errb := startHwprof(t, out, 50)
+	cmd, errb := startHwprof(t, out, time.Minute)
 	waitForFile(t, out) // the events are open
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -208,7 +241,7 @@ func TestSIGTERM(t *testing.T) {
 func TestSIGKILLKeepsRecording(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "kill.data")
-	cmd, _ := startHwprof(t, out, 50)
+	cmd, _ := startHwprof(t, out, time.Minute)
 	waitForFile(t, out)
 	time.Sleep(2500 * time.Millisecond)
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // hwprof and the program

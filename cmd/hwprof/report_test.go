@@ -10,22 +10,28 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
 // reportProg has a known shape: main calls a, which calls b ten times
 // (the hot path: b does 10/11 of the work), and main calls c once per
-// round (the cold path: 1/11 of the work). Built at -O0 with frame
-// pointers, so every function sets up its frame and every sampled stack
-// is complete (at -O1 gcc leaves the frame out of leaf loops like b).
-const reportProg = `#include <stdlib.h>
+// round (the cold path: 1/11 of the work). It runs rounds (at least one)
+// until it has used the CPU milliseconds its argument gives, and prints
+// how many. Built at -O0 with frame pointers, so every function sets up
+// its frame and every sampled stack is complete (at -O1 gcc leaves the
+// frame out of leaf loops like b).
+const reportProg = `#include <stdio.h>
+#include <stdlib.h>
+` + cpuMS + `
 volatile unsigned long sink;
 __attribute__((noinline)) void b(int n) { for (int i = 0; i < n; i++) sink += i * 7; }
 __attribute__((noinline)) void a(int n) { for (int i = 0; i < 10; i++) b(n); }
 __attribute__((noinline)) void c(int n) { for (int i = 0; i < n; i++) sink += i * 7; }
 int main(int argc, char **argv) {
-	int reps = argc > 1 ? atoi(argv[1]) : 100;
-	for (int r = 0; r < reps; r++) { a(100000); c(100000); }
+	long ms = argc > 1 ? atol(argv[1]) : 1000, r = 0;
+	do { a(100000); c(100000); r++; } while (cpu_ms() < ms);
+	printf("rounds %ld\n", r);
 	return 0;
 }
 `
@@ -166,7 +172,10 @@ func TestReportTimerLive(t *testing.T) {
 	needPerfEvents(t)
 	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "timer.data")
-	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "100"); r.code != 0 {
+	// 2.5 s of CPU: at least about 300 samples even at the adaptive
+	// period's largest value, 8 ms, which the budget rule reaches within
+	// a second on a loaded machine (hwprof's own share of the CPU counts)
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "2500"); r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", data)
@@ -190,12 +199,14 @@ func TestReportTimerLive(t *testing.T) {
 // entry and checks the exact call counts: main -> a and main -> c once
 // per round, a -> b ten times per round.
 func TestReportExactLive(t *testing.T) {
-	needPerfEvents(t)
+	needUprobes(t)
 	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
-	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "5"); r.code != 0 {
-		t.Skipf("the exact source cannot record here: %s", r.stderr)
+	r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "20")
+	if r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
 	}
+	n := roundsRun(t, r.stdout)
 	rep := runReportJSON(t, "-i", data)
 	if rep.Recording.Source != "exact" {
 		t.Errorf("source %q, want exact", rep.Recording.Source)
@@ -203,7 +214,7 @@ func TestReportExactLive(t *testing.T) {
 	for _, w := range []struct {
 		caller, callee string
 		count          uint64
-	}{{"main", "a", 5}, {"a", "b", 50}, {"main", "c", 5}} {
+	}{{"main", "a", n}, {"a", "b", 10 * n}, {"main", "c", n}} {
 		if _, n, ok := rep.edge(w.caller, w.callee); !ok || n != w.count {
 			t.Errorf("%s -> %s: %d calls (present %v), want %d", w.caller, w.callee, n, ok, w.count)
 		}
@@ -227,7 +238,7 @@ func TestReportPerfRecordFile(t *testing.T) {
 	}
 	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "perf.data")
-	if out, err := exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", bin, "100").CombinedOutput(); err != nil {
+	if out, err := exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", bin, "1000").CombinedOutput(); err != nil {
 		t.Skipf("perf record cannot record here: %v\n%s", err, out)
 	}
 	checkTimerShape(t, runReportJSON(t, "-i", data))
@@ -336,9 +347,11 @@ func TestReportKernelSymbols(t *testing.T) {
 		t.Skipf("kallsyms not readable with addresses: %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "k.data")
+	// dd in system calls for a set time: timeout ends it and exits 124
+	testenv.Tool(t, "timeout")
 	r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-c", "20000", "-g", "-o", file, "--",
-		"dd", "if=/dev/zero", "of=/dev/null", "bs=64", "count=200000")
-	if r.code != 0 {
+		"timeout", "0.5", "dd", "if=/dev/zero", "of=/dev/null", "bs=64")
+	if r.code != 124 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	kernelFuncs := func(rep *reportJSON) (named, marked int) {
@@ -394,8 +407,10 @@ func TestReportVDSO(t *testing.T) {
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "clock.c")
-	prog := "#include <time.h>\nint main(void) { struct timespec ts; long n = 0;\n" +
-		"for (long i = 0; i < 4000000; i++) { clock_gettime(CLOCK_MONOTONIC, &ts); n += ts.tv_nsec & 1; }\nreturn n == -1; }\n"
+	// clock_gettime(CLOCK_MONOTONIC) for 300 ms of CPU time (the CPU
+	// clock, a system call, read every 4096 calls)
+	prog := cpuMS + "int main(void) { struct timespec ts; long n = 0;\n" +
+		"for (long i = 0; (i & 4095) || cpu_ms() < 300; i++) { clock_gettime(CLOCK_MONOTONIC, &ts); n += ts.tv_nsec & 1; }\nreturn n == -1; }\n"
 	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -408,12 +423,19 @@ func TestReportVDSO(t *testing.T) {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", file)
+	// Every vdso function that samples were taken in (self weight: their
+	// IPs, which the kernel reports exactly) is named. A vdso address that
+	// only appears as a caller may be no function at all: the vdso is
+	// built without frame pointers, so the kernel's frame-pointer walk
+	// from inside it reads a stale stack word as the next return address,
+	// now and then one inside the vdso's headers (seen: [vdso]+0x388,
+	// before its .text); perf report shows such an address unnamed too.
 	var named []string
 	for _, f := range rep.Functions {
 		if f.Object == "[vdso]" {
 			named = append(named, f.Name)
-			if strings.HasPrefix(f.Name, "[") {
-				t.Errorf("vdso function not named: %q", f.Name)
+			if strings.HasPrefix(f.Name, "[") && f.Self > 0 {
+				t.Errorf("vdso function with samples not named: %q (self %.4f)", f.Name, f.Self)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 func TestScriptOwnRecording(t *testing.T) {
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "s.data")
-	r := hwprof(t, "record", "-g", "-c", "1000000", "-o", out, "--", hwprofBin, workloadArg, "1")
+	r := hwprof(t, "record", "-g", "-c", "1000000", "-o", out, "--", hwprofBin, workloadArg, "500ms")
 	if r.code != 0 {
 		t.Fatalf("record: %s", r.stderr)
 	}

@@ -151,7 +151,7 @@ func TestSourceDefault(t *testing.T) {
 	if q.code != 0 || strings.Contains(q.stderr, "source") {
 		t.Errorf("-q: exit %d, stderr %q", q.code, q.stderr)
 	}
-	timer := hwprof(t, "record", "--source", "timer", "-o", filepath.Join(dir, "c.data"), "--", hwprofBin, workloadArg)
+	timer := hwprof(t, "record", "--source", "timer", "-o", filepath.Join(dir, "c.data"), "--", hwprofBin, workloadArg, "300ms")
 	if timer.code != 0 || !strings.Contains(timer.stderr, "source timer: software cpu-clock") {
 		t.Errorf("--source timer: exit %d: %s", timer.code, timer.stderr)
 	}
@@ -163,10 +163,7 @@ func TestSourceDefault(t *testing.T) {
 // --source exact records here (uprobes work on these VMs as root), with
 // the source line saying so.
 func TestSourceExactRecords(t *testing.T) {
-	needPerfEvents(t)
-	if os.Geteuid() != 0 {
-		t.Skip("uprobes need root")
-	}
+	needUprobes(t)
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
@@ -182,10 +179,11 @@ func TestSourceExactRecords(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "source exact: uprobe events") {
 		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 	}
-	// work calls shortA and shortB once per iteration: 3 + 3 hits, plus
-	// main and work once.
-	if n := samplesWritten(t, r.stderr); n < 8 {
-		t.Errorf("%d samples, want at least 8 probe hits:\n%s", n, r.stderr)
+	// work calls shortA and shortB once per round, and main and work run
+	// once (3 ms of CPU: at least one round)
+	rounds := roundsRun(t, r.stdout)
+	if n := samplesWritten(t, r.stderr); uint64(n) < 2*rounds+2 {
+		t.Errorf("%d samples, want at least %d probe hits (%d rounds):\n%s", n, 2*rounds+2, rounds, r.stderr)
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // workloadArg makes hwprof run its built-in workload instead of a command:
@@ -13,23 +16,44 @@ const workloadArg = "--hwprof-internal-workload"
 // runWorkload runs a small call-heavy program with known call structure:
 // a hot loop of short calls, an interface call site with two targets,
 // a recursion, and a phase of long non-call work followed by two short
-// calls (the shape that misleads timer sampling). The optional argument
-// scales the work (default 1, about a second on a current x86-64 core).
+// calls (the shape that misleads timer sampling), in slices of about 10
+// ms (a round is 100 slices, about a second on a current x86-64 core).
+//
+// The argument says how long: a duration ("1s", "300ms") runs slices until
+// the process has used that much CPU time, so a recording of it has the
+// same number of clock samples on a fast or slow, idle or loaded machine;
+// a bare number N runs N rounds, a fixed amount of work (what benchmarks
+// of a recorder's slowdown time). The default is one second. It prints
+// how many slices it ran.
 func runWorkload(args []string) {
-	scale := 1
+	d, rounds := time.Second, 0
 	if len(args) > 0 {
 		if n, err := strconv.Atoi(args[0]); err == nil && n > 0 {
-			scale = n
+			rounds = n
+		} else if v, err := time.ParseDuration(args[0]); err == nil && v > 0 {
+			d = v
 		}
 	}
 	var sum uint64
-	for range scale {
-		sum += hotLoop(80_000_000)
-		sum += shapes(20_000_000)
-		sum += fib(30)
-		sum += longThenShort(1500)
+	slices := 0
+	for ; rounds > 0 && slices < 100*rounds || rounds == 0 && processCPU() < d; slices++ {
+		sum += hotLoop(800_000)
+		sum += shapes(200_000)
+		if slices%100 == 0 {
+			sum += fib(30)
+		}
+		sum += longThenShort(15)
 	}
-	fmt.Fprintf(os.Stdout, "workload done: %d\n", sum%1000)
+	fmt.Fprintf(os.Stdout, "workload done: %d slices, %d\n", slices, sum%1000)
+}
+
+// processCPU is the CPU time the process has used.
+func processCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }
 
 //go:noinline

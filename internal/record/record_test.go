@@ -17,17 +17,19 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the recorded program: "workload MS THREADS"
-// does about MS milliseconds of CPU work (a fixed amount, so a loaded
-// machine stretches the run instead of thinning the samples) on the main
-// thread, and half as much on each of THREADS threads started one after
-// the other (so some exist only after recording began). Each thread
-// prints its tid when it starts.
+// burns MS milliseconds of CPU time (by the thread's CPU clock: a loaded
+// machine stretches the run instead of thinning the samples, and a fast
+// CPU does not shorten it) on the main thread, and half as much on each
+// of THREADS threads started one after the other (so some exist only
+// after recording began). Each thread prints its tid when it starts.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "workload" {
 		ms, _ := strconv.Atoi(os.Args[2])
@@ -39,6 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 func workload(d time.Duration, threads int) {
+	runtime.LockOSThread() // burn reads this thread's CPU clock
 	var wg sync.WaitGroup
 	for i := range threads {
 		wg.Add(1)
@@ -54,15 +57,25 @@ func workload(d time.Duration, threads int) {
 	wg.Wait()
 }
 
-// burn does about d of CPU work on an idle current x86-64 core.
+// burn works until the calling thread (locked to its goroutine) has used
+// d of CPU time.
 //
 //go:noinline
 func burn(d time.Duration) uint64 {
 	var x uint64
-	for i := range d.Nanoseconds() {
+	for i := 0; i&0xffff != 0 || threadCPU() < d; i++ {
 		x = x*31 + uint64(i)
 	}
 	return x
+}
+
+// threadCPU is the CPU time the calling thread has used.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }
 
 // cpuClock is the attr perf builds for `-e cpu-clock -c PERIOD -g` with a
@@ -84,14 +97,11 @@ func cpuClock(period uint64, target perf.Target) perf.Event {
 	return perf.Event{Name: "cpu-clock", Attr: a}
 }
 
+// needPerfEvents skips when this machine cannot open a cpu-clock event,
+// checked with a raw perf_event_open (not perf.Open, which is hwprof's).
 func needPerfEvents(t *testing.T) {
 	t.Helper()
-	fd, err := perf.Open("cpu-clock", &perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock,
-		Flags: perf.FlagDisabled | perf.FlagExcludeKernel}, 0, -1, -1, perf.FlagFDCloexec)
-	if err != nil {
-		t.Skipf("perf events unavailable here: %v", err)
-	}
-	syscall.Close(fd)
+	testenv.PerfEvents(t)
 }
 
 func TestRecordCommand(t *testing.T) {
@@ -362,9 +372,16 @@ func TestAdaptivePeriodApplied(t *testing.T) {
 	// pointers (the kernel changes the period of the task hwprof opened,
 	// not of threads that inherited the event before the change): every
 	// sample has the same top frame, so the share of repeats is far above
-	// 15% and the period must grow.
-	prog := buildC(t, `int main(void) { volatile unsigned long s = 0;
-		for (unsigned long i = 0; i < 2500000000UL; i++) s += i; return 0; }`)
+	// 15% and the period must grow. The controller first judges after
+	// MinSamples (1000) samples, 1 s of CPU at the start period of 1 ms
+	// (sooner only if the budget rule acts): the loop runs for 2.5 s of
+	// CPU time, leaving 1.5 s (≥ 180 samples at the largest period, 8 ms)
+	// after the change, whatever the CPU's speed or the machine's load.
+	prog := buildC(t, `#include <time.h>
+		static long cpu_ms(void) { struct timespec ts; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+			return ts.tv_sec * 1000 + ts.tv_nsec / 1000000; }
+		int main(void) { volatile unsigned long s = 0;
+		for (unsigned long i = 0; (i & 0xffff) || cpu_ms() < 2500; i++) s += i; return 0; }`)
 	st, err := Record(Options{
 		Events: events, Argv: []string{prog},
 		Output: out, Adaptive: &p, Tuned: tuned,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -278,12 +279,10 @@ func TestEventsAttrs(t *testing.T) {
 // share one event named after its file (a multi-probe event), Go's
 // morestack gets its own, and Undefine removes them all.
 func TestDefineUndefine(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("tracefs uprobe_events needs root")
-	}
+	testenv.Uprobes(t) // root, the uprobe PMU and tracefs, checked without this package
 	dir, err := Tracefs()
 	if err != nil {
-		t.Skipf("no tracefs: %v", err)
+		t.Fatal(err)
 	}
 	bin := build(t, "gcc", cProg, ".c", "-O1")
 	obj, err := Functions(bin, regexp.MustCompile(`^(work|main)$`))

@@ -288,7 +288,7 @@ func checkRealFile(t *testing.T, path string) []delivery {
 	read := func(keep bool, chunk int) ([]delivery, error, []string) {
 		r, err := Open(path)
 		if err != nil {
-			t.Skipf("cannot open: %v", err)
+			t.Fatalf("open %s: %v", path, err)
 		}
 		defer r.Close()
 		got, err := readChecked(t, r, data, keep, chunk)

@@ -2,8 +2,18 @@
  * cmp goes through libc's sort functions back to main. Built with
  * -O1 -g -fomit-frame-pointer. */
 #include <stdlib.h>
+#include <time.h>
 
 volatile unsigned long sink;
+
+/* The CPU time the process has used, in milliseconds: the program runs
+ * for the time its argument gives, on a fast or slow, idle or loaded
+ * machine. */
+static long cpu_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 __attribute__((noinline)) int cmp(const void *a, const void *b) {
 	unsigned long x = sink;
@@ -15,10 +25,10 @@ __attribute__((noinline)) int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-	int rounds = argc > 1 ? atoi(argv[1]) : 20;
+	long ms = argc > 1 ? atol(argv[1]) : 300;
 	int n = 4096;
 	int *v = malloc(n * sizeof *v);
-	for (int r = 0; r < rounds; r++) {
+	for (int r = 0; r == 0 || cpu_ms() < ms; r++) {
 		for (int i = 0; i < n; i++)
 			v[i] = (i * 7919 + r) % n;
 		qsort(v, n, sizeof *v, cmp);

@@ -3,8 +3,18 @@
  * -O1 -g -fomit-frame-pointer, so no frame links the stack: only the CFI
  * can unwind it. */
 #include <stdlib.h>
+#include <time.h>
 
 volatile unsigned long sink;
+
+/* The CPU time the process has used, in milliseconds: the program runs
+ * for the time its argument gives, on a fast or slow, idle or loaded
+ * machine. */
+static long cpu_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 __attribute__((noinline)) void leaf(void) {
 	unsigned long x = sink;
@@ -24,8 +34,9 @@ __attribute__((noinline)) int rec(int n) {
 }
 
 int main(int argc, char **argv) {
-	int iters = argc > 1 ? atoi(argv[1]) : 1000;
-	for (int i = 0; i < iters; i++)
+	long ms = argc > 1 ? atol(argv[1]) : 300;
+	do
 		rec(30);
+	while (cpu_ms() < ms);
 	return 0;
 }
