@@ -23,7 +23,7 @@ func TestSIGKILLRecovered(t *testing.T) {
 	samplesRE := regexp.MustCompile(`(?m)^samples:\s+(\d+)`)
 	for _, d := range []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, time.Second} {
 		out := filepath.Join(t.TempDir(), "kill.data")
-		cmd, _ := startHwprof(t, out, 50)
+		cmd, _ := startHwprof(t, out, time.Minute) // killed long before it ends
 		waitForFile(t, out) // the events are open
 		waitForRecords(t, out)
 		time.Sleep(d)
