@@ -712,7 +712,9 @@ func (r *recorder) finish(err error) error {
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
-	f.BuildIDs = r.collectBuildIDs()
+	if r.writeErr == nil { // else Close writes no features
+		f.BuildIDs = r.collectBuildIDs()
+	}
 	if cerr := r.w.Close(f); cerr != nil && r.writeErr == nil {
 		r.writeErr = cerr // the last records or the feature sections
 	}
