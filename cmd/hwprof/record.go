@@ -305,12 +305,26 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 		defer signal.Stop(sig)
 		o.Interrupt = sig
 	}
+	// A pipe whose reader left makes writes fail with EPIPE, which stops
+	// the recording cleanly (record.WriteError), instead of killing
+	// hwprof with SIGPIPE while it writes to standard output. The program
+	// recorded gets the default action back when it is executed.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	// A failed write is said once, when it happens, while the program is
+	// being ended.
+	var told error
+	o.Stopped = func(err error) {
+		told = err
+		fmt.Fprintf(stderr, "hwprof: %v\n", err)
+	}
 	st, err := record.Record(o)
 	if st.Events != nil {
 		o.Events = st.Events // as opened (user only, where the kernel refused the kernel)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hwprof: %v\n", err)
+		printErrors(stderr, err, told)
 		var ee *launch.ExecError
 		if errors.As(err, &ee) {
 			return ee.Code
@@ -329,6 +343,20 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 		return st.ExitCode
 	}
 	return 0
+}
+
+// printErrors prints the errors err holds (one line each when joined)
+// but told, already printed.
+func printErrors(w io.Writer, err, told error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if e != told {
+			fmt.Fprintf(w, "hwprof: %v\n", e)
+		}
+	}
 }
 
 // printStats reports a recording, loss included: loss is never silent.

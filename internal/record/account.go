@@ -9,8 +9,12 @@ import (
 var le = binary.LittleEndian
 
 // drain empties every ring into the file, then marks the end of the round
-// so readers can sort samples by time one round at a time.
+// so readers can sort samples by time one round at a time. After a failed
+// write it reads nothing more: the recording has stopped (see stop).
 func (r *recorder) drain() {
+	if r.writeErr != nil {
+		return
+	}
 	wrote := false
 	for i, rg := range r.rings {
 		n, _, err := rg.ReadPos(func(pos uint64, rec []byte) error {
@@ -19,6 +23,9 @@ func (r *recorder) drain() {
 			}
 			return r.write(rec)
 		})
+		if r.writeErr != nil {
+			return // err is the write's, not the ring's
+		}
 		if err != nil {
 			r.stats.RingErrors++
 		}
@@ -26,28 +33,95 @@ func (r *recorder) drain() {
 	}
 	if wrote {
 		r.stats.Wakeups++
-		if err := r.w.WriteFinishedRound(); err != nil && r.writeErr == nil {
-			r.writeErr = err
-		}
+		r.failed(r.w.WriteFinishedRound())
 	}
 }
 
-// write accounts for one record and writes it verbatim.
+// write notes what the recording needs at once from a record read from a
+// ring and writes it verbatim. It is counted in Stats once it is in the
+// file (written).
 func (r *recorder) write(rec []byte) error {
-	r.account(rec)
-	if err := r.w.WriteRecord(rec); err != nil {
-		if r.writeErr == nil {
-			r.writeErr = err
-		}
-		return err
+	r.note(rec)
+	err := r.w.WriteRecord(rec)
+	r.failed(err)
+	return err
+}
+
+// failed keeps the first write error: the recording stops at it.
+func (r *recorder) failed(err error) {
+	if err != nil && r.writeErr == nil {
+		r.writeErr = err
 	}
-	return nil
+}
+
+// note feeds a record, as it is read, to the adaptive controllers
+// (samples, loss and throttling by event) and keeps the objects mapped,
+// for the build-id feature. Samples are not decoded unless a controller
+// needs them; other records are rare.
+func (r *recorder) note(rec []byte) {
+	typ := perf.RecordType(le.Uint32(rec))
+	switch typ {
+	case perf.RecordSample:
+		if r.adaptive == nil {
+			return
+		}
+		if ei, err := r.format.EventOf(rec); err == nil && ei >= 0 {
+			r.adaptive.countSample(r.format, ei, rec)
+		}
+		return
+	case perf.RecordMmap, perf.RecordMmap2:
+	case perf.RecordLost, perf.RecordLostSamples, perf.RecordThrottle:
+		if r.adaptive == nil {
+			return
+		}
+	default:
+		return
+	}
+	d, err := r.format.Decode(rec)
+	if err != nil {
+		return // counted as undecoded once written
+	}
+	switch d := d.(type) {
+	case *perf.Lost:
+		if t := r.tunerOf(d.ID); t != nil {
+			t.lost += d.Lost
+		}
+	case *perf.LostSamples:
+		if t := r.tunerOf(d.Trailer.ID); t != nil {
+			t.lost += d.Lost
+		}
+	case *perf.Throttle:
+		if t := r.tunerOf(d.ID); t != nil {
+			t.throttled++
+		}
+	case *perf.Mmap:
+		r.noteMapping(d.Misc, d.PID, d.Filename)
+	case *perf.Mmap2:
+		r.noteMapping(d.Misc, d.PID, d.Filename)
+	}
+}
+
+// written counts the records that reached the file, as the Writer reports
+// them (perfdata.Writer.NotifyWritten): Stats say what the file holds,
+// also when a write failed midway. The records the Writer adds itself
+// (FINISHED_ROUND, user types from 64 on) are not counted.
+func (r *recorder) written(b []byte) {
+	for len(b) >= 8 {
+		size := int(le.Uint16(b[6:]))
+		if size < 8 || size > len(b) {
+			return // the Writer hands over whole records only
+		}
+		if perf.RecordType(le.Uint32(b)) < perf.RecordHeaderAttr {
+			r.account(b[:size])
+		}
+		b = b[size:]
+	}
 }
 
 // account counts a record with the shared decoder (perf.SampleFormat):
 // samples per event and their times cheaply, without decoding the sample;
 // the rare other records decoded whole for the kernel's loss and
-// throttling reports and the objects that were mapped.
+// throttling reports.
 func (r *recorder) account(rec []byte) {
 	r.stats.Records++
 	r.stats.Bytes += uint64(len(rec))
@@ -63,27 +137,14 @@ func (r *recorder) account(rec []byte) {
 	switch d := d.(type) {
 	case *perf.Lost:
 		r.stats.Lost += d.Lost
-		if t := r.tunerOf(d.ID); t != nil {
-			t.lost += d.Lost
-		}
 	case *perf.LostSamples:
 		r.stats.LostSamples += d.Lost
-		if t := r.tunerOf(d.Trailer.ID); t != nil {
-			t.lost += d.Lost
-		}
 	case *perf.Throttle:
 		if d.Type == perf.RecordThrottle {
 			r.stats.Throttle++
-			if t := r.tunerOf(d.ID); t != nil {
-				t.throttled++
-			}
 		} else {
 			r.stats.Unthrottle++
 		}
-	case *perf.Mmap:
-		r.noteMapping(d.Misc, d.PID, d.Filename)
-	case *perf.Mmap2:
-		r.noteMapping(d.Misc, d.PID, d.Filename)
 	}
 }
 
@@ -92,9 +153,6 @@ func (r *recorder) accountSample(rec []byte) {
 	ei, err := r.format.EventOf(rec)
 	if err == nil && ei >= 0 {
 		r.stats.EventSamples[ei]++
-		if r.adaptive != nil {
-			r.adaptive.countSample(r.format, ei, rec)
-		}
 	}
 	t, ok := r.format.Time(rec)
 	if !ok {

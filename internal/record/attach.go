@@ -101,9 +101,10 @@ func (r *recorder) runAttach() error {
 			return true
 		default:
 		}
-		return r.o.Duration > 0 && time.Since(start) >= r.o.Duration
+		// A failed write ends the recording at once; the processes go on.
+		return r.writeErr != nil || (r.o.Duration > 0 && time.Since(start) >= r.o.Duration)
 	})
-	r.stats.Duration = time.Since(start)
+	r.stats.Duration = r.elapsed(start)
 	if tm != nil {
 		// The status of a timer the recording ended (duration, targets
 		// gone) is not the user's: only one that ended by itself or on

@@ -93,10 +93,59 @@ type Options struct {
 	// asked: events that count the kernel fell back to user space only,
 	// as perf record does where perf_event_paranoid forbids the kernel.
 	Notice func(msg string)
+	// Stopped, if set, is called once, at once, when the recording stops
+	// before its end because its output cannot be written (a full disk,
+	// a pipe whose reader left), with the *WriteError that Record will
+	// return (joined with any other error): the caller can say so while
+	// the program is still being ended (see WriteError).
+	Stopped func(err error)
 }
+
+// WriteError is the error of a recording whose output could not be
+// written. The recording stops at the first failed write, as perf record
+// does: the events are disabled and their rings read no more, and in
+// command mode the program (or the timer command) gets SIGTERM and is
+// waited for, as after an interrupt (a second interrupt kills it);
+// processes attached to are left running. The file keeps every whole
+// record written before, its header covering exactly them, and Stats
+// count those records only.
+type WriteError struct {
+	Path    string        // the output as given ("-": standard output)
+	Stream  bool          // the output is a stream (pipe mode)
+	Err     error         // the failed write's error (ENOSPC, EPIPE, ...)
+	Stopped bool          // the recording was cut short (else its last write failed)
+	At      time.Duration // when it stopped, since the program started or the targets were attached
+	Samples uint64        // the samples the output holds
+}
+
+func (e *WriteError) Error() string {
+	cause := e.Err
+	var pe *os.PathError
+	if errors.As(cause, &pe) {
+		cause = pe.Err // "no space left on device", without the path again
+	}
+	path := e.Path
+	if path == output.Stdout {
+		path = "standard output"
+	}
+	holds := "the file holds"
+	if e.Stream {
+		holds = "the stream got"
+	}
+	if e.Stopped {
+		return fmt.Sprintf("writing %s: %v: recording stopped at %.1f s; %s the %d samples written before",
+			path, cause, e.At.Seconds(), holds, e.Samples)
+	}
+	return fmt.Sprintf("writing %s: %v: %s the %d samples written before", path, cause, holds, e.Samples)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // Stats is what a recording counted. Loss is never silent: Lost and
 // LostSamples come from the kernel's LOST and LOST_SAMPLES records.
+// The counts of records (Samples to Unthrottle, Undecoded) are of the
+// records in the output: after a failed write, those written before it,
+// and Duration ends where the write failed.
 type Stats struct {
 	Samples      uint64   // PERF_RECORD_SAMPLE records written
 	EventSamples []uint64 // samples per event, in Options.Events order
@@ -107,7 +156,7 @@ type Stats struct {
 	Throttle     uint64   // THROTTLE records
 	Unthrottle   uint64   // UNTHROTTLE records
 	Wakeups      uint64   // loop iterations that found data
-	RingErrors   uint64   // corrupted ring reads, skipped
+	RingErrors   uint64   // corrupted ring reads, skipped (not write errors)
 	Undecoded    uint64   // records the decoder rejected (written all the same)
 	Duration     time.Duration
 	CPU          time.Duration // hwprof's own CPU time (user+system)
@@ -261,6 +310,7 @@ type recorder struct {
 	buildIDs            map[string]int32 // mapped object path -> first pid
 	synth               []byte           // scratch for synthesized records
 	writeErr            error            // the first failed write: the recording stops
+	stopErr             *WriteError      // what Record returns for writeErr
 	adaptive            *adaptive        // nil unless Options.Adaptive
 	tried               []bool           // by event: opened once (or refused), so its attr is settled
 	noticed             bool             // Options.Notice was told of the user-only fallback
@@ -341,20 +391,24 @@ func (r *recorder) runCommand() error {
 			}
 		default:
 		}
-		if r.o.Duration > 0 && time.Since(start) >= r.o.Duration && signals == 0 {
+		ended := r.o.Duration > 0 && time.Since(start) >= r.o.Duration
+		// A failed write ends the program as perf record does (see
+		// WriteError).
+		if (ended || r.writeErr != nil) && signals == 0 {
 			signals++
 			child.Signal(syscall.SIGTERM)
 		}
 		return false
 	})
 	r.stats.ExitCode, err = child.Wait()
-	r.stats.Duration = time.Since(start)
+	r.stats.Duration = r.elapsed(start)
 	return r.finish(err)
 }
 
 // loop drains every ring at each wake-up until done reports the end,
 // writing a FINISHED_ROUND after each round and a header checkpoint about
-// once a second.
+// once a second. At the first failed write it stops the recording (stop)
+// and goes on calling done, which decides what happens to the targets.
 func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 	lastCheckpoint, lastStatus := time.Now(), time.Now()
 	for {
@@ -369,20 +423,57 @@ func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 		}
 		r.drain()
 		now := time.Now()
-		r.observe(now)
-		if done(ready) || r.writeErr != nil {
+		if r.writeErr == nil {
+			r.observe(now)
+			if now.Sub(lastCheckpoint) >= time.Second {
+				r.failed(r.w.Checkpoint())
+				lastCheckpoint = now
+			}
+		}
+		if r.writeErr != nil && r.stopErr == nil {
+			r.stop(now.Sub(start))
+		}
+		if done(ready) {
 			break
 		}
-		if r.o.Status != nil && now.Sub(lastStatus) >= StatusInterval {
+		if r.o.Status != nil && now.Sub(lastStatus) >= StatusInterval && r.stopErr == nil {
 			r.o.Status(r.status(now.Sub(start)))
 			lastStatus = now
 		}
-		if time.Since(lastCheckpoint) >= time.Second {
-			r.w.Checkpoint()
-			lastCheckpoint = time.Now()
-		}
 	}
 	r.drain()
+	if r.writeErr != nil && r.stopErr == nil {
+		r.stop(time.Since(start))
+	}
+}
+
+// stop stops the recording at its first failed write: the events are
+// disabled, so that the kernel stops sampling, the rings are read no more
+// (drain), and Options.Stopped is told at once. The targets are the
+// loop's done function's business (see WriteError).
+func (r *recorder) stop(at time.Duration) {
+	for _, e := range r.events {
+		perf.Disable(e.fd)
+	}
+	r.stopErr = r.writeError(true, at)
+	if r.o.Stopped != nil {
+		r.o.Stopped(r.stopErr)
+	}
+}
+
+// writeError describes r.writeErr with what the output holds.
+func (r *recorder) writeError(stopped bool, at time.Duration) *WriteError {
+	stream := r.out != nil && r.out.Stream()
+	return &WriteError{Path: r.o.Output, Stream: stream, Err: r.writeErr, Stopped: stopped, At: at, Samples: r.stats.Samples}
+}
+
+// elapsed is the recording's duration: since start, or until it stopped
+// at a failed write.
+func (r *recorder) elapsed(start time.Time) time.Duration {
+	if r.stopErr != nil && r.stopErr.Stopped {
+		return r.stopErr.At
+	}
+	return time.Since(start)
 }
 
 // openAll opens every event on every online CPU for each task, and maps
@@ -576,6 +667,7 @@ func (r *recorder) create() error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("record: %w", err), out.Discard())
 	}
+	w.NotifyWritten(r.written) // Stats count what reached the file
 	r.w, r.out = w, out
 	return r.writeKernelMmap()
 }
@@ -610,20 +702,30 @@ func (r *recorder) writeKernelMmap() error {
 }
 
 // finish writes the feature sections and closes the file; err is the
-// recording's own error, returned unless closing fails as well.
+// recording's own error, returned joined with a *WriteError when a write
+// failed (then or before: the Writer writes nothing after its first
+// failure, and that failure is reported once).
 func (r *recorder) finish(err error) error {
-	if r.writeErr != nil {
-		err = errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, r.writeErr))
-	}
 	if r.adaptive != nil {
 		r.stats.Periods, r.stats.AdaptiveErr = r.adaptive.changes, r.adaptive.applyErr
 		r.stats.PeriodsFixed = r.adaptive.corrected
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
-	f.BuildIDs = r.collectBuildIDs()
-	if cerr := r.w.Close(f); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("record: write %s: %w", r.o.Output, cerr))
+	if r.writeErr == nil { // else Close writes no features
+		f.BuildIDs = r.collectBuildIDs()
+	}
+	if cerr := r.w.Close(f); cerr != nil && r.writeErr == nil {
+		r.writeErr = cerr // the last records or the feature sections
+	}
+	if r.writeErr != nil {
+		if err != nil && errors.Is(err, r.writeErr) {
+			err = nil // the same failure, passed up by a writer of records
+		}
+		if r.stopErr == nil { // it failed at the end, or before the loop
+			r.stopErr = r.writeError(false, r.stats.Duration)
+		}
+		err = errors.Join(err, r.stopErr)
 	}
 	if r.out.Stream() { // the Writer closed a file, but leaves a stream open
 		if cerr := r.out.Close(); cerr != nil {

@@ -81,6 +81,15 @@ func (h *fileHeader) marshal(b *[fileHeaderSize]byte) {
 // boundary. A recording whose process is killed is readable by perf up to
 // the last flush: perf reads the data size from the header and ignores
 // bytes past it. A Writer is not safe for concurrent use.
+//
+// A write that fails (a full disk: ENOSPC; a pipe whose reader left:
+// EPIPE) may have put part of the buffer in the output. The Writer keeps
+// the whole records among those bytes and drops the rest: in file mode it
+// cuts the file after the last whole record and rewrites the header to
+// cover exactly the records before it (best effort: a header that cannot
+// be rewritten still covers the records of the previous flush). The
+// Writer then keeps returning the error, and Close writes nothing more.
+// NotifyWritten tells the caller which records reached the output.
 type Writer struct {
 	f   *os.File  // file mode: the file, whose header is rewritten in place; nil in pipe mode
 	out io.Writer // where records go: f, or the stream in pipe mode
@@ -94,6 +103,10 @@ type Writer struct {
 	dataSize int64 // bytes of records written, buffered or not
 	flushed  int64 // bytes of records in the file (in its header from the next flush)
 	records  int64
+	// recStart is where the records in buf begin: past the pipe header
+	// until the first flush, 0 after.
+	recStart int
+	written  func(records []byte) // NotifyWritten's fn, or nil
 
 	// timeOff is the offset of the time field in every SAMPLE record, or
 	// 0 when the attrs do not put it at one fixed place.
@@ -351,12 +364,12 @@ func (w *Writer) writeBuffer() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if _, err := w.out.Write(w.buf); err != nil {
-		w.err = fmt.Errorf("perfdata: write records: %w", err)
-		return w.err
+	if n, err := w.out.Write(w.buf); err != nil {
+		return w.fail(n, err)
 	}
+	w.wrote(w.buf)
 	w.flushed += int64(len(w.buf))
-	w.buf = w.buf[:0]
+	w.buf, w.recStart = w.buf[:0], 0
 	return nil
 }
 
@@ -390,6 +403,64 @@ func (w *Writer) flush() error {
 	}
 	return nil
 }
+
+// fail ends the Writer after a write of the buffer that stopped after n
+// bytes with err: the whole records among those n bytes are kept, the
+// rest of the buffer is dropped, and in file mode the file is cut after
+// the last whole record and the header rewritten to cover the records
+// before it. Errors of those two repairs are not reported: the write's
+// error is the one that matters, and the header then still covers the
+// records of the previous flush.
+func (w *Writer) fail(n int, err error) error {
+	keep := wholeRecords(w.buf, w.recStart, n)
+	w.wrote(w.buf[:keep])
+	w.dataSize -= int64(len(w.buf) - max(keep, w.recStart))
+	w.flushed += int64(keep)
+	w.buf, w.recStart = w.buf[:0], 0
+	w.err = fmt.Errorf("perfdata: write records: %w", err)
+	if w.f != nil {
+		w.f.Truncate(int64(w.hdr.Data.Offset) + w.flushed)
+		w.hdr.Data.Size = uint64(w.flushed)
+		w.writeHeader()
+	}
+	return w.err
+}
+
+// wholeRecords returns the end of the whole records among the first n
+// bytes of buf, whose records begin at start (buf holds whole records
+// only); 0 if n does not reach start.
+func wholeRecords(buf []byte, start, n int) int {
+	if n < start {
+		return 0
+	}
+	end := start
+	for end+eventHeaderSize <= n {
+		size := int(binary.LittleEndian.Uint16(buf[end+6:]))
+		if size < eventHeaderSize || end+size > n {
+			break
+		}
+		end += size
+	}
+	return end
+}
+
+// wrote tells NotifyWritten's fn about the records in b, a written
+// prefix of the buffer.
+func (w *Writer) wrote(b []byte) {
+	if w.written != nil && len(b) > w.recStart {
+		w.written(b[w.recStart:])
+	}
+}
+
+// NotifyWritten makes the Writer call fn with the records each write put
+// in the output, in order and whole records only, from within the call
+// that wrote them (WriteRecord, WriteFinishedRound, Checkpoint, Close):
+// the records of WriteRecord and those the Writer adds itself
+// (FINISHED_ROUND, and the build-ids of a pipe-mode Close). After a failed
+// write, fn has seen exactly the records the output holds. b is valid
+// only during the call. Records written before NotifyWritten (the events'
+// names, from NewWriter) are not reported.
+func (w *Writer) NotifyWritten(fn func(b []byte)) { w.written = fn }
 
 // Checkpoint writes the buffered records and rewrites the header with the
 // data size so far, so the file up to here is a valid perf.data file (with
@@ -448,19 +519,27 @@ func (w *Writer) finish(f Features) error {
 	featOff := w.hdr.Data.Offset + w.hdr.Data.Size
 	b := make([]byte, fileSectionSize*len(secs))
 	off := featOff + uint64(len(b))
+	var bits [FeatBits / 64]uint64
 	for i, s := range secs {
 		binary.LittleEndian.PutUint64(b[16*i:], off)
 		binary.LittleEndian.PutUint64(b[16*i+8:], uint64(len(s.data)))
 		off += uint64(len(s.data))
-		w.hdr.Features[s.feat/64] |= 1 << (s.feat % 64)
+		bits[s.feat/64] |= 1 << (s.feat % 64)
 	}
 	for _, s := range secs {
 		b = append(b, s.data...)
 	}
+	// A file whose features cannot all be written ends at its last
+	// record, with the header of the last flush (no feature bits): no
+	// partial section is left past the data for a reader to take for
+	// records.
 	if _, err := w.f.WriteAt(b, int64(featOff)); err != nil {
+		w.f.Truncate(int64(featOff))
 		return fmt.Errorf("perfdata: close: write features: %w", err)
 	}
+	w.hdr.Features = bits
 	if err := w.writeHeader(); err != nil {
+		w.f.Truncate(int64(featOff))
 		return fmt.Errorf("perfdata: close: write header: %w", err)
 	}
 	return nil

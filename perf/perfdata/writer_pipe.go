@@ -40,6 +40,7 @@ func NewPipeWriter(out io.Writer, attrs []EventAttr, f Features) (*Writer, error
 	head := append([]byte(magic), 0, 0, 0, 0, 0, 0, 0, 0)
 	binary.LittleEndian.PutUint64(head[8:], 16) // sizeof(struct perf_pipe_file_header)
 	w.buf = append(w.buf, head...)
+	w.recStart = len(head)
 	for _, e := range events {
 		rec, err := headerAttrRecord(e)
 		if err != nil {
