@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -137,18 +136,4 @@ func (e *exactFlags) libraries(exe string, pids []int) ([]string, error) {
 		out = append(out, path)
 	}
 	return out, nil
-}
-
-// printAttach reports how long opening the events took (thousands of
-// uprobes for the exact source) and how they were released.
-func printAttach(w io.Writer, st record.Stats) {
-	release := fmt.Sprintf("closed in %.3fs", st.Detach.Seconds())
-	if st.ReleasedInBackground > 0 {
-		release = ("handed to a background process that closes them and removes the probes " +
-			"(about 80 ms per probe: the kernel waits for a grace period at each)")
-	}
-	fmt.Fprintf(w, "hwprof: attach: %d events opened in %.3fs (%d shared rings); %s\n", st.Opened, st.Attach.Seconds(), st.Rings, release)
-	if st.CleanupErr != nil {
-		fmt.Fprintf(w, "hwprof: warning: %v\n", st.CleanupErr)
-	}
 }

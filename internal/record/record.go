@@ -1,18 +1,3 @@
-// Package record measures a program or running processes with perf events
-// and writes what the kernel reports to a perf.data file.
-//
-// One event per CPU is opened for each target task (an inherited event
-// with cpu = -1 cannot be mmapped), or system-wide one per CPU for every
-// task (pid -1), every event gets its own ring buffer
-// (or, with Options.ShareRing, all events of a CPU share one),
-// and a single loop drains all rings at each epoll wake-up, writing the
-// records verbatim. The header is brought up to date about once a second,
-// so a recording whose hwprof was killed is readable up to then.
-//
-// The caller provides attrs (perf.BuildAttrs) and, for the command mode,
-// a binary that imports internal/launch (hwprof itself does). Opening
-// events needs the privileges perf_event_paranoid asks for; attaching to
-// another user's process needs CAP_PERFMON or root.
 package record
 
 import (
