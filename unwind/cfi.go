@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hwprof/hwprof/buildid"
+
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
@@ -213,7 +215,8 @@ type tables struct {
 }
 
 type tableKey struct {
-	path, buildID string
+	path    string
+	buildID buildid.ID
 }
 
 type tableEntry struct {
@@ -223,7 +226,7 @@ type tableEntry struct {
 }
 
 func (ts *tables) get(obj *procmap.Object) (*table, error) {
-	k := tableKey{obj.Path, string(obj.BuildID)}
+	k := tableKey{obj.Path, obj.BuildID}
 	ts.mu.Lock()
 	e := ts.m[k]
 	if e == nil {

@@ -2,13 +2,14 @@ package engine
 
 import (
 	"debug/elf"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/hwprof/hwprof/buildid"
 
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
@@ -40,7 +41,7 @@ type Options struct {
 type Objects struct {
 	o        Options
 	segs     *procmap.Segments
-	buildIDs map[string]string // recorded path -> cleaned build-id hex, from the header
+	buildIDs map[string]buildid.ID // recorded path -> build-id from the header (all-zero ids left out)
 
 	mu    sync.Mutex
 	found map[string]string // recorded path -> file read ("" when none)
@@ -62,13 +63,13 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 	r := &Objects{
 		o:        o,
 		segs:     procmap.NewSegments(o.SymFS),
-		buildIDs: map[string]string{},
+		buildIDs: map[string]buildid.ID{},
 		found:    map[string]string{},
 		local:    map[string]bool{},
 	}
 	for _, b := range f.BuildIDs {
-		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
-			r.buildIDs[b.Path] = id
+		if !b.ID.IsZero() {
+			r.buildIDs[b.Path] = b.ID
 		}
 	}
 	for rec, file := range o.Objects {
@@ -116,14 +117,14 @@ func (r *Objects) Mapped(d perf.Record) {
 	case *perf.Mmap2:
 		id := r.buildIDs[m.Filename]
 		if m.HasBuildID() {
-			id = symbolize.CleanBuildID(hex.EncodeToString(m.BuildID))
+			id, _ = buildid.New(m.BuildID) // at most 20 bytes: the decoder checks
 		}
 		r.locate(m.Filename, id)
 	}
 }
 
-// locate finds the file for path (recorded with build-id id, or "").
-func (r *Objects) locate(path, id string) {
+// locate finds the file for path (recorded with build-id id, or the zero ID).
+func (r *Objects) locate(path string, id buildid.ID) {
 	if path == "" || strings.HasPrefix(path, "[") || strings.HasPrefix(path, "//") {
 		return
 	}
@@ -184,8 +185,8 @@ func (r *Objects) Key(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, boo
 		return symbolize.ObjectKey{Path: p}, p != ""
 	case procmap.KindFile:
 		id := r.buildIDs[obj.Path]
-		if len(obj.BuildID) > 0 {
-			id = symbolize.CleanBuildID(hex.EncodeToString(obj.BuildID))
+		if obj.BuildID.Len() > 0 {
+			id = obj.BuildID // all-zero: no build-id, as symbolize takes it
 		}
 		if file, ok := r.o.Objects[obj.Path]; ok {
 			return symbolize.ObjectKey{Path: file}, true

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
@@ -30,7 +31,8 @@ func TestReportAndScriptNameFramesAlike(t *testing.T) {
 	auto := filepath.Join(fx, "autofdo")
 	bin := filepath.Join(auto, "test.binary")
 	prop := filepath.Join(auto, "propeller_sample_1.bin")
-	id, err := symbolize.BuildIDHex(prop)
+	bid, err := buildid.Read(prop)
+	id := bid.String()
 	if err != nil || id == "" {
 		t.Fatalf("build-id of %s: %q, %v", prop, id, err)
 	}

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/internal/uprobe"
@@ -621,7 +621,7 @@ func (r *recorder) finish(err error) error {
 func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 	var ids []perfdata.BuildID
 	for path, pid := range r.buildIDs {
-		id, err := perfdata.ReadBuildID(path)
+		id, err := buildid.Read(path)
 		if err != nil {
 			continue // not an ELF file, or one without a build-id
 		}
@@ -634,10 +634,8 @@ func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 	for _, ev := range r.o.Events {
 		kernel = kernel || !ev.Attr.Flags.Has(perf.FlagExcludeKernel)
 	}
-	if kid, err := symbolize.KernelBuildID(); kernel && err == nil && kid != "" {
-		if id, err := hex.DecodeString(kid); err == nil {
-			ids = append(ids, perfdata.BuildID{PID: -1, Misc: perf.MiscKernel, ID: id, Path: symbolize.KernelPath})
-		}
+	if kid, err := buildid.Kernel(); kernel && err == nil && !kid.IsZero() {
+		ids = append(ids, perfdata.BuildID{PID: -1, Misc: perf.MiscKernel, ID: kid, Path: symbolize.KernelPath})
 	}
 	return ids
 }
