@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
@@ -152,7 +153,7 @@ func scriptNames(t *testing.T, path string, o LoadOptions) [][]string {
 	e.Visit(func(s *perf.Sample, ev int, frames []unwind.Frame) {
 		hs := make([]engine.Handle, len(frames))
 		for i, f := range frames {
-			hs[i] = e.Symbols.Add(f.Object, s.PID, f.LookupAddr())
+			hs[i] = e.Symbols.Add(engine.FrameObject(&f), s.PID, procmap.ObjAddr(f.LookupAddr()))
 		}
 		handles = append(handles, hs)
 	})
