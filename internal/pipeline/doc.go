@@ -25,7 +25,13 @@
 // Options.Seed, so it depends only on the seed and the order of Add calls,
 // never on the workers. Call-edge events (AddEdge) are never skipped.
 //
-// This is the one package of hwprof that starts goroutines. The caller
+// This package owns the folding workers. The other places that start
+// goroutines say so in their docs: perf/perfdata's Reader (one, while a
+// recording has COMPRESSED records), symbolize's SymbolizeAll (objects in
+// parallel), internal/record (a short-lived pool closing events),
+// internal/engine (objects resolved in parallel, kallsyms read ahead) and
+// internal/profile (a goroutine decoding samples beside the reader). The
+// caller
 // provides samples already unwound to ccmap frames (FuncIDs and call-site
 // addresses); the pipeline knows no perf records and no symbols.
 package pipeline
