@@ -37,11 +37,6 @@
 // unwind's API holds none of this package's types and this package does
 // not import unwind.
 //
-// A running process's /proc/PID/maps is read by ReadProcMaps
-// (ParseProcMaps parses its text, paths with spaces and " (deleted)"
-// included), for looking at processes before recording them; it does not
-// feed the Map.
-//
 // What it does not do: it does not read symbols, build-ids of files on disk
 // or perf-PID.map files (package symbolize does), and it does not synthesize
 // the mappings of processes that existed before a recording started (the

@@ -32,7 +32,7 @@
 // each -p process's /proc/PID/exe); FindLibrary resolves a library named
 // by path or by name, matching the whole file name or soname up to a
 // version suffix (libm is libm.so.6, never libmount.so.1) among the files
-// the processes map (read with procmap.ReadProcMaps), then in the
+// the processes map (their /proc/PID/maps, read with perf/synth), then in the
 // executable's RUNPATH, LD_LIBRARY_PATH and the library directories.
 //
 // What the caller provides: root, or write access to tracefs's

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf/synth"
 )
 
 // Executables returns the programs to probe: argv[0] looked up through
@@ -83,7 +83,7 @@ func FindLibrary(name, exe string, pids []int) (string, error) {
 		return path, err
 	}
 	for _, pid := range pids {
-		maps, err := procmap.ReadProcMaps(pid)
+		maps, err := synth.Mappings("/proc", pid)
 		if err != nil {
 			continue // the process may have exited; the directories remain
 		}
@@ -105,33 +105,38 @@ func FindLibrary(name, exe string, pids []int) (string, error) {
 // name first, then by soname (an older glibc maps libm-2.31.so, whose
 // soname is libm.so.6). A match whose file was deleted since it was
 // mapped is an error: the file on disk now is not the one running.
-func mappedLibrary(name string, maps []procmap.ProcMapsEntry) (string, error) {
-	var files []procmap.ProcMapsEntry
-	for _, e := range maps {
-		if e.IsFile() {
-			files = append(files, e)
+func mappedLibrary(name string, maps []synth.Mapping) (string, error) {
+	type file struct {
+		path    string
+		deleted bool
+	}
+	var files []file
+	for _, m := range maps {
+		if strings.HasPrefix(m.Path, "/") {
+			p, deleted := strings.CutSuffix(m.Path, " (deleted)")
+			files = append(files, file{p, deleted})
 		}
 	}
-	pick := func(e procmap.ProcMapsEntry) (string, error) {
-		if e.Deleted {
-			return "", fmt.Errorf("library %s: %s was deleted after the process mapped it (upgraded?); its code on disk is not the code running", name, e.Path)
+	pick := func(f file) (string, error) {
+		if f.deleted {
+			return "", fmt.Errorf("library %s: %s was deleted after the process mapped it (upgraded?); its code on disk is not the code running", name, f.path)
 		}
-		return e.Path, nil
+		return f.path, nil
 	}
-	for _, e := range files {
-		if MatchLibrary(name, filepath.Base(e.Path)) {
-			return pick(e)
+	for _, f := range files {
+		if MatchLibrary(name, filepath.Base(f.path)) {
+			return pick(f)
 		}
 	}
 	sonames := map[string]string{}
-	for _, e := range files {
-		so, ok := sonames[e.Path]
-		if !ok {
-			so = soname(e.Path)
-			sonames[e.Path] = so
+	for _, f := range files {
+		so, ok := sonames[f.path]
+		if !ok && !f.deleted {
+			so = soname(f.path)
+			sonames[f.path] = so
 		}
 		if so != "" && MatchLibrary(name, so) {
-			return pick(e)
+			return pick(f)
 		}
 	}
 	return "", nil

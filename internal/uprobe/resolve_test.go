@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/perf/synth"
 )
 
 func TestMatchLibrary(t *testing.T) {
@@ -55,7 +55,7 @@ const mapsRows = `55d0c8a4e000-55d0c8a52000 r-xp 00002000 fe:00 262350          
 `
 
 func TestMappedLibrary(t *testing.T) {
-	maps, err := procmap.ParseProcMaps(strings.NewReader(mapsRows))
+	maps, err := synth.ParseMaps([]byte(mapsRows))
 	if err != nil {
 		t.Fatal(err)
 	}
