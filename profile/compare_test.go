@@ -239,30 +239,3 @@ func TestSource(t *testing.T) {
 		t.Error("CountsCalls wrong")
 	}
 }
-
-func TestBuildID(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want BuildID
-		err  bool
-	}{
-		{"ABCDEF0123", "abcdef0123", false},
-		{"0000000000", "", false},
-		{"", "", false},
-		{"abc", "", true},
-		{"zz", "", true},
-	} {
-		got, err := ParseBuildID(tc.in)
-		if got != tc.want || (err != nil) != tc.err {
-			t.Errorf("ParseBuildID(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.err)
-		}
-	}
-	id := BuildIDFromBytes([]byte{0xde, 0xad, 0xbe, 0xef})
-	if id != "deadbeef" || !id.Known() {
-		t.Errorf("BuildIDFromBytes: %q", id)
-	}
-	if !BuildID("deadbeef00000000").Matches("deadbeef") || BuildID("deadbeef01").Matches("deadbeef") ||
-		BuildID("").Matches("") || BuildID("dead").Matches("deadbeef") {
-		t.Error("Matches wrong")
-	}
-}

@@ -1,6 +1,9 @@
 package profile
 
-import "github.com/hwprof/hwprof/ccmap"
+import (
+	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/ccmap"
+)
 
 // A Profile is one recording folded by function.
 type Profile struct {
@@ -63,7 +66,7 @@ type Recording struct {
 	// BuildIDs are the build-ids the recording gives its objects (its
 	// build-id table and MMAP2 records), by object path as recorded;
 	// objects without a known build-id are absent.
-	BuildIDs map[string]BuildID
+	BuildIDs map[string]buildid.ID
 }
 
 // Process is one process of a recording and its share of the samples

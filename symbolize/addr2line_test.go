@@ -416,11 +416,11 @@ func compare(t *testing.T, addrs []Addr, got []Location, want, second [][]oracle
 func TestSystemLibraryWithDebugPackage(t *testing.T) {
 	need(t, "addr2line")
 	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
-	id, err := BuildIDHex(libc)
+	id, err := fileHex(libc)
 	if err != nil || id == "" {
 		t.Skipf("no build-id for %s: %v", libc, err)
 	}
-	o, err := Open(ObjectKey{Path: libc, BuildID: id}, Options{})
+	o, err := Open(ObjectKey{Path: libc, BuildID: mustID(t, id)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,16 +3,14 @@ package symbolize
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/buildid"
 )
 
 // DefaultDebugRoot is where distributions install separate debug files.
@@ -45,12 +43,12 @@ type Options struct {
 // the one the recording names, and that no file with Want was found.
 type BuildIDMismatchError struct {
 	Path      string
-	Want, Got string // hex; Got is empty when the file has no build-id
+	Want, Got buildid.ID // Got is the zero ID when the file has no build-id
 }
 
 func (e *BuildIDMismatchError) Error() string {
-	got := e.Got
-	if got == "" {
+	got := e.Got.String()
+	if e.Got.IsZero() {
 		got = "none"
 	}
 	return fmt.Sprintf("open object: %s: build-id mismatch: recording has %s, file has %s", e.Path, e.Want, got)
@@ -70,53 +68,14 @@ func (o Options) roots() []string {
 	return o.DebugRoots
 }
 
-// BuildIDHex returns the hex build-id of the ELF file at path, or "" when
-// it has none.
-func BuildIDHex(path string) (string, error) {
-	id, err := perfdata.ReadBuildID(path)
-	if errors.Is(err, perfdata.ErrNoBuildID) {
-		return "", nil
+// fileBuildID returns the build-id of the ELF file at path, the zero ID
+// when it has none.
+func fileBuildID(path string) (buildid.ID, error) {
+	id, err := buildid.Read(path)
+	if errors.Is(err, buildid.ErrNone) {
+		return buildid.ID{}, nil
 	}
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(id), nil
-}
-
-// CleanBuildID returns a recorded hex build-id in lower case, or "" when it
-// is empty or all zeros (perf writes zeros for an object whose build-id it
-// did not know).
-func CleanBuildID(id string) string {
-	id = strings.ToLower(id)
-	if strings.Trim(id, "0") == "" {
-		return ""
-	}
-	return id
-}
-
-// SameBuildID reports whether a build-id a recording gives (recorded) is
-// that of a file (file), both hex. perf before 5.x wrote every build-id
-// padded with zero bytes to 20 bytes and without its length, so an 8-byte
-// (xxHash) or 16-byte (MD5, UUID) build-id of the file followed by zeros
-// matches too.
-func SameBuildID(recorded, file string) bool {
-	recorded, file = CleanBuildID(recorded), CleanBuildID(file)
-	if recorded == "" || file == "" || len(recorded) < len(file) {
-		return false
-	}
-	return recorded[:len(file)] == file && strings.Trim(recorded[len(file):], "0") == ""
-}
-
-// buildIDForms returns the names a recorded build-id may be filed under:
-// itself, then, when it ends in zero bytes (perf's padding), each shorter
-// form down to the last non-zero byte.
-func buildIDForms(id string) []string {
-	forms := []string{id}
-	for len(id) > 2 && id[len(id)-2:] == "00" {
-		id = id[:len(id)-2]
-		forms = append(forms, id)
-	}
-	return forms
+	return id, err
 }
 
 // buildIDNames returns the names a file with build-id id may have under a
@@ -148,34 +107,38 @@ func exists(p string) bool {
 // another build-id and no file with key.BuildID is found. Callers that
 // read an object's program headers or CFI use it to read the same file
 // the symbols come from.
-func (o Options) Find(key ObjectKey) (path, buildID string, err error) {
+func (o Options) Find(key ObjectKey) (path string, buildID buildid.ID, err error) {
 	return o.findBinary(key)
 }
 
 // findBinary returns the file to read for key and its build-id.
-func (o Options) findBinary(key ObjectKey) (string, string, error) {
-	key.BuildID = CleanBuildID(key.BuildID)
+func (o Options) findBinary(key ObjectKey) (string, buildid.ID, error) {
+	none := buildid.ID{}
+	want := key.BuildID
+	if want.IsZero() {
+		want = none // perf's all-zero id names no build-id
+	}
 	p := o.symfs(key.Path)
-	var got string
+	var got buildid.ID
 	found := exists(p)
 	if found {
-		id, err := BuildIDHex(p)
-		if err != nil && key.BuildID == "" {
-			return "", "", fmt.Errorf("open object: %w", err)
+		id, err := fileBuildID(p)
+		if err != nil && want == none {
+			return "", none, fmt.Errorf("open object: %w", err)
 		}
-		if err == nil && (key.BuildID == "" || SameBuildID(key.BuildID, id)) {
+		if err == nil && (want == none || want.Equal(id)) {
 			return p, id, nil
 		}
-		got = id // "" when the file is not readable ELF
+		got = id // zero when the file is not readable ELF
 	}
-	if key.BuildID != "" {
+	if want != none {
 		for _, dir := range o.DebugDirs {
-			for _, want := range buildIDForms(key.BuildID) {
-				for _, c := range buildIDNames(dir, want) {
+			for _, form := range want.Forms() {
+				for _, c := range buildIDNames(dir, form) {
 					if !exists(c) {
 						continue
 					}
-					if id, err := BuildIDHex(c); err == nil && SameBuildID(key.BuildID, id) {
+					if id, err := fileBuildID(c); err == nil && want.Equal(id) {
 						return c, id, nil
 					}
 				}
@@ -183,21 +146,21 @@ func (o Options) findBinary(key ObjectKey) (string, string, error) {
 		}
 	}
 	if found {
-		return "", "", &BuildIDMismatchError{Path: p, Want: key.BuildID, Got: got}
+		return "", none, &BuildIDMismatchError{Path: p, Want: want, Got: got}
 	}
-	return "", "", fmt.Errorf("open object: %s: %w", p, fs.ErrNotExist)
+	return "", none, fmt.Errorf("open object: %s: %w", p, fs.ErrNotExist)
 }
 
 // findDebug returns a separate debug file for the object at path (opened
 // as f, recorded under origPath, with build-id id), or "".
-func (o Options) findDebug(path, origPath, id string, f *elf.File) string {
+func (o Options) findDebug(path, origPath string, id buildid.ID, f *elf.File) string {
 	var cands []string
-	if id != "" {
+	if hx := id.String(); !id.IsZero() && len(hx) > 2 {
 		for _, root := range o.roots() {
-			cands = append(cands, filepath.Join(o.symfs(root), ".build-id", id[:2], id[2:]+".debug"))
+			cands = append(cands, filepath.Join(o.symfs(root), ".build-id", hx[:2], hx[2:]+".debug"))
 		}
 		for _, dir := range o.DebugDirs {
-			cands = append(cands, buildIDNames(dir, id)...)
+			cands = append(cands, buildIDNames(dir, hx)...)
 		}
 	}
 	for _, c := range cands {
@@ -224,9 +187,9 @@ func (o Options) findDebug(path, origPath, id string, f *elf.File) string {
 
 // debugMatches checks that the debug file c belongs to the object: same
 // build-id when the object has one, else (for a debuglink) the CRC-32.
-func debugMatches(c, id string, crc uint32, haveCRC bool) bool {
-	if id != "" {
-		cid, err := BuildIDHex(c)
+func debugMatches(c string, id buildid.ID, crc uint32, haveCRC bool) bool {
+	if !id.IsZero() {
+		cid, err := fileBuildID(c)
 		return err == nil && cid == id
 	}
 	if !haveCRC {

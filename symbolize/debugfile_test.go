@@ -1,8 +1,6 @@
 package symbolize
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/buildid"
 )
 
 // stripped builds the C test program with -O2 -g in dir, keeps an
@@ -27,7 +27,7 @@ func stripped(t *testing.T, dir string, debuglink bool) (bin, full, dbg, id stri
 	if debuglink {
 		run(t, dir, nil, "objcopy", "--add-gnu-debuglink="+dbg, bin)
 	}
-	id, err := BuildIDHex(bin)
+	id, err := fileHex(bin)
 	if err != nil || id == "" {
 		t.Fatalf("build-id of %s: %q, %v", bin, id, err)
 	}
@@ -112,7 +112,7 @@ func TestSeparateDebugFile(t *testing.T) {
 			dir := t.TempDir()
 			bin, full, dbg, id := stripped(t, dir, tt.debuglink)
 			opts := tt.place(t, dir, dbg, id)
-			o, err := Open(ObjectKey{Path: bin, BuildID: id}, opts)
+			o, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, id)}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,9 +173,9 @@ func TestBuildIDMismatch(t *testing.T) {
 	other := "0123456789abcdef0123456789abcdef01234567"
 
 	// The recording names another build-id: an error, not the wrong file.
-	_, err := Open(ObjectKey{Path: bin, BuildID: other}, Options{DebugRoots: []string{}})
+	_, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, other)}, Options{DebugRoots: []string{}})
 	var mm *BuildIDMismatchError
-	if !errors.As(err, &mm) || mm.Want != other || mm.Got != id || mm.Path != bin {
+	if !errors.As(err, &mm) || mm.Want.String() != other || mm.Got.String() != id || mm.Path != bin {
 		t.Fatalf("err %v, want a BuildIDMismatchError", err)
 	}
 	if got := err.Error(); got[:12] != "open object:" {
@@ -184,11 +184,11 @@ func TestBuildIDMismatch(t *testing.T) {
 
 	// Through the Symbolizer the error is per object.
 	s := New(Options{DebugRoots: []string{}})
-	res := s.SymbolizeAll(map[ObjectKey][]Addr{{Path: bin, BuildID: other}: {0x1000}, {Path: bin, BuildID: id}: {0x1000}})
-	if r := res[ObjectKey{Path: bin, BuildID: other}]; !errors.As(r.Err, &mm) {
+	res := s.SymbolizeAll(map[ObjectKey][]Addr{{Path: bin, BuildID: mustID(t, other)}: {0x1000}, {Path: bin, BuildID: mustID(t, id)}: {0x1000}})
+	if r := res[ObjectKey{Path: bin, BuildID: mustID(t, other)}]; !errors.As(r.Err, &mm) {
 		t.Errorf("SymbolizeAll: err %v, want a BuildIDMismatchError", r.Err)
 	}
-	if r := res[ObjectKey{Path: bin, BuildID: id}]; r.Err != nil || len(r.Locations) != 1 {
+	if r := res[ObjectKey{Path: bin, BuildID: mustID(t, id)}]; r.Err != nil || len(r.Locations) != 1 {
 		t.Errorf("SymbolizeAll with the right build-id: %+v", r)
 	}
 
@@ -199,7 +199,7 @@ func TestBuildIDMismatch(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("\x7fELF rebuilt"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o, err := Open(ObjectKey{Path: bin, BuildID: id}, Options{DebugRoots: []string{}, DebugDirs: []string{dd}})
+	o, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, id)}, Options{DebugRoots: []string{}, DebugDirs: []string{dd}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestBuildIDMismatch(t *testing.T) {
 	sameAsFull(t, o, full)
 
 	// Missing everywhere: not found.
-	_, err = Open(ObjectKey{Path: filepath.Join(dir, "gone"), BuildID: other}, Options{DebugDirs: []string{dd}})
+	_, err = Open(ObjectKey{Path: filepath.Join(dir, "gone"), BuildID: mustID(t, other)}, Options{DebugDirs: []string{dd}})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing object: %v", err)
 	}
@@ -236,43 +236,13 @@ func TestSymFS(t *testing.T) {
 	}
 }
 
-func TestBuildIDForms(t *testing.T) {
-	tests := []struct {
-		name           string
-		recorded, file string
-		same           bool
-	}{
-		{"equal", "572ac72487ae1966", "572ac72487ae1966", true},
-		{"perf<5 pads to 20 bytes", "572ac72487ae1966000000000000000000000000", "572ac72487ae1966", true},
-		{"upper case", "572AC72487AE1966", "572ac72487ae1966", true},
-		{"padding must be zeros", "572ac72487ae1966000000000000000000000001", "572ac72487ae1966", false},
-		{"prefix of another id", "572ac72487ae19", "572ac72487ae1966", false},
-		{"all zeros is no build-id", "0000000000000000000000000000000000000000", "", false},
-		{"none", "", "572ac72487ae1966", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := SameBuildID(tt.recorded, tt.file); got != tt.same {
-				t.Errorf("SameBuildID(%q, %q) = %v", tt.recorded, tt.file, got)
-			}
-		})
-	}
-	if got := CleanBuildID("0000"); got != "" {
-		t.Errorf("CleanBuildID of zeros: %q", got)
-	}
-	forms := buildIDForms("ab00cd0000")
-	if want := []string{"ab00cd0000", "ab00cd00", "ab00cd"}; !slices.Equal(forms, want) {
-		t.Errorf("buildIDForms: %q, want %q", forms, want)
-	}
-}
-
 // A recording of perf before 5.x pads a short build-id with zeros to 20
 // bytes; the --debug-dir file named by the short id is found and used.
 func TestDebugDirPaddedBuildID(t *testing.T) {
 	need(t, "gcc")
 	dir := t.TempDir()
 	bin := buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id=0x572ac72487ae1966")
-	id, err := BuildIDHex(bin)
+	id, err := fileHex(bin)
 	if err != nil || id != "572ac72487ae1966" {
 		t.Fatalf("build-id %q, %v", id, err)
 	}
@@ -281,9 +251,9 @@ func TestDebugDirPaddedBuildID(t *testing.T) {
 		t.Fatal(err)
 	}
 	recorded := id + strings.Repeat("00", 12)
-	key := ObjectKey{Path: "/elsewhere/prog", BuildID: recorded}
+	key := ObjectKey{Path: "/elsewhere/prog", BuildID: mustID(t, recorded)}
 	path, got, err := Options{DebugDirs: []string{dd}}.Find(key)
-	if err != nil || path != filepath.Join(dd, id) || got != id {
+	if err != nil || path != filepath.Join(dd, id) || got.String() != id {
 		t.Fatalf("Find: %q %q %v", path, got, err)
 	}
 	o, err := Open(key, Options{DebugRoots: []string{}, DebugDirs: []string{dd}})
@@ -292,38 +262,23 @@ func TestDebugDirPaddedBuildID(t *testing.T) {
 	}
 	sameAsFull(t, o, bin)
 	// The file at the recorded path with the padded id matches too.
-	if _, err := Open(ObjectKey{Path: bin, BuildID: recorded}, Options{DebugRoots: []string{}}); err != nil {
+	if _, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, recorded)}, Options{DebugRoots: []string{}}); err != nil {
 		t.Errorf("recorded path with a padded build-id: %v", err)
 	}
 }
 
-func TestParseBuildIDNote(t *testing.T) {
-	note := func(name string, typ uint32, desc []byte) []byte {
-		b := binary.LittleEndian.AppendUint32(nil, uint32(len(name)))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(desc)))
-		b = binary.LittleEndian.AppendUint32(b, typ)
-		b = append(b, name...)
-		for len(b)%4 != 0 {
-			b = append(b, 0)
-		}
-		b = append(b, desc...)
-		for len(b)%4 != 0 {
-			b = append(b, 0)
-		}
-		return b
+// fileHex is the build-id of the ELF file at path in hex, "" if none.
+func fileHex(path string) (string, error) {
+	id, err := fileBuildID(path)
+	return id.String(), err
+}
+
+// mustID parses a hex build-id.
+func mustID(t testing.TB, hex string) buildid.ID {
+	t.Helper()
+	id, err := buildid.Parse(hex)
+	if err != nil {
+		t.Fatal(err)
 	}
-	id := []byte{0xe4, 0xf1, 0x8d, 0x9d, 0xc1}
-	data := append(note("Xen\x00", 6, []byte{1, 2, 3}), note("GNU\x00", 3, id)...)
-	if got := ParseBuildIDNote(data); !bytes.Equal(got, id) {
-		t.Errorf("ParseBuildIDNote = %x, want %x", got, id)
-	}
-	for n := range len(data) {
-		if got := ParseBuildIDNote(data[:n]); got != nil {
-			t.Errorf("truncated at %d: %x", n, got)
-		}
-	}
-	// The running kernel's, when readable, is a build-id.
-	if kid, err := KernelBuildID(); err == nil && kid != "" && len(kid) < 16 {
-		t.Errorf("kernel build-id %q", kid)
-	}
+	return id
 }

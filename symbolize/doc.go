@@ -71,10 +71,13 @@
 // build-id (flat: <hex>, <hex>.debug; or the .build-id/xx/rest[.debug]
 // layout), for recordings made on another machine.
 //
-// A recording states the build-id of each object it saw. When the file on
-// disk has another build-id and no file with the expected one is found,
-// opening fails with a *[BuildIDMismatchError]: the wrong file is never used
-// silently.
+// A recording states the build-id of each object it saw ([ObjectKey]
+// holds it as a buildid.ID: perf's all-zero id means none, and a 20-byte id
+// padded with zeros by perf before 5.x matches its file's shorter id). When
+// the file on disk has another build-id and no file with the expected one
+// is found, opening fails with a *[BuildIDMismatchError]: the wrong file is
+// never used silently. Build-ids are read with package buildid; symbolize
+// reads no recordings.
 //
 // # Names
 //

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hwprof/hwprof/buildid"
 )
 
 // PerfBuildIDDir returns perf's build-id cache directory:
@@ -27,16 +29,15 @@ func PerfBuildIDDir() string {
 // for a recording from another machine whose cache came with it. Reading
 // it is also much faster than /proc/kallsyms, which the kernel formats
 // line by line.
-func SavedKallsyms(id string, dirs []string) string {
-	id = CleanBuildID(id)
-	if id == "" {
+func SavedKallsyms(id buildid.ID, dirs []string) string {
+	if id.IsZero() {
 		return ""
 	}
 	for _, dir := range dirs {
 		if dir == "" {
 			continue
 		}
-		for _, form := range buildIDForms(id) {
+		for _, form := range id.Forms() {
 			if len(form) < 3 {
 				continue
 			}
@@ -55,19 +56,19 @@ func SavedKallsyms(id string, dirs []string) string {
 
 // KernelIsLocal reports whether a recording was made on the running
 // kernel, so that /proc/kallsyms names its kernel addresses: its
-// [kernel.kallsyms] build-id (hex) is the running kernel's, or, when it
+// [kernel.kallsyms] build-id is the running kernel's, or, when it
 // names none, its OS release and host name are the running ones' (those it
 // records: "" is not checked). A recording that names none of the three
 // (old pipe-mode files) is not taken for local: naming its kernel and vdso
 // addresses from this machine would be a guess. perf uses /proc/kallsyms
 // on the same build-id test. When not, it says why.
-func KernelIsLocal(buildID, osRelease, hostname string) (bool, string) {
-	if CleanBuildID(buildID) != "" {
-		local, err := KernelBuildID()
+func KernelIsLocal(buildID buildid.ID, osRelease, hostname string) (bool, string) {
+	if !buildID.IsZero() {
+		local, err := buildid.Kernel()
 		if err != nil {
 			return false, fmt.Sprintf("the recording's kernel has build-id %s and the running kernel's is unknown (%v)", buildID, err)
 		}
-		if !SameBuildID(buildID, local) {
+		if !buildID.Equal(local) {
 			return false, fmt.Sprintf("the recording's kernel has build-id %s, the running kernel %s", buildID, local)
 		}
 		return true, ""
@@ -96,7 +97,7 @@ func KernelIsLocal(buildID, osRelease, hostname string) (bool, string) {
 // (SavedKallsyms); else /proc/kallsyms (under o.SymFS) when the recording
 // was made on the running kernel (KernelIsLocal). Otherwise it returns ""
 // and why.
-func FindKallsyms(o Options, buildID, osRelease, hostname string) (string, string) {
+func FindKallsyms(o Options, buildID buildid.ID, osRelease, hostname string) (string, string) {
 	if o.Kallsyms != "" {
 		return o.Kallsyms, ""
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/buildid"
 )
 
 func writeFile(t *testing.T, path, text string) {
@@ -29,22 +31,22 @@ func TestSavedKallsyms(t *testing.T) {
 	writeFile(t, filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"), "ffffffff81000000 T _text\n")
 	empty := t.TempDir()
 
-	if got, want := SavedKallsyms(id, []string{empty, perfLayout}), filepath.Join(perfLayout, KernelPath, id, "kallsyms"); got != want {
+	if got, want := SavedKallsyms(mustID(t, id), []string{empty, perfLayout}), filepath.Join(perfLayout, KernelPath, id, "kallsyms"); got != want {
 		t.Errorf("perf's layout: %q, want %q", got, want)
 	}
-	if got, want := SavedKallsyms(id, []string{"", linkLayout}), filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"); got != want {
+	if got, want := SavedKallsyms(mustID(t, id), []string{"", linkLayout}), filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"); got != want {
 		t.Errorf(".build-id layout: %q, want %q", got, want)
 	}
 	// An old perf pads build-ids to 20 bytes; a 16-byte one is found.
 	short := id[:32]
 	writeFile(t, filepath.Join(empty, KernelPath, short, "kallsyms"), "ffffffff81000000 T _text\n")
-	if got := SavedKallsyms(short+"00000000", []string{empty}); got == "" {
+	if got := SavedKallsyms(mustID(t, short+"00000000"), []string{empty}); got == "" {
 		t.Errorf("padded build-id: not found")
 	}
-	if got := SavedKallsyms("00112233445566778899aabbccddeeff00112233", []string{perfLayout, linkLayout}); got != "" {
+	if got := SavedKallsyms(mustID(t, "00112233445566778899aabbccddeeff00112233"), []string{perfLayout, linkLayout}); got != "" {
 		t.Errorf("another build-id: found %q", got)
 	}
-	if got := SavedKallsyms("", []string{perfLayout}); got != "" {
+	if got := SavedKallsyms(buildid.ID{}, []string{perfLayout}); got != "" {
 		t.Errorf("no build-id: found %q", got)
 	}
 }
@@ -58,36 +60,36 @@ func TestFindKallsyms(t *testing.T) {
 	}
 
 	// Not saved and not this kernel: none, and why.
-	p, why := FindKallsyms(Options{}, other, "", "")
+	p, why := FindKallsyms(Options{}, mustID(t, other), "", "")
 	if p != "" || !strings.Contains(why, other) {
 		t.Errorf("unknown kernel: %q, %q; want none and why naming the build-id", p, why)
 	}
 	// Saved in perf's cache.
 	saved := filepath.Join(cache, KernelPath, other, "kallsyms")
 	writeFile(t, saved, "ffffffff81000000 T _text\n")
-	if p, _ := FindKallsyms(Options{}, other, "", ""); p != saved {
+	if p, _ := FindKallsyms(Options{}, mustID(t, other), "", ""); p != saved {
 		t.Errorf("saved in perf's cache: %q, want %q", p, saved)
 	}
 	// --debug-dir is looked in first.
 	dd := t.TempDir()
 	ddSaved := filepath.Join(dd, KernelPath, other, "kallsyms")
 	writeFile(t, ddSaved, "ffffffff81000000 T _text\n")
-	if p, _ := FindKallsyms(Options{DebugDirs: []string{dd}}, other, "", ""); p != ddSaved {
+	if p, _ := FindKallsyms(Options{DebugDirs: []string{dd}}, mustID(t, other), "", ""); p != ddSaved {
 		t.Errorf("saved in a debug dir: %q, want %q", p, ddSaved)
 	}
 	// An explicit kallsyms wins.
-	if p, _ := FindKallsyms(Options{Kallsyms: "k.txt", DebugDirs: []string{dd}}, other, "", ""); p != "k.txt" {
+	if p, _ := FindKallsyms(Options{Kallsyms: "k.txt", DebugDirs: []string{dd}}, mustID(t, other), "", ""); p != "k.txt" {
 		t.Errorf("explicit: %q", p)
 	}
 	// A recording of another release without a build-id.
-	if p, why := FindKallsyms(Options{}, "", "0.0.0-nowhere", ""); p != "" || !strings.Contains(why, "0.0.0-nowhere") {
+	if p, why := FindKallsyms(Options{}, buildid.ID{}, "0.0.0-nowhere", ""); p != "" || !strings.Contains(why, "0.0.0-nowhere") {
 		t.Errorf("other release: %q, %q", p, why)
 	}
-	if p, why := FindKallsyms(Options{}, "", "", "no-such-host.invalid"); p != "" || !strings.Contains(why, "no-such-host.invalid") {
+	if p, why := FindKallsyms(Options{}, buildid.ID{}, "", "no-such-host.invalid"); p != "" || !strings.Contains(why, "no-such-host.invalid") {
 		t.Errorf("other host: %q, %q", p, why)
 	}
 	// This kernel: /proc/kallsyms.
-	if id, err := KernelBuildID(); err == nil && id != "" {
+	if id, err := buildid.Kernel(); err == nil && !id.IsZero() {
 		if p, why := FindKallsyms(Options{}, id, "", ""); p != "/proc/kallsyms" {
 			t.Errorf("this kernel (build-id %s): %q, %q; want /proc/kallsyms", id, p, why)
 		}
@@ -95,7 +97,7 @@ func TestFindKallsyms(t *testing.T) {
 		t.Logf("running kernel's build-id unknown (%v): local case not checked", err)
 	}
 	// Nothing recorded (old pipe-mode files): not taken for this kernel.
-	if p, why := FindKallsyms(Options{}, "", "", ""); p != "" || !strings.Contains(why, "does not say which kernel") {
+	if p, why := FindKallsyms(Options{}, buildid.ID{}, "", ""); p != "" || !strings.Contains(why, "does not say which kernel") {
 		t.Errorf("nothing recorded: %q, %q; want none, and why", p, why)
 	}
 }

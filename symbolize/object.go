@@ -5,13 +5,15 @@ import (
 	"debug/gosym"
 	"fmt"
 	"os"
+
+	"github.com/hwprof/hwprof/buildid"
 )
 
 // ObjectKey names an object as a recording does: its path and, when known,
-// its GNU build-id in lower-case hex.
+// its GNU build-id (the zero ID when not; an all-zero id is none).
 type ObjectKey struct {
 	Path    string
-	BuildID string
+	BuildID buildid.ID
 }
 
 // Object is one ELF file with its tables, built once when it is opened.
@@ -20,7 +22,7 @@ type Object struct {
 	key       ObjectKey
 	path      string // file read for symbols
 	debugPath string // separate debug file, "" if none
-	buildID   string
+	buildID   buildid.ID
 	dwarfErr  error
 
 	syms  symTable
@@ -62,7 +64,7 @@ func openFound(key ObjectKey, opts Options, withDWARF bool) (o *Object, err erro
 	return open(key, opts, path, id, withDWARF)
 }
 
-func open(key ObjectKey, opts Options, path, id string, withDWARF bool) (*Object, error) {
+func open(key ObjectKey, opts Options, path string, id buildid.ID, withDWARF bool) (*Object, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open object: %w", err)
@@ -137,8 +139,8 @@ func (o *Object) Path() string { return o.path }
 // DebugPath returns the separate debug file used, or "".
 func (o *Object) DebugPath() string { return o.debugPath }
 
-// BuildID returns the hex build-id of the file read, or "".
-func (o *Object) BuildID() string { return o.buildID }
+// BuildID returns the build-id of the file read (the zero ID if none).
+func (o *Object) BuildID() buildid.ID { return o.buildID }
 
 // HasDWARF reports whether DWARF line and inline information was read.
 func (o *Object) HasDWARF() bool { return o.dwarf != nil }

@@ -14,7 +14,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/buildid"
 )
 
 // nregs is the number of DWARF registers an x86-64 CFI row tracks: rax..r15
@@ -58,14 +58,14 @@ type table struct {
 	err  error
 
 	mu   sync.Mutex
-	rows map[procmap.ObjAddr]*row
+	rows map[ObjAddr]*row
 }
 
 // maxRows bounds a table's row cache; past it the cache starts over.
 const maxRows = 1 << 16
 
 // row returns the rule for pc, nil when no FDE covers it.
-func (t *table) row(pc procmap.ObjAddr) (*row, error) {
+func (t *table) row(pc ObjAddr) (*row, error) {
 	t.mu.Lock()
 	r, ok := t.rows[pc]
 	t.mu.Unlock()
@@ -173,7 +173,7 @@ func loadTable(f *elf.File) (*table, error) {
 	}
 	// frame.Parse returns FDEs in section order; FDEForPC needs them sorted.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Begin() < all[j].Begin() })
-	return &table{fdes: all, rows: make(map[procmap.ObjAddr]*row)}, nil
+	return &table{fdes: all, rows: make(map[ObjAddr]*row)}, nil
 }
 
 func parseCFI(sec *elf.Section, ehFrameAddr uint64) (frame.FrameDescriptionEntries, error) {
@@ -206,14 +206,15 @@ func parseCFIBytes(data []byte, ehFrameAddr uint64) (fdes frame.FrameDescription
 
 // tables caches the CFI of each object by path and build-id.
 type tables struct {
-	open func(obj *procmap.Object) (*elf.File, error)
+	open func(obj Object) (*elf.File, error)
 
 	mu sync.Mutex
 	m  map[tableKey]*tableEntry
 }
 
 type tableKey struct {
-	path, buildID string
+	path    string
+	buildID buildid.ID
 }
 
 type tableEntry struct {
@@ -222,8 +223,9 @@ type tableEntry struct {
 	err  error
 }
 
-func (ts *tables) get(obj *procmap.Object) (*table, error) {
-	k := tableKey{obj.Path, string(obj.BuildID)}
+func (ts *tables) get(obj Object) (*table, error) {
+	path, id, _ := obj.CFIFile()
+	k := tableKey{path, id}
 	ts.mu.Lock()
 	e := ts.m[k]
 	if e == nil {
@@ -234,7 +236,7 @@ func (ts *tables) get(obj *procmap.Object) (*table, error) {
 	e.once.Do(func() {
 		f, err := ts.open(obj)
 		if err != nil {
-			e.err = fmt.Errorf("unwind: open %s: %w", obj.Path, err)
+			e.err = fmt.Errorf("unwind: open %s: %w", path, err)
 			return
 		}
 		defer f.Close()
@@ -245,15 +247,15 @@ func (ts *tables) get(obj *procmap.Object) (*table, error) {
 
 // opener opens the ELF file of an object: the vdso from an image, other
 // objects through Options.Open or from disk under Options.Root.
-func opener(opts Options) func(obj *procmap.Object) (*elf.File, error) {
-	return func(obj *procmap.Object) (*elf.File, error) {
-		path := obj.Path
+func opener(opts Options) func(obj Object) (*elf.File, error) {
+	return func(obj Object) (*elf.File, error) {
+		path, _, isFile := obj.CFIFile()
 		switch {
-		case obj.Kind == procmap.KindVDSO && opts.VDSO != nil:
+		case obj.IsVDSO() && opts.VDSO != nil:
 			return elf.NewFile(bytes.NewReader(opts.VDSO))
 		case opts.Open != nil:
 			return opts.Open(path)
-		case obj.Kind != procmap.KindFile || strings.HasPrefix(path, "["):
+		case !isFile || strings.HasPrefix(path, "["):
 			return nil, errNotFile
 		case opts.Root != "":
 			path = filepath.Join(opts.Root, path)

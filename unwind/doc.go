@@ -26,8 +26,13 @@
 // when the process model knows its mapping, the object and the address in
 // the object's ELF address space.
 //
-// What the caller provides: a Maps (a *procmap.Map fed the recording's
-// MMAP2/COMM/FORK/EXIT records up to the sample), and for DWARF unwinding
+// What the caller provides: a Maps, which resolves an address of a
+// process at a time to the object mapped there (an Object: its file path,
+// build-id and whether it is a file or the vdso) and the address in it;
+// hwprof's process model, fed the recording's MMAP2/COMM/FORK/EXIT
+// records up to the sample, is one. The package's API is made of its own
+// types (Addr, ObjAddr, Object, Maps, Frame) and imports no process model;
+// and for DWARF unwinding
 // read access to the objects' files (with Options.Root as a --symfs, or
 // Options.Open). The vdso is not on disk: DWARF unwinding stops in it unless
 // Options.VDSO holds its image (LocalVDSO reads this machine's). What it

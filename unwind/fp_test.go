@@ -143,7 +143,7 @@ func TestLookupAddr(t *testing.T) {
 	tests := []struct {
 		name string
 		f    Frame
-		want procmap.ObjAddr
+		want ObjAddr
 	}{
 		{"instruction pointer", Frame{Kind: FrameIP, ObjAddr: 0x1000}, 0x1000},
 		{"return address: the call before it", Frame{Kind: FrameReturn, ObjAddr: 0x1005}, 0x1004},

@@ -111,7 +111,7 @@ func (st *symtab) name(f Frame) string {
 	if f.Object == nil {
 		return "?"
 	}
-	if f.Object.Path != st.path {
+	if objPath(f) != st.path {
 		return ""
 	}
 	a := uint64(f.LookupAddr())
@@ -128,7 +128,7 @@ func describe(frames []Frame, st *symtab) string {
 	for _, f := range frames {
 		n := st.name(f)
 		if n == "" && f.Object != nil {
-			n = filepath.Base(f.Object.Path)
+			n = filepath.Base(objPath(f))
 		}
 		b.WriteString(n)
 		b.WriteString(" ")
@@ -258,7 +258,7 @@ func TestDWARFThroughLibc(t *testing.T) {
 
 func throughLibc(frames []Frame, st *symtab) bool {
 	i := 1
-	for i < len(frames) && frames[i].Object != nil && strings.Contains(filepath.Base(frames[i].Object.Path), "libc") {
+	for i < len(frames) && frames[i].Object != nil && strings.Contains(filepath.Base(objPath(frames[i])), "libc") {
 		i++
 	}
 	return i > 1 && i < len(frames) && st.name(frames[i]) == "main"
@@ -285,13 +285,13 @@ func TestDWARFThroughVDSO(t *testing.T) {
 	var bad []string
 	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
 		frames, stop := with.Unwind(s, m)
-		if len(frames) == 0 || frames[0].Kernel || frames[0].Object == nil || frames[0].Object.Kind != procmap.KindVDSO {
+		if len(frames) == 0 || frames[0].Kernel || frames[0].Object == nil || !frames[0].Object.IsVDSO() {
 			return
 		}
 		inVDSO++
 		i := 1
-		for i < len(frames) && frames[i].Object != nil && (frames[i].Object.Kind == procmap.KindVDSO ||
-			strings.Contains(filepath.Base(frames[i].Object.Path), "libc")) {
+		for i < len(frames) && frames[i].Object != nil && (frames[i].Object.IsVDSO() ||
+			strings.Contains(filepath.Base(objPath(frames[i])), "libc")) {
 			i++ // the vdso, then libc's clock_gettime
 		}
 		if stop.Complete() && i+1 < len(frames) && st.name(frames[i]) == "spin" && st.name(frames[i+1]) == "main" {

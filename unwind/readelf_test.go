@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/hwprof/hwprof/internal/procmap"
 )
 
 // readelfRow is one row of `readelf --debug-dump=frames-interp`: from loc
@@ -144,7 +142,7 @@ func TestCFIAgainstReadelf(t *testing.T) {
 			var checked, bad int
 			for _, r := range rows {
 				for _, pc := range []uint64{r.loc, r.end - 1} {
-					rw, err := tbl.row(procmap.ObjAddr(pc))
+					rw, err := tbl.row(ObjAddr(pc))
 					if err != nil || rw == nil {
 						t.Errorf("%#x: no row (%v)", pc, err)
 						bad++

@@ -8,7 +8,6 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -325,6 +324,3 @@ func safeExecute(dr op.DwarfRegisters, prog []byte, st *stack) (v int64, pieces 
 	}()
 	return op.ExecuteStackProgram(dr, prog, 8, st.readMemory)
 }
-
-// compile-time check that a *procmap.Map is a Maps.
-var _ Maps = (*procmap.Map)(nil)

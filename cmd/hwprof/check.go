@@ -46,22 +46,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %-6s %-8s %s\n", "", "", l)
 		}
 		if !t.ok {
-			fmt.Fprintf(stdout, "  %-6s %-8s %s\n", "", "", insteadOf(working))
+			fmt.Fprintf(stdout, "  %-6s %-8s %s\n", "", "", source.Instead(working))
 		}
 	}
 	choice, why := source.Choose(vs)
 	fmt.Fprintf(stdout, "\ndefault source: %s; %s\n", choice, why)
 	if i := slices.IndexFunc(vs, func(v source.Verdict) bool { return v.Source == choice }); !tried[i].ok {
-		fmt.Fprintf(stdout, "but it did not open here: give %s\n", insteadOf(working))
+		fmt.Fprintf(stdout, "but it did not open here: give %s\n", source.Instead(working))
 	}
 	return 0
-}
-
-func insteadOf(working []string) string {
-	if len(working) == 0 {
-		return "no source works here: fix the permission problem above"
-	}
-	return "use --source " + strings.Join(working, " or --source ")
 }
 
 // tryResult is a source's verdict from trying it.

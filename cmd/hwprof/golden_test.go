@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -82,7 +83,8 @@ func fixtureInputs(t *testing.T, fx, tmp string) []goldenInput {
 	lbrSymfs := filepath.Join(tmp, "lbr-symfs")
 	link(t, filepath.Join(auto, "test.binary"), filepath.Join(lbrSymfs, "export/hda3/tmp/test.binary"))
 	propeller := filepath.Join(auto, "propeller_sample_1.bin")
-	id, err := symbolize.BuildIDHex(propeller)
+	bid, err := buildid.Read(propeller)
+	id := bid.String()
 	if err != nil || id == "" {
 		t.Fatalf("build-id of %s: %q, %v", propeller, id, err)
 	}
@@ -321,7 +323,11 @@ func goldenSynthetic(t *testing.T, tmp string) goldenInput {
 		le.PutUint16(b[6:], uint16(len(b)))
 		rec(b)
 	}
-	f := perfdata.Features{BuildIDs: []perfdata.BuildID{{PID: -1, Misc: 2, Path: progBin, ID: make([]byte, 20)}}}
+	zeroID, err := buildid.New(make([]byte, 20)) // perf's all-zero id: no build-id
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := perfdata.Features{BuildIDs: []perfdata.BuildID{{PID: -1, Misc: 2, Path: progBin, ID: zeroID}}}
 	if err := w.Close(f); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestSIGKILLRecovered(t *testing.T) {
 	for _, d := range []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, time.Second} {
 		out := filepath.Join(t.TempDir(), "kill.data")
 		cmd, _ := startHwprof(t, out, time.Minute) // killed long before it ends
-		waitForFile(t, out) // the events are open
+		waitForFile(t, out)                        // the events are open
 		waitForRecords(t, out)
 		time.Sleep(d)
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // hwprof and the program

@@ -1,15 +1,3 @@
-// Command hwprof measures how often each call edge of a native program
-// runs, with the CPU's performance-monitoring unit through perf_event_open.
-//
-// Usage:
-//
-//	hwprof record [options] -- CMD ARGS   record a program
-//	hwprof record -p PID[,PID] [options]  attach to running processes
-//	hwprof record -a [-- sleep N]         record every process (system-wide)
-//	hwprof check                          what this machine can measure
-//	hwprof demo                           record the built-in workload
-//
-// Run "hwprof help" or "hwprof CMD -h" for the options.
 package main
 
 import (

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"debug/elf"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -56,9 +49,9 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	if len(pids) > 0 {
 		target = perf.TargetPIDs
 	}
-	exes, err := executables(argv, pids)
+	exes, err := uprobe.Executables(argv, pids)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--source exact: %w", err)
 	}
 	libs, err := e.libraries(exes[0], pids)
 	if err != nil {
@@ -125,56 +118,9 @@ func dropProbes() {
 	uprobe.UnmountOwn()
 }
 
-// executables are the programs to probe: argv[0] through PATH, or each
-// process's /proc/PID/exe (distinct files once).
-func executables(argv []string, pids []int) ([]string, error) {
-	if len(argv) > 0 {
-		path, err := exec.LookPath(argv[0])
-		if err != nil {
-			return nil, fmt.Errorf("--source exact: %w", err)
-		}
-		if path, err = filepath.Abs(path); err != nil {
-			return nil, fmt.Errorf("--source exact: %w", err)
-		}
-		if err := isELF(path); err != nil {
-			return nil, err
-		}
-		return []string{path}, nil
-	}
-	var exes []string
-	seen := map[string]bool{}
-	for _, pid := range pids {
-		link := "/proc/" + strconv.Itoa(pid) + "/exe"
-		path, err := os.Readlink(link)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("--source exact: no process with pid %d", pid)
-			}
-			return nil, fmt.Errorf("--source exact: %w", err)
-		}
-		if _, err := os.Stat(path); err != nil {
-			path = link // deleted or in another mount namespace: the kernel resolves the link
-		}
-		if !seen[path] {
-			seen[path] = true
-			exes = append(exes, path)
-		}
-	}
-	return exes, nil
-}
-
-// isELF rejects what cannot be probed (a script, say) with a clear error.
-func isELF(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("--source exact: %s: not an ELF executable (%v); probe the interpreter's binary instead", path, err)
-	}
-	return f.Close()
-}
-
 // libraries resolves --probe-objects: paths as given; bare names among the
 // processes' mapped files (-p), else in the executable's RUNPATH/RPATH,
-// LD_LIBRARY_PATH and the usual library directories.
+// LD_LIBRARY_PATH and the usual library directories (uprobe.FindLibrary).
 func (e *exactFlags) libraries(exe string, pids []int) ([]string, error) {
 	if e.objects == "" {
 		return nil, nil
@@ -185,73 +131,11 @@ func (e *exactFlags) libraries(exe string, pids []int) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		path, err := findLibrary(name, exe, pids)
+		path, err := uprobe.FindLibrary(name, exe, pids)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--probe-objects: %w", err)
 		}
 		out = append(out, path)
 	}
 	return out, nil
-}
-
-func findLibrary(name, exe string, pids []int) (string, error) {
-	if strings.Contains(name, "/") {
-		path, err := filepath.Abs(name)
-		if err == nil {
-			_, err = os.Stat(path)
-		}
-		if err != nil {
-			return "", fmt.Errorf("--probe-objects: %w", err)
-		}
-		return path, nil
-	}
-	for _, pid := range pids {
-		maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
-		if err != nil {
-			continue
-		}
-		for line := range strings.SplitSeq(string(maps), "\n") {
-			f := strings.Fields(line)
-			if len(f) >= 6 && strings.HasPrefix(f[5], "/") && strings.HasPrefix(filepath.Base(f[5]), name) {
-				return f[5], nil
-			}
-		}
-	}
-	var dirs []string
-	if f, err := elf.Open(exe); err == nil {
-		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
-			if v, err := f.DynString(tag); err == nil {
-				for _, s := range v {
-					dirs = append(dirs, filepath.SplitList(strings.ReplaceAll(s, "$ORIGIN", filepath.Dir(exe)))...)
-				}
-			}
-		}
-		f.Close()
-	}
-	dirs = append(dirs, filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
-	dirs = append(dirs, "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib")
-	for _, d := range dirs {
-		if d == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return filepath.Join(d, name), nil
-		}
-	}
-	return "", fmt.Errorf("--probe-objects: library %s not found (mapped by the processes, in RUNPATH, LD_LIBRARY_PATH "+
-		"or the library directories); give its path", name)
-}
-
-// printAttach reports how long opening the events took (thousands of
-// uprobes for the exact source) and how they were released.
-func printAttach(w io.Writer, st record.Stats) {
-	release := fmt.Sprintf("closed in %.3fs", st.Detach.Seconds())
-	if st.ReleasedInBackground > 0 {
-		release = ("handed to a background process that closes them and removes the probes " +
-			"(about 80 ms per tracepoint: the kernel waits for grace periods at each)")
-	}
-	fmt.Fprintf(w, "hwprof: attach: %d events opened in %.3fs (%d shared rings); %s\n", st.Opened, st.Attach.Seconds(), st.Rings, release)
-	if st.CleanupErr != nil {
-		fmt.Fprintf(w, "hwprof: warning: %v\n", st.CleanupErr)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/symbolize"
@@ -338,8 +339,8 @@ func TestReportBadInput(t *testing.T) {
 // also names the kernel of a recording made before a reboot.
 func TestReportKernelSymbols(t *testing.T) {
 	needPerfEvents(t)
-	kid, err := symbolize.KernelBuildID()
-	if err != nil || kid == "" {
+	kid, err := buildid.Kernel()
+	if err != nil || kid.IsZero() {
 		t.Skipf("running kernel's build-id unknown: %v", err)
 	}
 	procSyms, err := os.ReadFile("/proc/kallsyms")
@@ -382,7 +383,7 @@ func TestReportKernelSymbols(t *testing.T) {
 		}
 		saved.WriteString(line)
 	}
-	dir := filepath.Join(cache, symbolize.KernelPath, kid)
+	dir := filepath.Join(cache, symbolize.KernelPath, kid.String())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

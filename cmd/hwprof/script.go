@@ -211,7 +211,7 @@ func (sc *scripter) addSample(s *perf.Sample, ev int, frames []unwind.Frame) {
 		ss.comm = sc.intern(p.Comm)
 	}
 	for _, f := range frames {
-		a := sc.want(uint64(f.Addr), f.Object, f.LookupAddr(), s.PID)
+		a := sc.want(uint64(f.Addr), engine.FrameObject(&f), procmap.ObjAddr(f.LookupAddr()), s.PID)
 		a.back = f.ObjAddr != f.LookupAddr() && a.h.Valid()
 		sc.frames = append(sc.frames, a)
 	}

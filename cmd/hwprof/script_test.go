@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/fixtures"
-	"github.com/hwprof/hwprof/symbolize"
 )
 
 // hwprof script on hwprof's own recording of its built-in workload: every
@@ -86,7 +86,8 @@ func TestScriptFixturesMatchPerf(t *testing.T) {
 	link(t, filepath.Join(auto, "test.binary"), filepath.Join(symfs, "export/hda3/tmp/test.binary"))
 
 	propeller := filepath.Join(auto, "propeller_sample_1.bin")
-	id, err := symbolize.BuildIDHex(propeller)
+	bid, err := buildid.Read(propeller)
+	id := bid.String()
 	if err != nil || id == "" {
 		t.Fatalf("build-id of %s: %q, %v", propeller, id, err)
 	}

@@ -73,11 +73,18 @@ func (e *Engine) IPFrame(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
 	if !s.Has(perf.SampleIP) {
 		return dst
 	}
-	f := unwind.Frame{Addr: procmap.Addr(s.IP), Kind: unwind.FrameIP}
-	if m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, f.Addr); ok {
-		f.Object, f.ObjAddr = m.Object, oa
+	f := unwind.Frame{Addr: unwind.Addr(s.IP), Kind: unwind.FrameIP}
+	if m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(s.IP)); ok && m.Object != nil {
+		f.Object, f.ObjAddr = m.Object, unwind.ObjAddr(oa)
 	}
 	return append(dst, f)
+}
+
+// FrameObject is the process model's object of a frame the engine
+// unwound, nil when no mapping held its address.
+func FrameObject(f *unwind.Frame) *procmap.Object {
+	obj, _ := f.Object.(*procmap.Object)
+	return obj
 }
 
 // Lookup returns the object and object address of a runtime address of

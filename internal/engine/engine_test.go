@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
@@ -29,7 +31,8 @@ func TestReportAndScriptNameFramesAlike(t *testing.T) {
 	auto := filepath.Join(fx, "autofdo")
 	bin := filepath.Join(auto, "test.binary")
 	prop := filepath.Join(auto, "propeller_sample_1.bin")
-	id, err := symbolize.BuildIDHex(prop)
+	bid, err := buildid.Read(prop)
+	id := bid.String()
 	if err != nil || id == "" {
 		t.Fatalf("build-id of %s: %q, %v", prop, id, err)
 	}
@@ -146,7 +149,7 @@ func scriptNames(t *testing.T, path string, o LoadOptions) [][]string {
 	e.Visit(func(s *perf.Sample, ev int, frames []unwind.Frame) {
 		hs := make([]Handle, len(frames))
 		for i, f := range frames {
-			hs[i] = e.Symbols.Add(f.Object, s.PID, f.LookupAddr())
+			hs[i] = e.Symbols.Add(FrameObject(&f), s.PID, procmap.ObjAddr(f.LookupAddr()))
 		}
 		handles = append(handles, hs)
 	})

@@ -676,17 +676,18 @@ func (l *loader) lastChange(ev int) uint64 {
 // frameKey is the address a frame is interned by, and its call site: the
 // instruction pointer, or the call instruction of a return address.
 func (l *loader) frameKey(f *unwind.Frame, pid uint32) addrKey {
-	a := f.ObjAddr
-	if f.Object == nil {
+	obj := FrameObject(f)
+	a := procmap.ObjAddr(f.ObjAddr)
+	if obj == nil {
 		a = procmap.ObjAddr(f.Addr)
 	}
 	if f.Kind == unwind.FrameReturn {
-		if f.Object == nil {
+		if obj == nil {
 			return addrKey{obj: nil, addr: max(a, 1) - 1}
 		}
-		a = l.addrs.callOf(f.Object, a)
+		a = l.addrs.callOf(obj, a)
 	}
-	return newAddrKey(f.Object, pid, a)
+	return newAddrKey(obj, pid, a)
 }
 
 // toFrames appends the address-level frames of an unwound stack, innermost
@@ -883,9 +884,9 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	}
 	l.frames = all
 	callee := l.addrs.id(l.frameKey(&user[0], s.PID))
-	caller := unwind.Frame{Addr: procmap.Addr(ra), Kind: unwind.FrameReturn}
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, caller.Addr); ok {
-		caller.Object, caller.ObjAddr = m.Object, oa
+	caller := unwind.Frame{Addr: unwind.Addr(ra), Kind: unwind.FrameReturn}
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(ra)); ok && m.Object != nil {
+		caller.Object, caller.ObjAddr = m.Object, unwind.ObjAddr(oa)
 	}
 	ck := l.frameKey(&caller, s.PID)
 	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}

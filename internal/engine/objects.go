@@ -2,7 +2,6 @@ package engine
 
 import (
 	"debug/elf"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,10 +9,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hwprof/hwprof/buildid"
+
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
-	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/unwind"
 )
@@ -41,8 +41,8 @@ type Options struct {
 type Objects struct {
 	o        Options
 	segs     *procmap.Segments
-	buildIDs map[string]string // recorded path -> cleaned build-id hex, from the header
-	mmapIDs  map[string]string // recorded path -> cleaned build-id hex, from MMAP2 records
+	buildIDs map[string]buildid.ID // recorded path -> build-id from the header (all-zero ids left out)
+	mmapIDs  map[string]buildid.ID // recorded path -> build-id from MMAP2 records
 
 	mu    sync.Mutex
 	found map[string]string // recorded path -> file read ("" when none)
@@ -64,13 +64,13 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 	r := &Objects{
 		o:        o,
 		segs:     procmap.NewSegments(o.SymFS),
-		buildIDs: map[string]string{},
+		buildIDs: map[string]buildid.ID{},
 		found:    map[string]string{},
 		local:    map[string]bool{},
 	}
 	for _, b := range f.BuildIDs {
-		if id := symbolize.CleanBuildID(hex.EncodeToString(b.ID)); id != "" {
-			r.buildIDs[b.Path] = id
+		if !b.ID.IsZero() {
+			r.buildIDs[b.Path] = b.ID
 		}
 	}
 	for rec, file := range o.Objects {
@@ -118,11 +118,11 @@ func (r *Objects) Mapped(d perf.Record) {
 	case *perf.Mmap2:
 		id := r.buildIDs[m.Filename]
 		if m.HasBuildID() {
-			id = symbolize.CleanBuildID(hex.EncodeToString(m.BuildID))
-			if id != "" {
+			id, _ = buildid.New(m.BuildID) // at most 20 bytes: the decoder checks
+			if !id.IsZero() {
 				r.mu.Lock()
 				if r.mmapIDs == nil {
-					r.mmapIDs = map[string]string{}
+					r.mmapIDs = map[string]buildid.ID{}
 				}
 				r.mmapIDs[m.Filename] = id
 				r.mu.Unlock()
@@ -135,20 +135,20 @@ func (r *Objects) Mapped(d perf.Record) {
 // BuildIDs are the known build-ids of the recording's objects by recorded
 // path: its build-id table's, and those of MMAP2 records applied so far
 // (which win, being what was mapped).
-func (r *Objects) BuildIDs() map[string]profile.BuildID {
+func (r *Objects) BuildIDs() map[string]buildid.ID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]profile.BuildID, len(r.buildIDs)+len(r.mmapIDs))
-	for _, ids := range []map[string]string{r.buildIDs, r.mmapIDs} {
+	out := make(map[string]buildid.ID, len(r.buildIDs)+len(r.mmapIDs))
+	for _, ids := range []map[string]buildid.ID{r.buildIDs, r.mmapIDs} {
 		for path, id := range ids {
-			out[path] = profile.BuildID(id)
+			out[path] = id
 		}
 	}
 	return out
 }
 
-// locate finds the file for path (recorded with build-id id, or "").
-func (r *Objects) locate(path, id string) {
+// locate finds the file for path (recorded with build-id id, or the zero ID).
+func (r *Objects) locate(path string, id buildid.ID) {
 	if path == "" || strings.HasPrefix(path, "[") || strings.HasPrefix(path, "//") {
 		return
 	}
@@ -209,8 +209,8 @@ func (r *Objects) Key(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, boo
 		return symbolize.ObjectKey{Path: p}, p != ""
 	case procmap.KindFile:
 		id := r.buildIDs[obj.Path]
-		if len(obj.BuildID) > 0 {
-			id = symbolize.CleanBuildID(hex.EncodeToString(obj.BuildID))
+		if obj.BuildID.Len() > 0 {
+			id = obj.BuildID // all-zero: no build-id, as symbolize takes it
 		}
 		if file, ok := r.o.Objects[obj.Path]; ok {
 			return symbolize.ObjectKey{Path: file}, true

@@ -27,10 +27,12 @@
 //
 // Goroutines: the pipeline's workers are started by New and end at Close.
 // The other places of hwprof that start goroutines say so in their
-// package docs: internal/engine (the loader's sample worker, and
-// symbolizing objects in parallel), symbolize (SymbolizeAll, objects in
-// parallel) and perf/perfdata (a zstd decoder while a recording has
-// COMPRESSED records); each ends them before returning. The caller
+// package docs: internal/engine (the loader's sample worker, objects
+// resolved and symbolized in parallel, kallsyms read ahead), symbolize
+// (SymbolizeAll, objects in parallel), perf/perfdata (a zstd decoder
+// while a recording has COMPRESSED records) and internal/record (a
+// short-lived pool closing events); each ends them before returning. The
+// caller
 // provides samples already unwound to ccmap frames (FuncIDs and call-site
 // addresses); the pipeline knows no perf records and no symbols.
 package pipeline

@@ -32,6 +32,11 @@
 // anonymous, JIT, stack and heap regions to the runtime address (the space of
 // /tmp/perf-PID.map, which the caller reads).
 //
+// The unwinder's view: *Map is an unwind.Maps (LookupObject) and *Object
+// an unwind.Object (CFIFile, IsVDSO), in plain types, so that package
+// unwind's API holds none of this package's types and this package does
+// not import unwind.
+//
 // What it does not do: it does not read symbols, build-ids of files on disk
 // or perf-PID.map files (package symbolize does), and it does not synthesize
 // the mappings of processes that existed before a recording started (the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/hwprof/hwprof/buildid"
+
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -62,7 +64,7 @@ func (m *Map) Apply(rec perf.Record) error {
 	case *perf.Mmap2:
 		k := objectKey{path: r.Filename}
 		if r.HasBuildID() {
-			k.buildID = string(r.BuildID)
+			k.buildID, _ = buildid.New(r.BuildID) // at most 20 bytes: the decoder checks
 		} else {
 			k.maj, k.min, k.ino, k.gen = r.Maj, r.Min, r.Ino, r.InoGeneration
 		}
@@ -97,9 +99,7 @@ func (m *Map) mmap(pid, tid uint32, start Addr, length, pgoff uint64, name strin
 	obj := m.objects[key]
 	if obj == nil {
 		obj = &Object{Path: name, Kind: key.kind, Maj: key.maj, Min: key.min, Ino: key.ino, InoGen: key.gen}
-		if key.buildID != "" {
-			obj.BuildID = []byte(key.buildID)
-		}
+		obj.BuildID = key.buildID
 		m.objects[key] = obj
 	}
 	mp := Mapping{Start: start, End: end, PgOff: pgoff, Prot: prot, Flags: flags, PID: pid, Object: obj, From: t, Until: Forever}

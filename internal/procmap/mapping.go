@@ -3,6 +3,8 @@ package procmap
 import (
 	"strconv"
 	"strings"
+
+	"github.com/hwprof/hwprof/buildid"
 )
 
 // Addr is a runtime virtual address in a process's (or the kernel's)
@@ -52,7 +54,7 @@ func (k Kind) String() string {
 type Object struct {
 	Path    string
 	Kind    Kind
-	BuildID []byte // from an MMAP2 record with a build-id; nil otherwise
+	BuildID buildid.ID // from an MMAP2 record with a build-id; the zero ID otherwise
 	// Maj, Min, Ino and InoGeneration identify the file (MMAP2 without a
 	// build-id); zero when the record did not say.
 	Maj, Min    uint32
@@ -61,7 +63,7 @@ type Object struct {
 
 type objectKey struct {
 	path     string
-	buildID  string
+	buildID  buildid.ID
 	maj, min uint32
 	ino, gen uint64
 	kind     Kind

@@ -1,22 +1,6 @@
-// Package record measures a program or running processes with perf events
-// and writes what the kernel reports to a perf.data file.
-//
-// One event per CPU is opened for each target task (an inherited event
-// with cpu = -1 cannot be mmapped), or system-wide one per CPU for every
-// task (pid -1), every event gets its own ring buffer
-// (or, with Options.ShareRing, all events of a CPU share one),
-// and a single loop drains all rings at each epoll wake-up, writing the
-// records verbatim. The header is brought up to date about once a second,
-// so a recording whose hwprof was killed is readable up to then.
-//
-// The caller provides attrs (perf.BuildAttrs) and, for the command mode,
-// a binary that imports internal/launch (hwprof itself does). Opening
-// events needs the privileges perf_event_paranoid asks for; attaching to
-// another user's process needs CAP_PERFMON or root.
 package record
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/internal/uprobe"
@@ -738,7 +723,7 @@ func (r *recorder) finish(err error) error {
 func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 	var ids []perfdata.BuildID
 	for path, pid := range r.buildIDs {
-		id, err := perfdata.ReadBuildID(path)
+		id, err := buildid.Read(path)
 		if err != nil {
 			continue // not an ELF file, or one without a build-id
 		}
@@ -751,10 +736,8 @@ func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 	for _, ev := range r.o.Events {
 		kernel = kernel || !ev.Attr.Flags.Has(perf.FlagExcludeKernel)
 	}
-	if kid, err := symbolize.KernelBuildID(); kernel && err == nil && kid != "" {
-		if id, err := hex.DecodeString(kid); err == nil {
-			ids = append(ids, perfdata.BuildID{PID: -1, Misc: perf.MiscKernel, ID: id, Path: symbolize.KernelPath})
-		}
+	if kid, err := buildid.Kernel(); kernel && err == nil && !kid.IsZero() {
+		ids = append(ids, perfdata.BuildID{PID: -1, Misc: perf.MiscKernel, ID: kid, Path: symbolize.KernelPath})
 	}
 	return ids
 }

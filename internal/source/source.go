@@ -1,12 +1,3 @@
-// Package source decides which of hwprof's sample sources work on a
-// machine, and why not when one does not: it turns facts read from sysfs
-// and procfs (Gather) into verdicts (Assess) by pure rules, so every rule
-// is a table test. The rules explain; `hwprof check` confirms each verdict
-// by opening the source's events (internal/record.TryOpen).
-//
-// The sources (see DESIGN.md): lbr (a hardware call event with an LBR
-// branch stack), calls (the hardware call event alone), timer (software
-// cpu-clock with callchains), exact (uprobes on function entries).
 package source
 
 import (
@@ -151,13 +142,15 @@ func Assess(f Facts) []Verdict {
 	}
 	for i := range vs {
 		if !vs[i].OK {
-			vs[i].Instead = instead(working)
+			vs[i].Instead = Instead(working)
 		}
 	}
 	return vs
 }
 
-func instead(working []string) string {
+// Instead says what to use when a source does not work: the sources that
+// work (by name), or that none does.
+func Instead(working []string) string {
 	if len(working) == 0 {
 		return "no source works here: fix the permission problem above"
 	}

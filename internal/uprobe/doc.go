@@ -30,6 +30,13 @@
 // runtime.morestack_noctxt.abi0 whose return address is in that function,
 // so a loader can discount it (the live Go test does, per callee).
 //
+// What to probe: Executables finds the program (argv[0] through PATH, or
+// each -p process's /proc/PID/exe); FindLibrary resolves a library named
+// by path or by name, matching the whole file name or soname up to a
+// version suffix (libm is libm.so.6, never libmount.so.1) among the files
+// the processes map (their /proc/PID/maps, read with perf/synth), then in the
+// executable's RUNPATH, LD_LIBRARY_PATH and the library directories.
+//
 // What the caller provides: root, or write access to tracefs's
 // uprobe_events (Access says which is missing; Tracefs mounts tracefs when
 // it is not mounted, and UnmountOwn unmounts that mount, never another)

@@ -19,8 +19,9 @@
 // records up front, build-ids as records at Close.
 //
 // CollectFeatures gathers the host facts perf writes (uname, /proc/cpuinfo,
-// /proc/meminfo, /sys/devices/system/cpu) and ReadBuildID reads an ELF
-// object's GNU build-id, for the HEADER_BUILD_ID table.
+// /proc/meminfo, /sys/devices/system/cpu). The HEADER_BUILD_ID table holds
+// buildid.IDs (package buildid reads them from ELF files and handles
+// perf's padding and all-zero ids).
 //
 // What it does not do: it does not synthesize records (the COMM, MMAP2 and
 // kernel MMAP records of processes that existed before recording started
@@ -30,6 +31,6 @@
 // sections. The attrs are written as given; perf 6.1 rejects attrs larger than 128 bytes (PERF_ATTR_SIZE_VER7).
 //
 // Writers and Readers are not safe for concurrent use. Only Create, the
-// Writer's methods, Open, OpenFile, CollectFeatures and ReadBuildID touch the file
+// Writer's methods, Open, OpenFile and CollectFeatures touch the file
 // system.
 package perfdata

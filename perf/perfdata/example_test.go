@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
@@ -44,7 +45,7 @@ func ExampleCreate() {
 		fmt.Println(err)
 	}
 	f := perfdata.CollectFeatures()
-	if id, err := perfdata.ReadBuildID("/usr/bin/true"); err == nil {
+	if id, err := buildid.Read("/usr/bin/true"); err == nil {
 		f.BuildIDs = append(f.BuildIDs, perfdata.BuildID{PID: -1, Misc: perf.MiscUser, ID: id, Path: "/usr/bin/true"})
 	}
 	fmt.Println(w.Records(), w.Close(f))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -111,8 +112,8 @@ type BuildID struct {
 	// perf.MiscUser for user objects. The writer adds
 	// PERF_RECORD_MISC_BUILD_ID_SIZE itself.
 	Misc uint16
-	ID   []byte // at most 20 bytes (SHA-1); perf pads it to 24
-	Path string // "[kernel.kallsyms]", "[vdso]" or the object's path
+	ID   buildid.ID // perf pads it to 24 bytes in the file
+	Path string     // "[kernel.kallsyms]", "[vdso]" or the object's path
 }
 
 // nameAlign is NAME_ALIGN in tools/perf/util/header.h: strings in feature
@@ -253,8 +254,8 @@ func encodeEventDesc(b *featBuf, events []eventDesc) {
 func encodeBuildIDs(ids []BuildID) ([]byte, error) {
 	var b featBuf
 	for i, id := range ids {
-		if len(id.ID) == 0 || len(id.ID) > buildIDSize {
-			return nil, fmt.Errorf("build-id %d (%s): %d bytes, want 1..%d: %w", i, id.Path, len(id.ID), buildIDSize, errFeature)
+		if id.ID.Len() == 0 {
+			return nil, fmt.Errorf("build-id %d (%s): %d bytes, want 1..%d: %w", i, id.Path, id.ID.Len(), buildIDSize, errFeature)
 		}
 		if id.Path == "" || strings.IndexByte(id.Path, 0) >= 0 {
 			return nil, fmt.Errorf("build-id %d: path %q: %w", i, id.Path, errFeature)
@@ -269,8 +270,8 @@ func encodeBuildIDs(ids []BuildID) ([]byte, error) {
 		b.u16(uint16(size))
 		b.u32(uint32(id.PID))
 		var field [buildIDField]byte
-		copy(field[:], id.ID)
-		field[buildIDSize] = byte(len(id.ID))
+		copy(field[:], id.ID.Bytes())
+		field[buildIDSize] = byte(id.ID.Len())
 		b.b = append(b.b, field[:]...)
 		b.padded(id.Path, nameLen)
 	}

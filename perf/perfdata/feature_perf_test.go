@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -64,7 +65,7 @@ func decodeBuildIDs(b []byte) ([]BuildID, error) {
 		out = append(out, BuildID{
 			PID:  int32(le.Uint32(b[8:])),
 			Misc: misc &^ miscBuildIDSize,
-			ID:   bytes.Clone(b[12 : 12+n]),
+			ID:   testID(b[12 : 12+n]),
 			Path: string(path),
 		})
 		b = b[size:]
@@ -213,7 +214,7 @@ func testCollectFeatures(t *testing.T, p parsedFile) {
 	}
 }
 
-// testReadBuildID: ReadBuildID must agree with the build-ids perf record
+// testReadBuildID: buildid.Read must agree with the build-ids perf record
 // found for the objects it sampled.
 func testReadBuildID(t *testing.T, p parsedFile) {
 	perfs, _ := decodeFeatures(t, p.features)
@@ -222,13 +223,13 @@ func testReadBuildID(t *testing.T, p parsedFile) {
 		if strings.HasPrefix(b.Path, "[") {
 			continue // kernel, vdso: not files
 		}
-		id, err := ReadBuildID(b.Path)
+		id, err := buildid.Read(b.Path)
 		if err != nil {
-			t.Errorf("ReadBuildID(%s): %v", b.Path, err)
+			t.Errorf("buildid.Read(%s): %v", b.Path, err)
 			continue
 		}
-		if !bytes.Equal(id, b.ID) {
-			t.Errorf("ReadBuildID(%s) = %x, perf: %x", b.Path, id, b.ID)
+		if id != b.ID {
+			t.Errorf("buildid.Read(%s) = %x, perf: %x", b.Path, id, b.ID)
 		}
 		checked++
 	}

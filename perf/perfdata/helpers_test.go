@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"github.com/hwprof/hwprof/buildid"
 	"os"
 	"strings"
 	"syscall"
@@ -286,4 +287,13 @@ func branchSampleRecord(s sampleID, ip, period uint64, br []branch) []byte {
 		b = le.AppendUint64(b, 0)
 	}
 	return record(perf.RecordSample, perf.MiscUser, b)
+}
+
+// testID makes a build-id of at most 20 bytes.
+func testID(b []byte) buildid.ID {
+	id, err := buildid.New(b)
+	if err != nil {
+		panic(err)
+	}
+	return id
 }

@@ -2,7 +2,6 @@ package perfdata
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -111,7 +111,7 @@ func must(t *testing.T, err error) {
 // trueBuildID returns the build-id entry of /usr/bin/true, or skips.
 func trueBuildID(t *testing.T) BuildID {
 	t.Helper()
-	id, err := ReadBuildID("/usr/bin/true")
+	id, err := buildid.Read("/usr/bin/true")
 	if err != nil {
 		t.Skipf("no build-id for /usr/bin/true: %v", err)
 	}
@@ -330,7 +330,7 @@ func TestPerfHeaderShowsFeatures(t *testing.T) {
 	bl, stderr := runPerf(t, "buildid-list", "-i", path)
 	checkQuiet(t, "perf buildid-list", stderr)
 	bid := f.BuildIDs[0]
-	if w := hex.EncodeToString(bid.ID) + " " + bid.Path; !strings.Contains(bl, w) {
+	if w := bid.ID.String() + " " + bid.Path; !strings.Contains(bl, w) {
 		t.Errorf("perf buildid-list = %q, want a line %q", bl, w)
 	}
 }

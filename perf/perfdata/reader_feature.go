@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -418,12 +419,14 @@ func decodeBuildIDSection(b []byte) ([]BuildID, error) {
 			if off == 0 && len(m.Filename) >= 13 && m.Filename[:13] == "nel.kallsyms]" {
 				quirk = true
 			} else {
-				bid = BuildID{PID: m.PID, Misc: m.Misc &^ miscBuildIDSize, ID: m.BuildID, Path: m.Filename}
+				id, _ := buildid.New(m.BuildID) // at most 20 bytes: DecodeBuildID checks
+				bid = BuildID{PID: m.PID, Misc: m.Misc &^ miscBuildIDSize, ID: id, Path: m.Filename}
 			}
 		}
 		if quirk {
 			// struct { header; u8 build_id[24]; char filename[]; }: no pid.
-			bid = BuildID{PID: hostKernelID, Misc: binary.LittleEndian.Uint16(e[4:]), ID: e[8:28:28], Path: cstring(e[32:])}
+			id, _ := buildid.New(e[8:28]) // 20 bytes, padded: the length was not recorded
+			bid = BuildID{PID: hostKernelID, Misc: binary.LittleEndian.Uint16(e[4:]), ID: id, Path: cstring(e[32:])}
 		}
 		out = append(out, bid)
 		off += size

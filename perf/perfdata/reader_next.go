@@ -1,12 +1,12 @@
 package perfdata
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -140,8 +140,8 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 			r.nameEvents()
 		}
 	case *perf.HeaderBuildID:
-		r.feats.BuildIDs = append(r.feats.BuildIDs, BuildID{PID: m.PID, Misc: m.Misc &^ miscBuildIDSize,
-			ID: bytes.Clone(m.BuildID), Path: m.Filename})
+		id, _ := buildid.New(m.BuildID) // at most 20 bytes: DecodeBuildID checks
+		r.feats.BuildIDs = append(r.feats.BuildIDs, BuildID{PID: m.PID, Misc: m.Misc &^ miscBuildIDSize, ID: id, Path: m.Filename})
 	case *perf.HeaderEventType:
 		r.feats.EventTypes = append(r.feats.EventTypes, EventTypeName{ID: m.EventID, Name: m.Name})
 	case *perf.HeaderTracingData:

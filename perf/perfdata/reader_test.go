@@ -186,7 +186,7 @@ func TestReaderWriterRoundTrip(t *testing.T) {
 	must(t, w.WriteFinishedRound())
 	feats := Features{Hostname: "host", OSRelease: "6.18.0", Version: "hwprof 0.1", Arch: "x86_64", CPUDesc: "Some CPU",
 		CPUID: "GenuineIntel,6,85,7", NrCPUsOnline: 2, NrCPUsAvail: 4, TotalMemKB: 1 << 20, Cmdline: []string{"hwprof", "record"},
-		BuildIDs: []BuildID{{PID: -1, Misc: perf.MiscUser, ID: []byte{1, 2, 3}, Path: "/bin/true"}}}
+		BuildIDs: []BuildID{{PID: -1, Misc: perf.MiscUser, ID: testID([]byte{1, 2, 3}), Path: "/bin/true"}}}
 	must(t, w.Close(feats))
 
 	r, err := Open(path)
@@ -587,7 +587,7 @@ func TestPipeBuildIDRecords(t *testing.T) {
 	r, err := NewPipeReader(bytes.NewReader(s.b))
 	must(t, err)
 	deliveries(t, r)
-	want := []BuildID{{PID: -1, Misc: perf.MiscUser, ID: []byte{0xca, 0xfe}, Path: "/usr/bin/true"}}
+	want := []BuildID{{PID: -1, Misc: perf.MiscUser, ID: testID([]byte{0xca, 0xfe}), Path: "/usr/bin/true"}}
 	if !reflect.DeepEqual(r.Features().BuildIDs, want) {
 		t.Errorf("build-ids %+v", r.Features().BuildIDs)
 	}

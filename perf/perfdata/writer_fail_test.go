@@ -113,7 +113,7 @@ func TestPipeWriterFailsMidRecord(t *testing.T) {
 	if err := w.Checkpoint(); err != werr {
 		t.Errorf("Checkpoint after the failure: %v, want the same error", err)
 	}
-	if err := w.Close(Features{BuildIDs: []BuildID{{PID: -1, ID: make([]byte, 20), Path: "/x"}}}); err != werr {
+	if err := w.Close(Features{BuildIDs: []BuildID{{PID: -1, ID: testID(bytes.Repeat([]byte{0xab}, 20)), Path: "/x"}}}); err != werr {
 		t.Errorf("Close after the failure: %v, want the same error", err)
 	}
 	if out.Len() != size {
@@ -239,7 +239,7 @@ func TestWriterDiskFullAtFeatures(t *testing.T) {
 	// of the file's last page.
 	f := Features{Hostname: "h"}
 	for i := range 100 {
-		f.BuildIDs = append(f.BuildIDs, BuildID{PID: int32(i), ID: make([]byte, 20), Path: "/lib/" + string(bytes.Repeat([]byte{'x'}, 200))})
+		f.BuildIDs = append(f.BuildIDs, BuildID{PID: int32(i), ID: testID(bytes.Repeat([]byte{0xab}, 20)), Path: "/lib/" + string(bytes.Repeat([]byte{'x'}, 200))})
 	}
 	if err := w.Close(f); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Close on a full disk: %v, want ENOSPC", err)

@@ -32,7 +32,7 @@ func TestPipeWriterRoundTrip(t *testing.T) {
 	s := synthetic{attrs: attrs, samples: n, idOf: func(i int) uint64 { return 17 + uint64(max(i, 0)%2) }}
 	f := Features{Hostname: "host", OSRelease: "6.1", Cmdline: []string{"hwprof", "record", "-o", "-"},
 		NrCPUsOnline: 2, NrCPUsAvail: 2, SampleTimeFirst: 0}
-	bid := BuildID{PID: -1, Misc: perf.MiscUser, ID: bytes.Repeat([]byte{0xab}, 20), Path: "/usr/bin/true"}
+	bid := BuildID{PID: -1, Misc: perf.MiscUser, ID: testID(bytes.Repeat([]byte{0xab}, 20)), Path: "/usr/bin/true"}
 	b := writePipe(t, s, f, []BuildID{bid})
 
 	if string(b[:8]) != magic || le.Uint64(b[8:]) != 16 {
@@ -84,7 +84,7 @@ func TestPipeWriterRoundTrip(t *testing.T) {
 	if got.Hostname != "host" || got.OSRelease != "6.1" || !slices.Equal(got.Cmdline, f.Cmdline) || got.NrCPUsOnline != 2 {
 		t.Errorf("features %+v", got.Features)
 	}
-	if len(got.BuildIDs) != 1 || got.BuildIDs[0].Path != bid.Path || !bytes.Equal(got.BuildIDs[0].ID, bid.ID) {
+	if len(got.BuildIDs) != 1 || got.BuildIDs[0].Path != bid.Path || got.BuildIDs[0].ID != bid.ID {
 		t.Errorf("build-ids %+v, want %+v", got.BuildIDs, bid)
 	}
 	for _, w := range r.Warnings() {

@@ -1,4 +1,4 @@
-package perfdata
+package buildid
 
 import (
 	"bytes"
@@ -67,15 +67,15 @@ func FuzzFindBuildIDNote(f *testing.F) {
 	})
 }
 
-func TestReadBuildIDErrors(t *testing.T) {
+func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
 	notELF := filepath.Join(dir, "not-elf")
-	must(t, os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o644))
-	if _, err := ReadBuildID(notELF); err == nil {
-		t.Error("ReadBuildID accepted a shell script")
+	mustWrite(t, os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o644))
+	if _, err := Read(notELF); err == nil {
+		t.Error("Read accepted a shell script")
 	}
-	if _, err := ReadBuildID(filepath.Join(dir, "missing")); err == nil {
-		t.Error("ReadBuildID accepted a missing file")
+	if _, err := Read(filepath.Join(dir, "missing")); err == nil {
+		t.Error("Read accepted a missing file")
 	}
 	// An ELF object linked without a build-id.
 	gcc, err := exec.LookPath("gcc")
@@ -83,11 +83,20 @@ func TestReadBuildIDErrors(t *testing.T) {
 		t.Skip("no gcc to link an object without a build-id")
 	}
 	src, obj := filepath.Join(dir, "x.c"), filepath.Join(dir, "x")
-	must(t, os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644))
+	mustWrite(t, os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644))
 	if out, err := exec.Command(gcc, "-Wl,--build-id=none", "-o", obj, src).CombinedOutput(); err != nil {
 		t.Skipf("gcc cannot link here: %v\n%s", err, out)
 	}
-	if _, err := ReadBuildID(obj); !errors.Is(err, ErrNoBuildID) {
-		t.Errorf("ReadBuildID of an object without build-id: %v, want ErrNoBuildID", err)
+	if _, err := Read(obj); !errors.Is(err, ErrNone) {
+		t.Errorf("Read of an object without build-id: %v, want ErrNone", err)
+	}
+}
+
+var le = binary.LittleEndian
+
+func mustWrite(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package record
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func TestEventCounts(t *testing.T) {
 		{2, []uint64{0, 7}, "e0 0, e1 7"},
 		{8, []uint64{1, 9, 0, 3, 3, 8, 2, 4}, "e1 9, e5 8, e7 4, e3 3, e4 3, e6 2, and 2 more events"},
 	} {
-		if got := eventCounts(evs(c.n), c.samples); got != c.want {
+		if got := EventCounts(evs(c.n), c.samples); got != c.want {
 			t.Errorf("%d events %v: %q, want %q", c.n, c.samples, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package perfdata
+package buildid
 
 import (
 	"bytes"
@@ -7,34 +7,66 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
-// ErrNoBuildID is returned by ReadBuildID for an ELF file without a GNU
-// build-id note.
-var ErrNoBuildID = errors.New("no GNU build-id note")
+// ErrNone is returned by Read for an ELF file without a GNU build-id
+// note.
+var ErrNone = errors.New("no GNU build-id note")
 
 // ntGNUBuildID is NT_GNU_BUILD_ID in <elf.h>.
 const ntGNUBuildID = 3
 
-// ReadBuildID returns the GNU build-id of the ELF file at path: the
-// descriptor of its NT_GNU_BUILD_ID note, looked for in SHT_NOTE sections
+// Read returns the GNU build-id of the ELF file at path: the descriptor
+// of its NT_GNU_BUILD_ID note, looked for in SHT_NOTE sections
 // (".note.gnu.build-id" first) and, for files without section headers, in
-// PT_NOTE segments. It returns an error wrapping ErrNoBuildID when there
-// is none.
-func ReadBuildID(path string) ([]byte, error) {
+// PT_NOTE segments. It returns an error wrapping ErrNone when there is
+// none, and an error for an id longer than MaxSize.
+func Read(path string) (ID, error) {
 	f, err := elf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read build-id: %w", err)
+		return ID{}, fmt.Errorf("read build-id: %w", err)
 	}
 	defer f.Close()
-	id, err := buildIDFromELF(f)
+	b, err := fromELF(f)
 	if err != nil {
-		return nil, fmt.Errorf("read build-id: %s: %w", path, err)
+		return ID{}, fmt.Errorf("read build-id: %s: %w", path, err)
+	}
+	id, err := New(b)
+	if err != nil {
+		return ID{}, fmt.Errorf("read build-id: %s: %w", path, err)
 	}
 	return id, nil
 }
 
-func buildIDFromELF(f *elf.File) ([]byte, error) {
+// KernelNotesPath is where the running kernel exposes its ELF notes.
+const KernelNotesPath = "/sys/kernel/notes"
+
+// Kernel returns the running kernel's build-id, read from the
+// NT_GNU_BUILD_ID note of /sys/kernel/notes; the zero ID when it has none.
+func Kernel() (ID, error) {
+	data, err := os.ReadFile(KernelNotesPath)
+	if err != nil {
+		return ID{}, fmt.Errorf("kernel build-id: %w", err)
+	}
+	id, _ := FromNotes(data, binary.LittleEndian)
+	return id, nil
+}
+
+// FromNotes returns the build-id of the first GNU NT_GNU_BUILD_ID note in
+// a sequence of ELF notes (Elf64_Nhdr in <elf.h>: namesz, descsz, type,
+// then name and descriptor each padded to 4 bytes) in byte order bo, and
+// whether there is one (of at most MaxSize bytes).
+func FromNotes(data []byte, bo binary.ByteOrder) (ID, bool) {
+	b := findBuildIDNote(data, bo)
+	if b == nil {
+		return ID{}, false
+	}
+	id, err := New(b)
+	return id, err == nil
+}
+
+func fromELF(f *elf.File) ([]byte, error) {
 	var notes []io.ReadSeeker
 	if s := f.Section(".note.gnu.build-id"); s != nil && s.Type == elf.SHT_NOTE {
 		notes = append(notes, s.Open())
@@ -58,7 +90,7 @@ func buildIDFromELF(f *elf.File) ([]byte, error) {
 			return id, nil
 		}
 	}
-	return nil, ErrNoBuildID
+	return nil, ErrNone
 }
 
 // findBuildIDNote walks ELF notes (Elf_Nhdr: namesz, descsz, type, then the

@@ -1,0 +1,38 @@
+// Package record measures a program or running processes with perf events
+// and writes what the kernel reports to a perf.data file (Record), or
+// tries whether events open at all (TryOpen, for hwprof check).
+//
+// One event per CPU is opened for each target task (an inherited event
+// with cpu = -1 cannot be mmapped), or system-wide one per CPU for every
+// task (pid -1), every event gets its own ring buffer
+// (or, with Options.ShareRing, all events of a CPU share one),
+// and a single loop drains all rings at each epoll wake-up, writing the
+// records verbatim. The header is brought up to date about once a second,
+// so a recording whose hwprof was killed is readable up to then. It
+// writes the records perf synthesizes for processes that existed before
+// the recording (package perf/synth) and the build-ids of the objects
+// sampled. With Options.Adaptive it tunes the events' periods while
+// recording (package tuning decides; adaptive.go applies).
+//
+// It also owns the small pieces of a record command line that are about
+// the recording rather than the flags (ParsePIDs, ParseRingSize,
+// Options.Adapt) and the summary printed after it (WriteSummary).
+//
+// What it does not do: it does not choose the events (perf.BuildAttrs
+// builds them from perf's options, internal/source chooses a sample
+// source, internal/uprobe defines the exact source's probes), and it reads
+// no recordings.
+//
+// The caller provides attrs (perf.BuildAttrs) and, for the command mode,
+// a binary that imports internal/launch (hwprof itself does); with
+// Options.ShareRing and many events, the binary doubles as the background
+// releaser of the events (release.go: its init function). Opening events
+// needs the privileges perf_event_paranoid asks for; attaching to another
+// user's process needs CAP_PERFMON or root. Options.Interrupt delivers the
+// signals that end a recording.
+//
+// Concurrency: the recording loop runs on the caller's goroutine and calls
+// Options.Status and Options.Notice from it. Closing thousands of events
+// when the background releaser cannot start uses a short-lived pool of
+// goroutines (closeFilesParallel) that is gone when Record returns.
+package record
