@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/diag"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
@@ -37,35 +39,40 @@ func cmdDump(args []string, stdout, stderr io.Writer) int {
 	}
 	defer r.Close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
+	var skips diag.Skips
 	if *stats {
 		r.SetFileOrder(true) // counting needs no order
 		err = dumpStats(w, r, *input)
 	} else {
 		r.SetFileOrder(*fileOrder)
-		err = dumpRecords(w, r)
+		skips, err = dumpRecords(w, r)
 	}
 	if ferr := w.Flush(); err == nil && ferr != nil && !errors.Is(ferr, io.ErrClosedPipe) {
 		err = ferr
 	}
-	for _, warning := range r.Warnings() {
-		fmt.Fprintf(stderr, "hwprof: warning: %s\n", warning)
-	}
+	// What went wrong while reading, as every reading command says it.
+	var log diag.Log
+	log.Reader(r)
+	log.Skipped(skips)
+	status := log.Print(stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	return 0
+	return status
 }
 
-// dumpRecords prints every record.
-func dumpRecords(w *bufio.Writer, r *perfdata.Reader) error {
+// dumpRecords prints every record; it returns the records of the types
+// the analysis reads (engine.Analyzed) that did not decode (printed as
+// undecodable), and the error of a write.
+func dumpRecords(w *bufio.Writer, r *perfdata.Reader) (diag.Skips, error) {
 	d := dumper{w: w, r: r}
 	for r.Next() {
 		d.record(r.Record())
 		if d.werr != nil {
-			return d.werr
+			break
 		}
 	}
-	return r.Err()
+	return d.skips, d.werr
 }
 
 // dumper formats records; appends into buf and writes one line at a time,
@@ -76,6 +83,7 @@ type dumper struct {
 	buf    []byte
 	sample perf.Sample
 	werr   error
+	skips  diag.Skips // records of engine.Analyzed types that did not decode
 }
 
 func (d *dumper) flushLine() {
@@ -138,6 +146,9 @@ func (d *dumper) record(rec perfdata.Record) {
 	}
 	m, err := d.r.Decode()
 	if err != nil {
+		if engine.Analyzed(t) {
+			d.skips.Records++
+		}
 		d.str(" size=")
 		d.dec(uint64(len(rec.Raw)))
 		d.str(" undecodable: ")
@@ -154,6 +165,7 @@ func (d *dumper) record(rec perfdata.Record) {
 func (d *dumper) sampleRecord(raw []byte) {
 	s := &d.sample
 	if err := d.r.Format().DecodeSample(raw, s); err != nil {
+		d.skips.Samples++
 		d.str(" size=")
 		d.dec(uint64(len(raw)))
 		d.str(" undecodable: ")
@@ -593,7 +605,9 @@ func protString(p uint32) string {
 }
 
 // dumpStats reads every record and prints the header facts, the events
-// and the number of records of each type.
+// and the number of records of each type. It decodes no record, so it
+// cannot tell the records that do not decode, as dump without --stats
+// does.
 func dumpStats(w *bufio.Writer, r *perfdata.Reader, path string) error {
 	for r.Next() {
 	}
@@ -666,5 +680,5 @@ func dumpStats(w *bufio.Writer, r *perfdata.Reader, path string) error {
 	if n := r.Unknown(); n > 0 {
 		fmt.Fprintf(w, "unknown types %d (skipped by size)\n", n)
 	}
-	return r.Err()
+	return nil // an error that stopped reading is the reader's (diag)
 }
