@@ -19,7 +19,8 @@ import (
 // cmdDump prints a perf.data file record by record (like perf report -D,
 // one line per record, samples' branch stacks and callchains indented
 // under them), or with --stats the header facts and a count per record
-// type.
+// type. Warnings and the exit status follow package diag's rule, as in
+// every reading command.
 func cmdDump(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("dump", "[-i FILE] [--stats] [--file-order]", stderr)
 	input := fs.String("i", defaultInput, inputUsage)

@@ -27,6 +27,9 @@ import (
 // brstack, ...) prints those fields in perf script's layout instead. It
 // reads the file in one pass (process model, unwinding), symbolizes each
 // unique address of each object once, objects in parallel, and then prints.
+// Warnings and the exit status follow package diag's rule, as in every
+// reading command: every sample that could be read is printed, and the
+// status is 1 when records were lost.
 func cmdScript(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F FIELDS] [--symfs DIR] [--debug-dir DIR]", stderr)
 	input := fs.String("i", defaultInput, inputUsage)
