@@ -20,9 +20,10 @@ type Profile struct {
 	// no call counts.
 	HasCalls  bool
 	Recording Recording
-	// Warnings are problems that did not stop loading (objects that could
-	// not be symbolized, records the reader skipped), for the report to
-	// show.
+	// Warnings are every problem found while loading, once each (objects
+	// that could not be symbolized, records the reader skipped, the error
+	// that stopped reading), for the report to show (see
+	// Recording.Incomplete).
 	Warnings []string
 }
 
@@ -52,7 +53,7 @@ type Recording struct {
 	Source     Source
 	Events     []Event
 	Samples    uint64
-	Lost       uint64
+	Lost       uint64 // samples the kernel reported lost (LOST, LOST_SAMPLES) and sample records that did not decode
 	Throttled  uint64
 	DurationNS uint64
 	// Periods is the period history: each event's first period and every
@@ -67,6 +68,10 @@ type Recording struct {
 	// build-id table and MMAP2 records), by object path as recorded;
 	// objects without a known build-id are absent.
 	BuildIDs map[string]buildid.ID
+	// Incomplete says that records of the file were lost, skipped or cut
+	// off while it was read (a warning in Profile.Warnings says which):
+	// the profile is of what could be read.
+	Incomplete bool
 }
 
 // Process is one process of a recording and its share of the samples

@@ -35,6 +35,10 @@ type jsonRecording struct {
 	// the repair of frameless first frames; absent when no sample had a
 	// stack copy to check it with
 	Leaf *jsonLeaf `json:"leaf,omitempty"`
+	// every warning printed while reading, once each; incomplete: records
+	// were lost, skipped or cut off (the exit status is then 1)
+	Warnings   []string `json:"warnings"`
+	Incomplete bool     `json:"incomplete"`
 }
 
 type jsonProc struct {
@@ -76,6 +80,9 @@ type jsonEdge struct {
 	Callsite *jsonSite `json:"callsite"` // null when the profile does not describe it
 	Count    *uint64   `json:"count"`    // null without call counts (timer)
 	Weight   float64   `json:"weight"`
+	// the share of the sampled weight whose stack holds the edge; null
+	// without sampled stacks
+	SamplesShare *float64 `json:"samples_share"`
 }
 
 type jsonSite struct {
@@ -109,7 +116,7 @@ func JSON(w io.Writer, p *profile.Profile, o Options) error {
 func (s *summary) json() *jsonReport {
 	r := &jsonReport{
 		Version:   JSONVersion,
-		Recording: recordingJSON(&s.p.Recording),
+		Recording: recordingJSON(&s.p.Recording, s.p.Warnings),
 		Functions: make([]jsonFunc, 0, len(s.funcs)),
 		Edges:     make([]jsonEdge, 0, len(s.edges)),
 		Contexts:  make([]jsonContext, 0, len(s.contexts)),
@@ -120,6 +127,9 @@ func (s *summary) json() *jsonReport {
 	}
 	for _, e := range s.edges {
 		je := jsonEdge{Caller: e.caller.Name, Callee: e.callee.Name, Count: s.count(e.weight), Weight: e.share}
+		if s.stacks() {
+			je.SamplesShare = &e.stackShare
+		}
 		if e.info != nil {
 			je.Callsite = &jsonSite{Object: str(e.info.Object), Offset: fmt.Sprintf("%#x", e.info.Offset)}
 			if e.info.File != "" {
@@ -135,8 +145,9 @@ func (s *summary) json() *jsonReport {
 	return r
 }
 
-func recordingJSON(rec *profile.Recording) jsonRecording {
+func recordingJSON(rec *profile.Recording, warnings []string) jsonRecording {
 	r := jsonRecording{
+		Warnings: append([]string{}, warnings...), Incomplete: rec.Incomplete,
 		File: rec.File, Command: rec.Command, Source: rec.Source.String(),
 		Events:  make([]jsonEvent, 0, len(rec.Events)),
 		Samples: rec.Samples, Lost: rec.Lost, Throttled: rec.Throttled, DurationNS: rec.DurationNS,

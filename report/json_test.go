@@ -75,6 +75,10 @@ func TestJSONSpec(t *testing.T) {
 			if calls {
 				p.Recording.Source = profile.Exact
 			}
+			if seed%3 == 1 { // as a damaged recording gives
+				p.Warnings = []string{"perfdata: record at offset 0x7c40: reading stopped there", "cannot symbolize /bin/a"}
+				p.Recording.Incomplete = seed%2 == 1
+			}
 			for _, o := range []Options{{Top: -1, Contexts: -1}, {}, {Top: 3, Contexts: 2}} {
 				var b bytes.Buffer
 				if err := JSON(&b, p, o); err != nil {
@@ -91,7 +95,7 @@ func TestJSONSpec(t *testing.T) {
 			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 			q := build(base, shuffled[:len(shuffled)/2])
 			q.Map.Merge(build(base, shuffled[len(shuffled)/2:]).Map)
-			q.Recording = p.Recording
+			q.Recording, q.Warnings = p.Recording, p.Warnings
 			for _, f := range []func(*bytes.Buffer, *profile.Profile) error{
 				func(b *bytes.Buffer, p *profile.Profile) error { return JSON(b, p, Options{}) },
 				func(b *bytes.Buffer, p *profile.Profile) error { return Text(b, p, Options{}) },
@@ -120,8 +124,20 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 	if err := json.Unmarshal(raw["recording"], &rec); err != nil {
 		return err
 	}
-	if err := keys(rec, "file", "command", "source", "events", "samples", "lost", "throttled", "duration_ns", "periods", "processes"); err != nil {
+	if err := keys(rec, "file", "command", "source", "events", "samples", "lost", "throttled", "duration_ns", "periods", "processes",
+		"warnings", "incomplete"); err != nil {
 		return fmt.Errorf("recording: %w", err)
+	}
+	var warnings []string
+	var incomplete bool
+	if err := json.Unmarshal(rec["warnings"], &warnings); err != nil || warnings == nil {
+		return fmt.Errorf("recording.warnings: %s is not a list (%v)", rec["warnings"], err)
+	}
+	if err := json.Unmarshal(rec["incomplete"], &incomplete); err != nil {
+		return fmt.Errorf("recording.incomplete: %w", err)
+	}
+	if !slices.Equal(warnings, p.Warnings) && len(warnings)+len(p.Warnings) > 0 || incomplete != p.Recording.Incomplete {
+		return fmt.Errorf("recording: warnings %q incomplete %v, profile has %q, %v", warnings, incomplete, p.Warnings, p.Recording.Incomplete)
 	}
 	var procs []map[string]json.RawMessage
 	if err := json.Unmarshal(rec["processes"], &procs); err != nil {
@@ -151,8 +167,9 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 				File   *string
 				Line   *int
 			}
-			Count  *uint64
-			Weight float64
+			Count        *uint64
+			Weight       float64
+			SamplesShare *float64 `json:"samples_share"`
 		}
 		Contexts []struct {
 			Path   []string
@@ -174,7 +191,7 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 		}
 		want := map[string][]string{
 			"functions": {"name", "object", "self", "total", "calls"},
-			"edges":     {"caller", "callee", "callsite", "count", "weight"},
+			"edges":     {"caller", "callee", "callsite", "count", "weight", "samples_share"},
 			"contexts":  {"path", "count", "weight"},
 		}[list]
 		for i, it := range items {
@@ -222,6 +239,9 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 		}
 		if e.Count != nil {
 			csum += *e.Count
+		}
+		if (e.SamplesShare != nil) != (tot.Samples > 0) || e.SamplesShare != nil && (*e.SamplesShare < 0 || *e.SamplesShare > 1+1e-12) {
+			return fmt.Errorf("edge %d: samples_share %v with %d sampled weight", i, e.SamplesShare, tot.Samples)
 		}
 		if s := e.Callsite; s != nil {
 			if !offsetRE.MatchString(s.Offset) || (s.File == nil) != (s.Line == nil) {
@@ -283,4 +303,57 @@ func keys(m map[string]json.RawMessage, want ...string) error {
 		return fmt.Errorf("keys %s, want %s", strings.Join(got, ","), strings.Join(want, ","))
 	}
 	return nil
+}
+
+// TestEdgeSamplesShare: an edge's samples_share is the share of the
+// sampled weight whose stack holds it, once per stack: main → A, on every
+// stack (once through recursion), has 1; A → A has the weight of the one
+// stack that recurses; B → C the weight of its stack. The text report
+// shows the same shares in its "of stacks" column, and weight stays the
+// edge's share of all adjacent frames.
+func TestEdgeSamplesShare(t *testing.T) {
+	const main, a, b, c = 0, 1, 2, 3
+	p := &profile.Profile{Map: ccmap.New(), Sites: map[ccmap.CallSite]profile.Site{},
+		Funcs: []profile.Func{{Name: "main"}, {Name: "A"}, {Name: "B"}, {Name: "C"}}}
+	// innermost first; each frame but the first has the site of its call
+	p.Map.AddStack([]ccmap.Frame{{Func: a}, {Func: main, Site: 0x10}}, 2)
+	p.Map.AddStack([]ccmap.Frame{{Func: b}, {Func: a, Site: 0x20}, {Func: main, Site: 0x10}}, 3)
+	p.Map.AddStack([]ccmap.Frame{{Func: a}, {Func: a, Site: 0x30}, {Func: main, Site: 0x10}}, 4)
+	p.Map.AddStack([]ccmap.Frame{{Func: c}, {Func: b, Site: 0x40}, {Func: a, Site: 0x20}, {Func: main, Site: 0x10}}, 1)
+	var buf bytes.Buffer
+	if err := JSON(&buf, p, Options{Top: -1, Contexts: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Edges []struct {
+			Caller, Callee string
+			Weight         float64
+			SamplesShare   *float64 `json:"samples_share"`
+		}
+	}
+	if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	// adjacent frames: main→A 10, A→B 4, A→A 4, B→C 1: 19 in all
+	want := map[string][2]float64{
+		"main→A": {10.0 / 19, 1}, "A→B": {4.0 / 19, 4.0 / 10}, "A→A": {4.0 / 19, 4.0 / 10}, "B→C": {1.0 / 19, 1.0 / 10},
+	}
+	if len(r.Edges) != len(want) {
+		t.Fatalf("%d edges, want %d:\n%s", len(r.Edges), len(want), buf.Bytes())
+	}
+	for _, e := range r.Edges {
+		w, ok := want[e.Caller+"→"+e.Callee]
+		if !ok || e.SamplesShare == nil || math.Abs(e.Weight-w[0]) > 1e-12 || math.Abs(*e.SamplesShare-w[1]) > 1e-12 {
+			t.Errorf("edge %s → %s: weight %v samples_share %v, want %v", e.Caller, e.Callee, e.Weight, e.SamplesShare, w)
+		}
+	}
+	buf.Reset()
+	if err := Text(&buf, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^\s+52\.63%\s+100\.00%\s+-\s+main → A\b`).Match(buf.Bytes()) ||
+		!regexp.MustCompile(`(?m)^\s+5\.26%\s+10\.00%\s+-\s+B → C\b`).Match(buf.Bytes()) ||
+		!strings.Contains(buf.String(), "of edges  of stacks") {
+		t.Errorf("the text report's edge table does not show main → A on 100%% of stacks and B → C on 10%%:\n%s", buf.String())
+	}
 }

@@ -49,6 +49,9 @@ type edgeRow struct {
 	info           *profile.Site // nil when Profile.Sites lacks the site
 	weight         uint64        // calls, or sampled weight of adjacent frames
 	share          float64
+	// stackShare is the share of the sampled weight whose stack holds
+	// the edge (once per stack, as a function's total)
+	stackShare float64
 }
 
 type contextRow struct {
@@ -148,7 +151,8 @@ func (s *summary) edgeRows(top int) ([]edgeRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := edgeRow{caller: caller, callee: callee, site: e.Site, calleeID: e.Callee, weight: w}
+		r := edgeRow{caller: caller, callee: callee, site: e.Site, calleeID: e.Callee, weight: w,
+			stackShare: share(e.Total, m.Totals().Samples)}
 		if info, ok := s.p.Sites[e.Site]; ok {
 			r.info = &info
 		}
@@ -160,6 +164,10 @@ func (s *summary) edgeRows(top int) ([]edgeRow, error) {
 	slices.SortFunc(rows, compareEdges)
 	return bound(rows, top), nil
 }
+
+// stacks reports whether the profile has sampled stacks, for edges'
+// stackShare.
+func (s *summary) stacks() bool { return s.p.Map.Totals().Samples > 0 }
 
 func compareEdges(a, b edgeRow) int {
 	return cmp.Or(cmp.Compare(b.weight, a.weight),

@@ -130,18 +130,24 @@ func (s *summary) tables(b *bytes.Buffer) error {
 	}
 
 	if calls {
-		b.WriteString("\ncall edges (by calls)\n")
+		b.WriteString("\ncall edges (by calls; of calls: the edge's share of the calls along all edges)\n")
+		t = newTable(b, "RRLL")
+		t.Header("of calls", "count", "caller → callee", "call site")
 	} else {
-		b.WriteString("\ncall edges (from adjacent frames of sampled stacks; no call counts)\n")
+		b.WriteString("\ncall edges (from adjacent frames of sampled stacks; no call counts)\n" +
+			"  of edges: the edge's share of all adjacent caller → callee frames; of stacks: the share of the sampled weight\n" +
+			"  whose stack holds the edge (as total for functions: an edge on every stack has 100%)\n")
+		t = newTable(b, "RRRLL")
+		t.Header("of edges", "of stacks", "count", "caller → callee", "call site")
 	}
-	t = newTable(b, "RRLL")
-	t.Header("share", "count", "caller → callee", "call site")
 	for _, e := range s.edges {
-		c := "-"
+		row := []string{pct(e.share)}
 		if calls {
-			c = fmt.Sprint(e.weight)
+			row = append(row, fmt.Sprint(e.weight))
+		} else {
+			row = append(row, pct(e.stackShare), "-")
 		}
-		if err := t.Append(pct(e.share), c, e.caller.Name+" → "+e.callee.Name, siteText(e)); err != nil {
+		if err := t.Append(append(row, e.caller.Name+" → "+e.callee.Name, siteText(e))); err != nil {
 			return err
 		}
 	}

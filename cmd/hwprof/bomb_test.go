@@ -13,8 +13,8 @@ import (
 
 // TestBombsBoundedMemory runs dump, report and script on recordings whose
 // COMPRESSED records expand to gigabytes (they drove these commands to
-// 6.6-8.3 GB): each stays under 256 MB, does not crash, and dump and
-// report name the record cut short.
+// 6.6-8.3 GB): each stays under 256 MB, does not crash, names the
+// record cut short and exits with status 1 (records were lost).
 func TestBombsBoundedMemory(t *testing.T) {
 	dir := t.TempDir()
 	for _, sh := range zbomb.Shapes(40) {
@@ -39,8 +39,13 @@ func TestBombsBoundedMemory(t *testing.T) {
 			if ws.Signaled() || strings.Contains(errb.String(), "panic:") {
 				t.Errorf("%s %s crashed: %v\n%s", cmd, sh.Name, err, errb.String())
 			}
-			if sh.Limited && cmd != "script" && !strings.Contains(errb.String(), "COMPRESSED record at offset 0x10") {
+			if sh.Limited && !strings.Contains(errb.String(), "COMPRESSED record at offset 0x10") {
 				t.Errorf("%s %s: stderr %q does not name the COMPRESSED record at offset 0x10", cmd, sh.Name, errb.String())
+			}
+			// Records were lost (the bomb's): exit 1, as for every
+			// recording that lost data while it was read.
+			if sh.Limited && c.ProcessState.ExitCode() != 1 {
+				t.Errorf("%s %s: exit %d, want 1 (records lost)", cmd, sh.Name, c.ProcessState.ExitCode())
 			}
 		}
 	}

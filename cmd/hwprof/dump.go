@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hwprof/hwprof/internal/diag"
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata/dump"
 )
 
 // cmdDump prints a perf.data file record by record (like perf report -D,
 // one line per record, samples' branch stacks and callchains indented
 // under them), or with --stats the header facts and a count per record
-// type.
+// type. Warnings and the exit status follow package diag's rule, as in
+// every reading command.
 func cmdDump(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("dump", "[-i FILE] [--stats] [--file-order]", stderr)
 	input := fs.String("i", defaultInput, inputUsage)
@@ -32,21 +36,33 @@ func cmdDump(args []string, stdout, stderr io.Writer) int {
 	}
 	defer r.Close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
+	var skips diag.Skips
 	if *stats {
 		r.SetFileOrder(true) // counting needs no order
 		err = dump.Stats(w, r, *input)
 	} else {
 		r.SetFileOrder(*fileOrder)
-		err = dump.Records(w, r)
+		var bad dump.Undecodable
+		bad, err = dump.Records(w, r)
+		for t, n := range bad {
+			switch {
+			case t == perf.RecordSample:
+				skips.Samples += n
+			case engine.Analyzed(t):
+				skips.Records += n
+			}
+		}
 	}
 	if ferr := w.Flush(); err == nil && ferr != nil && !errors.Is(ferr, io.ErrClosedPipe) {
 		err = ferr
 	}
-	for _, warning := range r.Warnings() {
-		fmt.Fprintf(stderr, "hwprof: warning: %s\n", warning)
-	}
+	// What went wrong while reading, as every reading command says it.
+	var log diag.Log
+	log.Reader(r)
+	log.Skipped(skips)
+	status := log.Print(stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	return 0
+	return status
 }

@@ -15,9 +15,10 @@ import (
 // TestSIGKILLRecovered: a recording whose hwprof is SIGKILLed 0.2 s, 0.5 s
 // and 1 s after its first records reached the file (before its first
 // checkpoint, at 1 s; on a loaded machine the program may take longer
-// than 0.2 s to start) still gives report and dump its samples, with a
-// warning that it was cut short when records lie past the header's data
-// section (a checkpoint may just have covered them all).
+// than 0.2 s to start) still gives report, dump and script its samples,
+// with a warning that it was cut short and exit status 1 when records lie
+// past the header's data section (a checkpoint may just have covered
+// them all: then exit 0).
 func TestSIGKILLRecovered(t *testing.T) {
 	needPerfEvents(t)
 	samplesRE := regexp.MustCompile(`(?m)^samples:\s+(\d+)`)
@@ -53,6 +54,24 @@ func TestSIGKILLRecovered(t *testing.T) {
 		dump := hwprof(t, "dump", "-i", out)
 		if strings.Count(dump.stdout, " SAMPLE ") == 0 || cut != strings.Contains(dump.stderr, "cut short") {
 			t.Errorf("killed after %v: dump prints %d samples, stderr %q; want samples, and a cut-short warning if cut (%v)", d, strings.Count(dump.stdout, " SAMPLE "), dump.stderr, cut)
+		}
+		script := hwprof(t, "script", "-i", out)
+		if script.stdout == "" || cut != strings.Contains(script.stderr, "cut short") {
+			t.Errorf("killed after %v: script prints %d bytes, stderr %q; want samples, and a cut-short warning if cut (%v)", d, len(script.stdout), script.stderr, cut)
+		}
+		// A recording cut short lost what its writer did not write: every
+		// reader exits 1 (after printing what it read); else 0.
+		want := 0
+		if cut {
+			want = 1
+		}
+		for _, r := range []struct {
+			name string
+			code int
+		}{{"report", rep.code}, {"dump", dump.code}, {"script", script.code}} {
+			if r.code != want {
+				t.Errorf("killed after %v: %s exits %d, want %d (cut short: %v)", d, r.name, r.code, want, cut)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/report"
@@ -18,8 +19,8 @@ import (
 // cmdReport reads a recording into a profile (engine.Load) and prints it:
 // text by default, or JSON (docs/REPORT-JSON.md), a flame-graph page or
 // folded stacks (package report). A file that ends early or holds a
-// corrupt record is reported up to there, with a warning and exit status
-// 1.
+// corrupt record is reported up to there; its warnings and exit status
+// follow package diag's rule, as in every reading command.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	return runReport("report", "text", args, stdout, stderr)
 }
@@ -103,14 +104,9 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if p == nil {
 		return fail(stderr, err)
 	}
-	status := 0
-	if err != nil {
-		fmt.Fprintf(stderr, "hwprof: warning: %v (reporting the %d samples read before it)\n", err, p.Recording.Samples)
-		status = exitError
-	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(stderr, "hwprof: warning: %s\n", w)
-	}
+	// err, if any, stopped reading: it is among the warnings, and the
+	// profile is incomplete.
+	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
 	render := func(w io.Writer) error {
 		switch *format {
 		case "json":

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
@@ -26,6 +27,9 @@ import (
 // brstack, ...) prints those fields in perf script's layout instead. It
 // reads the file in one pass (process model, unwinding), symbolizes each
 // unique address of each object once, objects in parallel, and then prints.
+// Warnings and the exit status follow package diag's rule, as in every
+// reading command: every sample that could be read is printed, and the
+// status is 1 when records were lost.
 func cmdScript(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F FIELDS] [--symfs DIR] [--debug-dir DIR]", stderr)
 	input := fs.String("i", defaultInput, inputUsage)
@@ -56,19 +60,17 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	defer r.Close()
 	sc := newScripter(r, o, eo)
 	defer sc.cleanup()
-	if err := sc.read(); err != nil {
-		fmt.Fprintf(stderr, "hwprof: %v (printing the %d samples read before it)\n", err, len(sc.samples))
-	}
-	sc.symbolize(stderr)
+	var log diag.Log
+	sc.read() // an error that stops reading is in the log: the samples before it are printed
+	sc.eng.Diagnose(&log)
+	sc.symbolize(&log)
 	w := bufio.NewWriterSize(stdout, 1<<16)
 	sc.print(w)
 	if err := w.Flush(); err != nil {
+		log.Print(stderr)
 		return fail(stderr, err)
 	}
-	if err != nil {
-		return exitError
-	}
-	return 0
+	return log.Print(stderr)
 }
 
 // scriptField is one of perf script's -F fields that hwprof prints.
@@ -191,7 +193,8 @@ func newScripter(r *perfdata.Reader, o scriptOptions, eo engine.Options) *script
 
 // read applies every record to the process model and unwinds every
 // sample (the engine's Visit), collecting the unique addresses of each
-// object.
+// object. It returns the error that stopped reading (the engine's
+// Diagnose reports it).
 func (sc *scripter) read() error {
 	return sc.eng.Visit(sc.addSample)
 }
@@ -272,10 +275,10 @@ func (sc *scripter) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAd
 func (sc *scripter) cleanup() { sc.eng.Close() }
 
 // symbolize resolves every object's unique addresses at once; objects
-// that cannot be read (missing, build-id mismatch) are reported once.
-func (sc *scripter) symbolize(stderr io.Writer) {
+// that cannot be read (missing, build-id mismatch) are noted in log.
+func (sc *scripter) symbolize(log *diag.Log) {
 	if _, why := sc.eng.Objects.Kernel(); why != "" && sc.eng.Symbols.KernelAsked() {
-		fmt.Fprintf(stderr, "hwprof: warning: %s: kernel frames print as [unknown]\n", why)
+		log.Note(fmt.Sprintf("%s: kernel frames print as [unknown]", why))
 	}
 	for _, ke := range sc.eng.Symbols.Resolve(sc.o.srcline) {
 		if ke.Key.Path == symbolize.KernelPath || engine.IsPerfMap(ke.Key.Path) {
@@ -283,9 +286,9 @@ func (sc *scripter) symbolize(stderr io.Writer) {
 		}
 		var mm *symbolize.BuildIDMismatchError
 		if errors.As(ke.Err, &mm) {
-			fmt.Fprintf(stderr, "hwprof: warning: %v: its frames print as [unknown]\n", ke.Err)
+			log.Note(fmt.Sprintf("%v: its frames print as [unknown]", ke.Err))
 		} else {
-			fmt.Fprintf(stderr, "hwprof: warning: cannot symbolize %s: %v\n", ke.Key.Path, ke.Err)
+			log.Note(fmt.Sprintf("cannot symbolize %s: %v", ke.Key.Path, ke.Err))
 		}
 	}
 }

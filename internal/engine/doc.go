@@ -18,6 +18,10 @@
 //     after the samples are read;
 //   - a per-sample visitor over a whole recording (Visit), in time order:
 //     hwprof script is a consumer of it;
+//   - what reading found wrong (Diagnose, into package diag's Log): the
+//     reader's warnings and error and the records that did not decode
+//     (Skips; Analyzed says which types count), the same for the loader,
+//     the visitor and hwprof dump;
 //   - the loader (Load, LoadFrom: load.go, finish.go and the files beside
 //     them), which folds a recording into the public model, a
 //     profile.Profile: each event's samples by its source (classify.go:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -16,6 +17,9 @@ type Engine struct {
 	Maps     *procmap.Map
 	Unwinder *unwind.Unwinder
 	Symbols  *Symbols
+	// Skips counts the records read that did not decode (Analyzed
+	// types only) and were skipped.
+	Skips diag.Skips
 }
 
 // New returns the engine of the recording r reads, finding its objects as
@@ -46,6 +50,23 @@ func SideBand(t perf.RecordType) bool {
 		return true
 	}
 	return false
+}
+
+// Analyzed says whether the analysis reads the contents of records of
+// type t: samples, the side-band records, and the LOST and LOST_SAMPLES
+// records it counts. One of them that does not decode is skipped and
+// counted in Skips; every command that reads a recording counts the same
+// (hwprof dump too), so that they warn alike.
+func Analyzed(t perf.RecordType) bool {
+	return t == perf.RecordSample || SideBand(t) || t == perf.RecordLost || t == perf.RecordLostSamples
+}
+
+// Diagnose adds to log what reading the recording found wrong: the
+// reader's warnings and the error that stopped it, then the records
+// skipped (Skips).
+func (e *Engine) Diagnose(log *diag.Log) {
+	log.Reader(e.r)
+	log.Skipped(e.Skips)
 }
 
 // Apply applies a side-band record to the process model, after finding
@@ -103,8 +124,9 @@ func (e *Engine) Lookup(s *perf.Sample, a uint64) (*procmap.Object, procmap.ObjA
 type Visitor func(s *perf.Sample, ev int, frames []unwind.Frame)
 
 // Visit reads every record in order: it applies the side-band records
-// and hands every sample that decodes to visit. It returns the reader's
-// error (the samples before it were visited).
+// and hands every sample that decodes to visit; the records that do not
+// decode are counted in Skips. It returns the reader's error (the samples
+// before it were visited); Diagnose tells what went wrong.
 func (e *Engine) Visit(visit Visitor) error {
 	var s perf.Sample
 	var frames []unwind.Frame
@@ -113,13 +135,18 @@ func (e *Engine) Visit(visit Visitor) error {
 		switch t := rec.Type(); {
 		case t == perf.RecordSample:
 			if err := e.r.DecodeSample(&s); err != nil {
-				continue // counted by the reader's warnings
+				e.Skips.Samples++
+				continue
 			}
 			ev, _ := e.r.Format().EventOf(rec.Raw)
 			frames = e.Frames(frames[:0], &s)
 			visit(&s, ev, frames)
-		case SideBand(t):
-			if d, err := e.r.Decode(); err == nil {
+		case Analyzed(t):
+			d, err := e.r.Decode()
+			switch {
+			case err != nil:
+				e.Skips.Records++
+			case SideBand(t):
 				e.Apply(d)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
@@ -38,7 +39,14 @@ func (l *loader) finish() *profile.Profile {
 	if l.probes.noRetAddr > 0 {
 		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.probes.noRetAddr))
 	}
-	p.Warnings = append(l.r.Warnings(), l.warnings...)
+	var log diag.Log
+	l.eng.Diagnose(&log)
+	for _, w := range l.warnings {
+		log.Note(w)
+	}
+	p.Warnings = log.Warnings()
+	p.Recording.Incomplete = log.Incomplete()
+	p.Recording.Lost += l.eng.Skips.Samples
 	l.eng.Close() // no goroutine outlives Load; the vdso's file is removed
 	return p
 }

@@ -293,19 +293,19 @@ func (l *loader) read() error {
 			w.add(rec.Raw)
 		case perf.RecordMmap, perf.RecordMmap2:
 			w.wait()
-			if d, err := l.r.Decode(); err == nil {
+			if d, ok := l.decode(); ok {
 				l.eng.Apply(d)
 				l.clearStacks()
 			}
 		case perf.RecordFork, perf.RecordExit:
 			w.wait()
-			if d, err := l.r.Decode(); err == nil {
+			if d, ok := l.decode(); ok {
 				l.maps.Apply(d)
 				clear(l.filter.commKeep)
 			}
 		case perf.RecordComm:
 			w.wait()
-			if d, err := l.r.Decode(); err == nil {
+			if d, ok := l.decode(); ok {
 				l.maps.Apply(d)
 				clear(l.filter.commKeep)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
@@ -314,13 +314,13 @@ func (l *loader) read() error {
 				}
 			}
 		case perf.RecordLost:
-			if d, err := l.r.Decode(); err == nil {
+			if d, ok := l.decode(); ok {
 				if x, ok := d.(*perf.Lost); ok {
 					l.rec.Lost += x.Lost
 				}
 			}
 		case perf.RecordLostSamples:
-			if d, err := l.r.Decode(); err == nil {
+			if d, ok := l.decode(); ok {
 				if x, ok := d.(*perf.LostSamples); ok {
 					l.rec.Lost += x.Lost
 				}
@@ -338,6 +338,17 @@ func (l *loader) read() error {
 	return l.r.Err()
 }
 
+// decode decodes the current record (of an Analyzed type other than
+// SAMPLE); one that does not decode is counted as skipped.
+func (l *loader) decode() (perf.Record, bool) {
+	d, err := l.r.Decode()
+	if err != nil {
+		l.eng.Skips.Records++
+		return nil, false
+	}
+	return d, true
+}
+
 // snapshot copies the reader's event table for the sample worker (which
 // must be idle).
 func (l *loader) snapshot() {
@@ -350,9 +361,11 @@ func (w *sampleWorker) fold(raw []byte) {
 	if w.l.foldFast(raw) {
 		return
 	}
-	if err := w.l.ev.format.DecodeSample(raw, &w.s); err == nil {
-		w.l.sample(&w.s) // the reader counts undecodable samples in its warnings
+	if err := w.l.ev.format.DecodeSample(raw, &w.s); err != nil {
+		w.l.eng.Skips.Samples++ // only this goroutine counts samples
+		return
 	}
+	w.l.sample(&w.s)
 }
 
 // A sampleWorker decodes and folds samples on its own goroutine: the

@@ -123,8 +123,10 @@ func (r Record) Header() perf.RecordHeader {
 //
 // Problems that leave the rest readable (an undecodable feature section,
 // a record whose event is unknown, trailing bytes) are collected in
-// Warnings; the library prints nothing. A Reader is not safe for
-// concurrent use.
+// Warnings; the library prints nothing. Incomplete tells the warnings that
+// mean records were lost (a COMPRESSED record that could not be
+// decompressed, a record skipped, a file cut short) from mere notes. A
+// Reader is not safe for concurrent use.
 type Reader struct {
 	hdr    Header
 	file   *os.File // Open's file, closed by Close
@@ -144,6 +146,7 @@ type Reader struct {
 	other    map[perf.RecordType]int64
 	total    int64
 	warnings []string
+	lossy    bool // a warning said that records were lost (lose)
 	err      error
 	done     bool
 	closed   bool
@@ -311,7 +314,7 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		// Records past the header's data size, up to the end of the file.
 		r.src.cut = int64(claimed)
 		claimed, avail = uint64(size), uint64(size)
-		r.warn(fmt.Sprintf("the recording was cut short (its writer did not finish it): the header's data section ends at %#x, the file at %#x: reading the records up to the end of the file", h.Data.End(), size))
+		r.lose(fmt.Sprintf("the recording was cut short (its writer did not finish it): the header's data section ends at %#x, the file at %#x: reading the records up to the end of the file", h.Data.End(), size))
 	} else if h.Data.Size == 0 {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
@@ -356,7 +359,7 @@ func (r *Reader) checkSection(name string, at int, s Section) error {
 			name, s.Offset, s.Size, at, size, ErrTruncated)
 	}
 	if name == "data" && s.Size > size-s.Offset {
-		r.warn(fmt.Sprintf("data section %#x+%#x runs past the end of the file (%d bytes): reading up to there", s.Offset, s.Size, size))
+		r.lose(fmt.Sprintf("data section %#x+%#x runs past the end of the file (%d bytes): reading up to there", s.Offset, s.Size, size))
 	}
 	return nil
 }
@@ -567,7 +570,22 @@ func (r *Reader) Err() error { return r.err }
 // Warnings returns what was wrong but did not stop reading.
 func (r *Reader) Warnings() []string { return r.warnings }
 
+// Incomplete reports whether records of the recording were lost so far:
+// reading stopped at an error (Err), or a warning says that records were
+// skipped or lost (a COMPRESSED record that could not be decompressed, a
+// record that could not be decoded or attributed to its event, a partial
+// record at the end of a COMPRESSED record) or that the file was cut
+// short. Warnings that lose no record (a feature section that could not
+// be read, a few stray bytes after the last record) leave it false.
+func (r *Reader) Incomplete() bool { return r.lossy || r.err != nil }
+
 const maxWarnings = 100
+
+// lose is warn for a problem that lost records (see Incomplete).
+func (r *Reader) lose(s string) {
+	r.lossy = true
+	r.warn(s)
+}
 
 func (r *Reader) warn(s string) {
 	switch {

@@ -54,15 +54,15 @@ func (r *Reader) finish(err error) {
 	case errors.As(err, &tr):
 		r.warn(tr.Error())
 	case errors.As(err, &ct):
-		r.warn(ct.Error())
+		r.lose(ct.Error())
 	default:
 		r.err = fmt.Errorf("perfdata: %w", err)
 	}
 	if n := r.src.zskipped; n > 0 {
-		r.warn(fmt.Sprintf("%d more COMPRESSED records were not decompressed (after the one too large): their records are lost", n))
+		r.lose(fmt.Sprintf("%d more COMPRESSED records were not decompressed (after the one too large): their records are lost", n))
 	}
 	if n := r.src.pendingDecompressed(); n > 0 && r.err == nil {
-		r.warn(fmt.Sprintf("%d bytes of a record left over at the end of the COMPRESSED record at offset %#x: ignored", n, r.src.zoff))
+		r.lose(fmt.Sprintf("%d bytes of a record left over at the end of the COMPRESSED record at offset %#x: ignored", n, r.src.zoff))
 	}
 }
 
@@ -91,7 +91,7 @@ func (r *Reader) process(rec *Record) bool {
 		if _, err := r.format.EventOf(rec.Raw); err != nil && r.format.Len() > 0 {
 			r.badEvent++
 			if r.badEvent == 1 {
-				r.warn(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", rec.Offset, err))
+				r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", rec.Offset, err))
 			}
 		}
 	}
@@ -122,13 +122,13 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 	}
 	d, err := r.format.Decode(rec.Raw)
 	if err != nil {
-		r.warn(fmt.Sprintf("record at offset %#x: %v: ignored", rec.Offset, err))
+		r.lose(fmt.Sprintf("record at offset %#x: %v: ignored", rec.Offset, err))
 		return true
 	}
 	switch m := d.(type) {
 	case *perf.HeaderAttr:
 		if err := r.addAttr(m.Attr, m.IDs); err != nil {
-			r.warn(fmt.Sprintf("ATTR record at offset %#x: %v: ignored", rec.Offset, err))
+			r.lose(fmt.Sprintf("ATTR record at offset %#x: %v: ignored", rec.Offset, err))
 		} else {
 			r.nameEvent(len(r.attrs) - 1)
 		}
@@ -157,7 +157,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 			if !errors.Is(err, ErrDecompressedTooLarge) {
 				err = fmt.Errorf("%w: its records are lost", err)
 			}
-			r.warn(err.Error())
+			r.lose(err.Error())
 		}
 	}
 	return true
@@ -167,7 +167,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 // skipped.
 func (r *Reader) payload(rec *Record, n uint64) {
 	if rec.Compressed {
-		r.warn(fmt.Sprintf("%v record with a payload inside a COMPRESSED record at offset %#x: payload not skipped", rec.Type(), rec.Offset))
+		r.lose(fmt.Sprintf("%v record with a payload inside a COMPRESSED record at offset %#x: payload not skipped", rec.Type(), rec.Offset))
 		return
 	}
 	r.src.skip = n

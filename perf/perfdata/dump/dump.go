@@ -18,18 +18,22 @@ import (
 // the record's fields by name; a sample's read values, callchain and branch
 // stack follow on indented lines. A record that does not decode is printed
 // with its size and the error, and printing goes on. Records writes one
-// line per Write call, so w should be buffered; it returns the first write
-// error, else r's error.
-func Records(w io.Writer, r *perfdata.Reader) error {
-	d := dumper{w: w, r: r}
+// line per Write call, so w should be buffered; it returns the records
+// that did not decode, by type, and the first write error. An error that
+// stopped r is r's to report (r.Err).
+func Records(w io.Writer, r *perfdata.Reader) (Undecodable, error) {
+	d := dumper{w: w, r: r, bad: Undecodable{}}
 	for r.Next() {
 		d.record(r.Record())
 		if d.werr != nil {
-			return d.werr
+			break
 		}
 	}
-	return r.Err()
+	return d.bad, d.werr
 }
+
+// Undecodable counts the records that did not decode, by type.
+type Undecodable map[perf.RecordType]uint64
 
 // dumper formats records; appends into buf and writes one line at a time,
 // so printing a million samples allocates nothing per sample.
@@ -38,6 +42,7 @@ type dumper struct {
 	r      *perfdata.Reader
 	buf    []byte
 	sample perf.Sample
+	bad    Undecodable
 	werr   error
 }
 
@@ -101,6 +106,7 @@ func (d *dumper) record(rec perfdata.Record) {
 	}
 	m, err := d.r.Decode()
 	if err != nil {
+		d.bad[t]++
 		d.str(" size=")
 		d.dec(uint64(len(rec.Raw)))
 		d.str(" undecodable: ")
@@ -117,6 +123,7 @@ func (d *dumper) record(rec perfdata.Record) {
 func (d *dumper) sampleRecord(raw []byte) {
 	s := &d.sample
 	if err := d.r.Format().DecodeSample(raw, s); err != nil {
+		d.bad[perf.RecordSample]++
 		d.str(" size=")
 		d.dec(uint64(len(raw)))
 		d.str(" undecodable: ")
@@ -632,5 +639,5 @@ func Stats(w io.Writer, r *perfdata.Reader, path string) error {
 	if n := r.Unknown(); n > 0 {
 		fmt.Fprintf(w, "unknown types %d (skipped by size)\n", n)
 	}
-	return r.Err()
+	return nil // an error that stopped reading is r's to report (r.Err)
 }

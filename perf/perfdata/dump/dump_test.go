@@ -69,8 +69,12 @@ func TestRecords(t *testing.T) {
 	defer r.Close()
 	r.SetFileOrder(true)
 	var out bytes.Buffer
-	if err := Records(&out, r); err != nil {
+	undecodable, err := Records(&out, r)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if undecodable[perf.RecordSample] != 1 {
+		t.Errorf("undecodable samples counted: %v, want the short one", undecodable)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	t.Logf("\n%s", out.String())
