@@ -48,7 +48,7 @@ var v1Shapes = []v1Shape{
 // of shape s: the attrs, rewritten, are appended at the end of the file,
 // and the header changed; the data and feature sections stay where they
 // are.
-func toV1(t *testing.T, v2 []byte, s v1Shape) []byte {
+func toV1(t testing.TB, v2 []byte, s v1Shape) []byte {
 	t.Helper()
 	le := binary.LittleEndian
 	if string(v2[:8]) != magic || le.Uint64(v2[8:]) != fileHeaderSize {
