@@ -3,8 +3,12 @@ package symbolize
 import (
 	"debug/elf"
 	"debug/gosym"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
 // ObjectKey names an object as a recording does: its path and, when known,
@@ -47,19 +51,24 @@ func OpenSymbols(key ObjectKey, opts Options) (*Object, error) {
 }
 
 // openFound finds the object's file and opens it.
-func openFound(key ObjectKey, opts Options, withDWARF bool) (o *Object, err error) {
+func openFound(key ObjectKey, opts Options, withDWARF bool) (*Object, error) {
 	path, id, err := opts.findBinary(key)
 	if err != nil {
 		return nil, err
 	}
-	// debug/elf, debug/dwarf and debug/gosym are not proven against every
-	// malformed file; a panic in them is an error of this file.
+	return guarded(path, func() (*Object, error) { return open(key, opts, path, id, withDWARF) })
+}
+
+// guarded runs open, turning a panic into an error of the file at path:
+// debug/elf, debug/dwarf and debug/gosym are not proven against every
+// malformed file.
+func guarded(path string, open func() (*Object, error)) (o *Object, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
 		}
 	}()
-	return open(key, opts, path, id, withDWARF)
+	return open()
 }
 
 func open(key ObjectKey, opts Options, path, id string, withDWARF bool) (*Object, error) {
@@ -69,18 +78,47 @@ func open(key ObjectKey, opts Options, path, id string, withDWARF bool) (*Object
 	}
 	defer f.Close()
 	o := &Object{key: key, path: path, buildID: id}
-	dw := f
 	var df *elf.File
 	if !hasDWARF(f) {
 		if dp := opts.findDebug(path, key.Path, id, f); dp != "" {
 			if df, err = elf.Open(dp); err == nil {
 				defer df.Close()
 				o.debugPath = dp
-				dw = df
 			} else {
 				df = nil
 			}
 		}
+	}
+	o.build(f, df, withDWARF)
+	return o, nil
+}
+
+// openELF builds the Object of an ELF file held in r, as Open does once it
+// has found the file, without looking for a separate debug file: the
+// tables of a file in memory (the fuzz test's mutated files).
+func openELF(key ObjectKey, r io.ReaderAt, withDWARF bool) (*Object, error) {
+	return guarded(key.Path, func() (*Object, error) {
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return nil, fmt.Errorf("open object: %w", err)
+		}
+		id := ""
+		if b, err := perfdata.ELFBuildID(f); err == nil {
+			id = hex.EncodeToString(b)
+		}
+		o := &Object{key: key, path: key.Path, buildID: id}
+		o.build(f, nil, withDWARF)
+		return o, nil
+	})
+}
+
+// build builds the tables of f, with df its separate debug file (nil if
+// none): symbols from both, DWARF from df if given, else from f, and a Go
+// binary's pclntab when there is no DWARF.
+func (o *Object) build(f, df *elf.File, withDWARF bool) {
+	dw := f
+	if df != nil {
+		dw = df
 	}
 	o.syms.load(f, df)
 	o.syms.addPLT(f)
@@ -102,7 +140,6 @@ func open(key ObjectKey, opts Options, path, id string, withDWARF bool) (*Object
 			o.gosym, o.goinl = t, inl
 		}
 	}
-	return o, nil
 }
 
 func hasDWARF(f *elf.File) bool {

@@ -27,14 +27,17 @@ func ReadBuildID(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read build-id: %w", err)
 	}
 	defer f.Close()
-	id, err := buildIDFromELF(f)
+	id, err := ELFBuildID(f)
 	if err != nil {
 		return nil, fmt.Errorf("read build-id: %s: %w", path, err)
 	}
 	return id, nil
 }
 
-func buildIDFromELF(f *elf.File) ([]byte, error) {
+// ELFBuildID returns the GNU build-id of an open ELF file, as ReadBuildID
+// does for a path (the file may be in memory: elf.NewFile of a
+// bytes.Reader). It returns ErrNoBuildID when there is none.
+func ELFBuildID(f *elf.File) ([]byte, error) {
 	var notes []io.ReadSeeker
 	if s := f.Section(".note.gnu.build-id"); s != nil && s.Type == elf.SHT_NOTE {
 		notes = append(notes, s.Open())
