@@ -207,3 +207,33 @@ func TestFuzzOpenSeed(t *testing.T) {
 		t.Errorf("build-id in memory %q, from the file %q", inMemory.BuildID(), fromFile.BuildID())
 	}
 }
+
+// A DWARF 5 line table whose directory count is 2^40 (FuzzOpen's crasher
+// de4ec1d41ae167d9, which made debug/dwarf allocate 277 GB) is an error of
+// the object's DWARF; its symbols still resolve.
+func TestLineCountBomb(t *testing.T) {
+	seed, err := os.ReadFile(tinyELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzOpen", "de4ec1d41ae167d9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, ok := parseFuzzOpenInput(data)
+	if !ok {
+		t.Fatal("the crasher does not parse")
+	}
+	b := bytes.Clone(seed)
+	copy(b[in.off:], in.patch)
+	o, err := openELF(ObjectKey{Path: "bomb.elf"}, bytes.NewReader(b), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.dwarfErr == nil || !strings.Contains(o.dwarfErr.Error(), "directory entries") {
+		t.Errorf("DWARF error %v, want the directory count named", o.dwarfErr)
+	}
+	if l := o.Symbolize([]Addr{tinyLeaf})[0]; l.Symbol == nil || l.Symbol.Name.Raw != "leaf" {
+		t.Errorf("address %#x: %+v, want the symbol leaf", tinyLeaf, l)
+	}
+}

@@ -127,7 +127,7 @@ func (o *Object) build(f, df *elf.File, withDWARF bool) {
 	if withDWARF && hasDWARF(dw) {
 		d, err := dw.DWARF()
 		if err == nil {
-			o.dwarf, err = buildDWARF(d)
+			o.dwarf, err = buildDWARF(d, lineSection(dw), dw.ByteOrder)
 		}
 		if err == nil {
 			o.dwarf.useSymbolNames(&o.syms)
