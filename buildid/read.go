@@ -66,6 +66,16 @@ func FromNotes(data []byte, bo binary.ByteOrder) (ID, bool) {
 	return id, err == nil
 }
 
+// FromELF returns the GNU build-id of an open ELF file, as Read does for
+// a path (the file may be in memory: elf.NewFile of a bytes.Reader).
+func FromELF(f *elf.File) (ID, error) {
+	b, err := fromELF(f)
+	if err != nil {
+		return ID{}, err
+	}
+	return New(b)
+}
+
 func fromELF(f *elf.File) ([]byte, error) {
 	var notes []io.ReadSeeker
 	if s := f.Section(".note.gnu.build-id"); s != nil && s.Type == elf.SHT_NOTE {

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"cmp"
 	"debug/dwarf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,8 @@ type dwarfIndex struct {
 
 	// while building
 	d       *dwarf.Data
+	lineSec []byte           // .debug_line, for checkLineCounts
+	order   binary.ByteOrder // of lineSec
 	nameIdx map[dwarf.Offset]nameRef
 	nameStr map[string]int32
 	fileIdx map[string]int32
@@ -67,8 +70,10 @@ type dwarfIndex struct {
 	cuMangles bool
 }
 
-func buildDWARF(d *dwarf.Data) (*dwarfIndex, error) {
-	x := &dwarfIndex{d: d, nameIdx: map[dwarf.Offset]nameRef{}, nameStr: map[string]int32{}, fileIdx: map[string]int32{}}
+// buildDWARF indexes d; lineSec is its .debug_line section (see
+// lineSection; nil if unknown) in byte order bo, for checkLineCounts.
+func buildDWARF(d *dwarf.Data, lineSec []byte, bo binary.ByteOrder) (*dwarfIndex, error) {
+	x := &dwarfIndex{d: d, lineSec: lineSec, order: bo, nameIdx: map[dwarf.Offset]nameRef{}, nameStr: map[string]int32{}, fileIdx: map[string]int32{}}
 	r := d.Reader()
 	started, prev := false, dwarf.Offset(0)
 	for {
@@ -117,6 +122,11 @@ func (x *dwarfIndex) file(name string) int32 {
 // lineTable reads the line table of cu into x.lines and sets x.cuFiles.
 func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
 	x.cuFiles = x.cuFiles[:0]
+	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
+		if err := checkLineCounts(x.lineSec, off, x.order); err != nil {
+			return fmt.Errorf("read DWARF line table: %w", err)
+		}
+	}
 	lr, err := x.d.LineReader(cu)
 	if err != nil {
 		return fmt.Errorf("read DWARF line table: %w", err)

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"debug/gosym"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/hwprof/hwprof/buildid"
@@ -49,19 +50,24 @@ func OpenSymbols(key ObjectKey, opts Options) (*Object, error) {
 }
 
 // openFound finds the object's file and opens it.
-func openFound(key ObjectKey, opts Options, withDWARF bool) (o *Object, err error) {
+func openFound(key ObjectKey, opts Options, withDWARF bool) (*Object, error) {
 	path, id, err := opts.findBinary(key)
 	if err != nil {
 		return nil, err
 	}
-	// debug/elf, debug/dwarf and debug/gosym are not proven against every
-	// malformed file; a panic in them is an error of this file.
+	return guarded(path, func() (*Object, error) { return open(key, opts, path, id, withDWARF) })
+}
+
+// guarded runs open, turning a panic into an error of the file at path:
+// debug/elf, debug/dwarf and debug/gosym are not proven against every
+// malformed file.
+func guarded(path string, open func() (*Object, error)) (o *Object, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			o, err = nil, fmt.Errorf("open object: %s: malformed file: %v", path, r)
 		}
 	}()
-	return open(key, opts, path, id, withDWARF)
+	return open()
 }
 
 func open(key ObjectKey, opts Options, path string, id buildid.ID, withDWARF bool) (*Object, error) {
@@ -71,18 +77,44 @@ func open(key ObjectKey, opts Options, path string, id buildid.ID, withDWARF boo
 	}
 	defer f.Close()
 	o := &Object{key: key, path: path, buildID: id}
-	dw := f
 	var df *elf.File
 	if !hasDWARF(f) {
 		if dp := opts.findDebug(path, key.Path, id, f); dp != "" {
 			if df, err = elf.Open(dp); err == nil {
 				defer df.Close()
 				o.debugPath = dp
-				dw = df
 			} else {
 				df = nil
 			}
 		}
+	}
+	o.build(f, df, withDWARF)
+	return o, nil
+}
+
+// openELF builds the Object of an ELF file held in r, as Open does once it
+// has found the file, without looking for a separate debug file: the
+// tables of a file in memory (the fuzz test's mutated files).
+func openELF(key ObjectKey, r io.ReaderAt, withDWARF bool) (*Object, error) {
+	return guarded(key.Path, func() (*Object, error) {
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return nil, fmt.Errorf("open object: %w", err)
+		}
+		id, _ := buildid.FromELF(f) // the zero ID when it has none
+		o := &Object{key: key, path: key.Path, buildID: id}
+		o.build(f, nil, withDWARF)
+		return o, nil
+	})
+}
+
+// build builds the tables of f, with df its separate debug file (nil if
+// none): symbols from both, DWARF from df if given, else from f, and a Go
+// binary's pclntab when there is no DWARF.
+func (o *Object) build(f, df *elf.File, withDWARF bool) {
+	dw := f
+	if df != nil {
+		dw = df
 	}
 	o.syms.load(f, df)
 	o.syms.addPLT(f)
@@ -91,7 +123,7 @@ func open(key ObjectKey, opts Options, path string, id buildid.ID, withDWARF boo
 	if withDWARF && hasDWARF(dw) {
 		d, err := dw.DWARF()
 		if err == nil {
-			o.dwarf, err = buildDWARF(d)
+			o.dwarf, err = buildDWARF(d, lineSection(dw), dw.ByteOrder)
 		}
 		if err == nil {
 			o.dwarf.useSymbolNames(&o.syms)
@@ -104,7 +136,6 @@ func open(key ObjectKey, opts Options, path string, id buildid.ID, withDWARF boo
 			o.gosym, o.goinl = t, inl
 		}
 	}
-	return o, nil
 }
 
 func hasDWARF(f *elf.File) bool {

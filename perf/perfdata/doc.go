@@ -4,8 +4,10 @@
 // recordings, and reads perf.data files of any perf version, file or pipe
 // mode (Reader, in reader*.go): records in time order round by round,
 // COMPRESSED records expanded (zstd), feature sections decoded. The
-// Reader runs one goroutine while a recording has COMPRESSED records (the
-// streaming zstd decoder pulls its input); Close ends it.
+// version 1 format of perf before 2012 ("PERFFILE") is read as perf reads
+// it; big-endian files (which perf byte-swaps) are refused with that said.
+// The Reader runs one goroutine while a recording has COMPRESSED records
+// (the streaming zstd decoder pulls its input); Close ends it.
 //
 // A Writer lays a file out as perf record does: the header, the sample ids
 // of every event, the attrs, then the records exactly as the kernel

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 
 	"github.com/hwprof/hwprof/perf"
@@ -47,7 +48,11 @@ func (s Section) End() uint64 {
 // Header is the perf.data file header (struct perf_file_header), or for
 // pipe mode only Pipe and Size (struct perf_pipe_file_header).
 type Header struct {
-	Pipe       bool
+	Pipe bool
+	// Version is the format's version: 2 for the "PERFILE2" magic, 1 for
+	// the "PERFFILE" magic of perf before 2012 (struct perf_file_header is
+	// the same; only the magic and the attrs are read differently).
+	Version    int
 	Size       uint64  // header size: 104, 72 (old files) or 16 (pipe)
 	AttrSize   uint64  // size of one attrs entry (attr and its ids section)
 	Attrs      Section // the attrs section
@@ -219,7 +224,8 @@ func newPipeReader(rd io.Reader) (*Reader, error) {
 	if _, err := io.ReadFull(rd, b[:]); err != nil {
 		return nil, fmt.Errorf("read pipe header: %w (%w)", err, ErrNotPerfData)
 	}
-	if err := checkMagic(b[:]); err != nil {
+	version, err := checkMagic(b[:])
+	if err != nil {
 		return nil, err
 	}
 	switch sz := binary.LittleEndian.Uint64(b[8:]); sz {
@@ -230,7 +236,7 @@ func newPipeReader(rd io.Reader) (*Reader, error) {
 		return nil, fmt.Errorf("header size %d at offset 8: want %d for a pipe (%w)", sz, pipeHeaderSize, ErrNotPerfData)
 	}
 	r := newEmptyReader()
-	r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: -1}
+	r.hdr = Header{Pipe: true, Version: version, Size: pipeHeaderSize, FileSize: -1}
 	r.src.init(rd, pipeHeaderSize, -1, -1)
 	return r, nil
 }
@@ -240,16 +246,53 @@ func newEmptyReader() *Reader {
 	return &Reader{format: f}
 }
 
-func checkMagic(b []byte) error {
+// magicV1 is the magic of perf.data version 1 ("PERFFILE", __perf_magic1
+// in tools/perf/util/header.c). Unlike "PERFILE2" it reads the same in
+// both byte orders: perf tells a big-endian version 1 file by its attr
+// entry size (try_all_file_abis).
+const magicV1 = "PERFFILE"
+
+// checkMagic returns the format version of the magic in b[:8], as perf's
+// check_magic_endian tells it.
+func checkMagic(b []byte) (int, error) {
 	switch string(b[:8]) {
 	case magic:
-		return nil
+		return 2, nil
+	case magicV1:
+		return 1, nil
 	case "2ELIFREP":
-		return fmt.Errorf("big-endian perf.data (magic %q) is not supported", b[:8])
-	case "PERFFILE":
-		return fmt.Errorf("perf.data version 1 (magic %q) is not supported", b[:8])
+		return 0, fmt.Errorf("big-endian perf.data (magic %q) is not supported", b[:8])
 	}
-	return fmt.Errorf("magic %q at offset 0: want %q (%w)", b[:8], magic, ErrNotPerfData)
+	return 0, fmt.Errorf("magic %q at offset 0: want %q (%w)", b[:8], magic, ErrNotPerfData)
+}
+
+// attrEntrySizesV1 are the attr entry sizes perf accepts in a version 1
+// file: sizeof(struct perf_file_section) plus PERF_ATTR_SIZE_VER0 to
+// VER4 (attr_file_abi_sizes in tools/perf/util/header.c). perf refuses a
+// version 1 file with any other size, and takes one that matches only
+// byte-swapped for a big-endian file.
+var attrEntrySizesV1 = [...]uint64{
+	perf.AttrSizeVer0 + fileSectionSize,
+	perf.AttrSizeVer1 + fileSectionSize,
+	perf.AttrSizeVer2 + fileSectionSize,
+	perf.AttrSizeVer3 + fileSectionSize,
+	perf.AttrSizeVer4 + fileSectionSize,
+}
+
+// checkAttrSizeV1 checks the attr entry size (header offset 16) of a
+// version 1 file as try_all_file_abis does.
+func checkAttrSizeV1(size uint64) error {
+	for _, want := range attrEntrySizesV1 {
+		if size == want {
+			return nil
+		}
+	}
+	for _, want := range attrEntrySizesV1 {
+		if bits.ReverseBytes64(size) == want {
+			return fmt.Errorf("big-endian perf.data version 1 (attr entry size %d at offset 16 byte-swapped) is not supported", want)
+		}
+	}
+	return fmt.Errorf("perf.data version 1 with attr entry size %d at offset 16: want one of %v, as perf", size, attrEntrySizesV1)
 }
 
 func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
@@ -261,15 +304,27 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		}
 		return nil, fmt.Errorf("read header: %d bytes: %w", n, err)
 	}
-	if err := checkMagic(b[:]); err != nil {
+	version, err := checkMagic(b[:])
+	if err != nil {
 		return nil, err
 	}
-	hsz := binary.LittleEndian.Uint64(b[8:])
+	le := binary.LittleEndian
+	hsz := le.Uint64(b[8:])
 	if hsz == pipeHeaderSize {
 		r := newEmptyReader()
-		r.hdr = Header{Pipe: true, Size: pipeHeaderSize, FileSize: size}
+		r.hdr = Header{Pipe: true, Version: version, Size: pipeHeaderSize, FileSize: size}
 		r.src.init(io.NewSectionReader(ra, pipeHeaderSize, size-pipeHeaderSize), pipeHeaderSize, -1, size-pipeHeaderSize)
 		return r, nil
+	}
+	if version == 1 {
+		// perf tells the byte order of a version 1 file by its attr entry
+		// size, before it looks at the header size.
+		if n < fileHeaderSizeV1 {
+			return nil, fmt.Errorf("header: file has %d bytes, header needs %d (%w)", n, fileHeaderSizeV1, ErrTruncated)
+		}
+		if err := checkAttrSizeV1(le.Uint64(b[16:])); err != nil {
+			return nil, err
+		}
 	}
 	if hsz != fileHeaderSize && hsz != fileHeaderSizeV1 {
 		return nil, fmt.Errorf("header size %d at offset 8: want %d (file) or %d (pipe) (%w)", hsz, fileHeaderSize, pipeHeaderSize, ErrNotPerfData)
@@ -279,8 +334,8 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	}
 	r := newEmptyReader()
 	h := &r.hdr
-	le := binary.LittleEndian
 	*h = Header{
+		Version:    version,
 		Size:       hsz,
 		AttrSize:   le.Uint64(b[16:]),
 		Attrs:      Section{le.Uint64(b[24:]), le.Uint64(b[32:])},
@@ -365,7 +420,10 @@ func (r *Reader) checkSection(name string, at int, s Section) error {
 }
 
 // readAttrs reads the attrs section: AttrSize-byte entries, each an attr
-// followed by the perf_file_section of its ids.
+// followed by the perf_file_section of its ids. In a version 1 file the
+// entries are read as perf reads them all (read_attr in
+// tools/perf/util/header.c): Attrs.Size/AttrSize of them one after the
+// other, each as long as its attr says (size 0: PERF_ATTR_SIZE_VER0).
 func (r *Reader) readAttrs(ra io.ReaderAt) error {
 	h := &r.hdr
 	if err := r.checkSection("attrs", 24, h.Attrs); err != nil {
@@ -377,17 +435,30 @@ func (r *Reader) readAttrs(ra io.ReaderAt) error {
 	if h.AttrSize < perf.AttrSizeVer0+fileSectionSize || h.AttrSize > maxAttrSize+fileSectionSize {
 		return fmt.Errorf("attr entry size %d (header offset 16): want %d to %d", h.AttrSize, perf.AttrSizeVer0+fileSectionSize, maxAttrSize+fileSectionSize)
 	}
-	if h.Attrs.Size%h.AttrSize != 0 {
+	n := h.Attrs.Size / h.AttrSize
+	size := h.Attrs.Size
+	if h.Version == 1 {
+		// Entries of up to the largest attr known, as far as the file goes.
+		size = min(n*(perf.AttrSizeVer8+fileSectionSize), uint64(h.FileSize)-h.Attrs.Offset)
+	} else if h.Attrs.Size%h.AttrSize != 0 {
 		return fmt.Errorf("attrs section of %d bytes at %#x is not a multiple of the entry size %d", h.Attrs.Size, h.Attrs.Offset, h.AttrSize)
 	}
-	buf := make([]byte, h.Attrs.Size)
+	buf := make([]byte, size)
 	if _, err := ra.ReadAt(buf, int64(h.Attrs.Offset)); err != nil {
 		return fmt.Errorf("read attrs section at %#x: %w", h.Attrs.Offset, err)
 	}
 	le := binary.LittleEndian
-	for off := uint64(0); off < h.Attrs.Size; off += h.AttrSize {
-		e := buf[off : off+h.AttrSize]
-		raw := e[:len(e)-fileSectionSize]
+	off := uint64(0)
+	for range n {
+		attrLen := h.AttrSize - fileSectionSize
+		if h.Version == 1 {
+			var err error
+			if attrLen, err = attrLenV1(buf[off:], h.Attrs.Offset+off); err != nil {
+				return err
+			}
+		}
+		e := buf[off : off+attrLen+fileSectionSize]
+		raw := e[:attrLen]
 		a, err := perf.UnmarshalAttr(raw)
 		if err != nil {
 			return fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
@@ -408,8 +479,30 @@ func (r *Reader) readAttrs(ra io.ReaderAt) error {
 		if err := r.addAttr(a, list); err != nil {
 			return fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
 		}
+		off += uint64(len(e))
 	}
 	return nil
+}
+
+// attrLenV1 returns the length of the attr that starts b, an entry of a
+// version 1 file at offset at, as read_attr tells it: its size field,
+// PERF_ATTR_SIZE_VER0 if 0. The entry, its ids section included, must lie
+// in b.
+func attrLenV1(b []byte, at uint64) (uint64, error) {
+	if len(b) < perf.AttrSizeVer0+fileSectionSize {
+		return 0, fmt.Errorf("attr at %#x: %d bytes left in the file, want at least %d (%w)", at, len(b), perf.AttrSizeVer0+fileSectionSize, ErrTruncated)
+	}
+	n := uint64(binary.LittleEndian.Uint32(b[4:]))
+	switch {
+	case n == 0:
+		n = perf.AttrSizeVer0
+	case n < perf.AttrSizeVer0 || n > perf.AttrSizeVer8:
+		return 0, fmt.Errorf("attr at %#x: size %d at %#x: want 0 or %d to %d", at, n, at+4, perf.AttrSizeVer0, perf.AttrSizeVer8)
+	}
+	if n+fileSectionSize > uint64(len(b)) {
+		return 0, fmt.Errorf("attr at %#x: size %d: its entry runs past the end of the file (%w)", at, n, ErrTruncated)
+	}
+	return n, nil
 }
 
 // addAttr adds an event to the attrs and the sample format.

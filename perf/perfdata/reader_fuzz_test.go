@@ -16,6 +16,7 @@ func FuzzReader(f *testing.F) {
 	file := smallFile(f)
 	f.Add(file)
 	f.Add(file[:len(file)/2])
+	f.Add(toV1(f, file, v1Shapes[len(v1Shapes)-1])) // version 1, attrs read by their own size
 	var inner []byte
 	for _, tm := range []uint64{3, 1, 2} {
 		inner = append(inner, timedSample(tm, 1)...)
