@@ -23,6 +23,15 @@ type Observation struct {
 	// SelfCPU is hwprof's own CPU time (user and system) in the interval,
 	// or this event's share of it when several events are tuned.
 	SelfCPU time.Duration
+	// SampleCPU is the part of SelfCPU spent on the interval's records:
+	// draining the rings, decoding, counting and writing them, the work
+	// that grows with the samples (the caller times its drains with its
+	// thread's CPU clock). The rest of SelfCPU, wakeups, timers and the
+	// runtime, does not depend on the period and is never budgeted. 0
+	// when not measured (a drain of any record takes measurable time):
+	// the controller then assumes Policy.SelfSampleCost per sample, and
+	// once the observations span a range of rates, a fit of SelfCPU.
+	SampleCPU time.Duration
 	// ProgramCPU is the program's CPU time in the interval, if known. When
 	// 0 it is estimated: Samples+Lost periods for a Time event, Duration ×
 	// CPUs for a Count event (then the rate floor is not applied).

@@ -12,8 +12,10 @@ type window struct {
 	dur                               time.Duration
 	samples, lost, throttled, repeats uint64
 	self                              time.Duration
-	cpu                               float64 // program CPU-seconds, measured or estimated
-	cpuKnown                          bool    // no observation assumed every CPU busy
+	drain                             time.Duration // SampleCPU: hwprof's CPU on the records
+	drainKnown                        bool          // every observation measured drain
+	cpu                               float64       // program CPU-seconds, measured or estimated
+	cpuKnown                          bool          // no observation assumed every CPU busy
 	lbrPairs                          uint64
 	lbrSum                            float64
 	extended                          bool // an uncertain evaluation is collecting more samples
@@ -34,7 +36,10 @@ func observed(o Observation, period uint64, k Kind) window {
 		throttled: o.Throttled,
 		repeats:   min(o.Repeats, o.Samples),
 		self:      o.SelfCPU,
-		cpuKnown:  true,
+		drain:     min(o.SampleCPU, o.SelfCPU),
+		// An interval without records has nothing to measure.
+		drainKnown: o.SampleCPU > 0 || o.Samples+o.Lost == 0,
+		cpuKnown:   true,
 	}
 	switch {
 	case o.ProgramCPU > 0:
@@ -66,6 +71,8 @@ func (w *window) merge(x window) {
 	w.throttled += x.throttled
 	w.repeats += x.repeats
 	w.self += x.self
+	w.drain += x.drain
+	w.drainKnown = w.drainKnown && x.drainKnown
 	w.cpu += x.cpu
 	w.cpuKnown = w.cpuKnown && x.cpuKnown
 	w.rateExact = w.rateExact && x.rateExact
@@ -131,11 +138,6 @@ func (w *window) selfShare() float64 {
 		return 0
 	}
 	return w.self.Seconds() / w.cpu
-}
-
-// cost is the profile's estimated cost as a share of the program's CPU.
-func (w *window) cost(sampleCost time.Duration) float64 {
-	return w.rate()*sampleCost.Seconds() + w.selfShare()
 }
 
 func (w *window) overlap() float64 {
