@@ -64,12 +64,32 @@ func (f *selfFit) solve() (fixed, perSample float64, ok bool) {
 	return fixed, perSample, fixed >= 0 && perSample >= 0
 }
 
-// selfPerSample is hwprof's CPU time per sample in the window: measured
-// over its drains when the caller timed them, else fitted, else the
+// drainCost accumulates hwprof's CPU time on its drains and the samples
+// they held, the newest 5 to 10 × MinSamples of them (older halves are
+// forgotten), so the estimate per sample rests on many drains: a single
+// window's is noisy (a garbage collection, the first touch of the
+// buffers) and hwprof's work per sample does not depend on the period.
+type drainCost struct {
+	cpu, n float64 // seconds, samples
+}
+
+func (d *drainCost) add(o Observation, limit float64) {
+	if o.SampleCPU <= 0 || o.Samples+o.Lost == 0 {
+		return
+	}
+	d.cpu += min(o.SampleCPU, o.SelfCPU).Seconds()
+	d.n += float64(o.Samples + o.Lost)
+	if d.n > limit {
+		d.cpu, d.n = d.cpu/2, d.n/2
+	}
+}
+
+// selfPerSample is hwprof's CPU time per sample: measured over its
+// drains once they held MinSamples samples, else fitted, else the
 // policy's prior.
-func (c *Controller) selfPerSample(w *window) float64 {
-	if n := float64(w.samples + w.lost); w.drainKnown && n > 0 {
-		return w.drain.Seconds() / n
+func (c *Controller) selfPerSample() float64 {
+	if c.drain.n >= float64(c.p.MinSamples) {
+		return c.drain.cpu / c.drain.n
 	}
 	if _, per, ok := c.self.solve(); ok {
 		return per
@@ -88,7 +108,7 @@ func (c *Controller) costParts(w *window) (kernel, perSample, fixed float64) {
 	}
 	n, self := float64(w.samples+w.lost), w.selfShare()
 	kernel = w.rate() * c.p.SampleCost.Seconds()
-	perSample = min(c.selfPerSample(w)*n/w.cpu, self)
+	perSample = min(c.selfPerSample()*n/w.cpu, self)
 	return kernel, perSample, self - perSample
 }
 

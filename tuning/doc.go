@@ -72,14 +72,16 @@
 //     program CPU, the cost the period controls is estimated as samples
 //     per second per CPU × SampleCost (the kernel's work per sample,
 //     2.5µs) plus hwprof's CPU per sample (measured over its drains,
-//     Observation.SampleCPU) as a share of the program's CPU. Above
+//     Observation.SampleCPU, once they held MinSamples samples; the
+//     newest 5-10 × MinSamples count) as a share of the program's CPU. Above
 //     Budget (2%), or above the rate cap (MaxRate, 4000 samples/s per
 //     CPU, perf's default frequency; lower if the budget cannot pay the
 //     kernel's part), the period grows in one step to land Headroom (20%)
 //     inside the limit. hwprof's fixed CPU (wakeups, timers, the Go
 //     runtime: it does not scale with the samples) is reported in the
-//     reason but never budgeted, since no period reduces it. A caller
-//     that does not time its drains gets SelfSampleCost (2µs) per sample,
+//     reason but never budgeted, since no period reduces it. Until the
+//     drains are measured, and for a caller that does not time them,
+//     hwprof's work is taken as SelfSampleCost (2µs) per sample,
 //     never more than hwprof spent, and a least-squares split of hwprof's
 //     CPU into fixed and per-sample parts once the observations span a
 //     range of rates; so a first decision never takes fixed cost for cost

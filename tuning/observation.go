@@ -28,9 +28,11 @@ type Observation struct {
 	// that grows with the samples (the caller times its drains with its
 	// thread's CPU clock). The rest of SelfCPU, wakeups, timers and the
 	// runtime, does not depend on the period and is never budgeted. 0
-	// when not measured (a drain of any record takes measurable time):
-	// the controller then assumes Policy.SelfSampleCost per sample, and
-	// once the observations span a range of rates, a fit of SelfCPU.
+	// when not measured (a drain of any record takes measurable time).
+	// The controller trusts the measure once the drains held MinSamples
+	// samples; until then, or without it, it assumes
+	// Policy.SelfSampleCost per sample or, once the observations span a
+	// range of rates, a fit of SelfCPU.
 	SampleCPU time.Duration
 	// ProgramCPU is the program's CPU time in the interval, if known. When
 	// 0 it is estimated: Samples+Lost periods for a Time event, Duration ×

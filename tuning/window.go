@@ -12,10 +12,8 @@ type window struct {
 	dur                               time.Duration
 	samples, lost, throttled, repeats uint64
 	self                              time.Duration
-	drain                             time.Duration // SampleCPU: hwprof's CPU on the records
-	drainKnown                        bool          // every observation measured drain
-	cpu                               float64       // program CPU-seconds, measured or estimated
-	cpuKnown                          bool          // no observation assumed every CPU busy
+	cpu                               float64 // program CPU-seconds, measured or estimated
+	cpuKnown                          bool    // no observation assumed every CPU busy
 	lbrPairs                          uint64
 	lbrSum                            float64
 	extended                          bool // an uncertain evaluation is collecting more samples
@@ -36,10 +34,7 @@ func observed(o Observation, period uint64, k Kind) window {
 		throttled: o.Throttled,
 		repeats:   min(o.Repeats, o.Samples),
 		self:      o.SelfCPU,
-		drain:     min(o.SampleCPU, o.SelfCPU),
-		// An interval without records has nothing to measure.
-		drainKnown: o.SampleCPU > 0 || o.Samples+o.Lost == 0,
-		cpuKnown:   true,
+		cpuKnown:  true,
 	}
 	switch {
 	case o.ProgramCPU > 0:
@@ -71,8 +66,6 @@ func (w *window) merge(x window) {
 	w.throttled += x.throttled
 	w.repeats += x.repeats
 	w.self += x.self
-	w.drain += x.drain
-	w.drainKnown = w.drainKnown && x.drainKnown
 	w.cpu += x.cpu
 	w.cpuKnown = w.cpuKnown && x.cpuKnown
 	w.rateExact = w.rateExact && x.rateExact

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/hwprof/hwprof/perf"
 )
@@ -11,6 +12,10 @@ var le = binary.LittleEndian
 // drain empties every ring into the file, then marks the end of the round
 // so readers can sort samples by time one round at a time.
 func (r *recorder) drain() {
+	var t0 time.Duration
+	if r.adaptive != nil {
+		t0 = threadCPU()
+	}
 	wrote := false
 	for i, rg := range r.rings {
 		n, _, err := rg.ReadPos(func(pos uint64, rec []byte) error {
@@ -29,6 +34,9 @@ func (r *recorder) drain() {
 		if err := r.w.WriteFinishedRound(); err != nil && r.writeErr == nil {
 			r.writeErr = err
 		}
+	}
+	if r.adaptive != nil && wrote {
+		r.adaptive.noteDrain(threadCPU() - t0)
 	}
 }
 
