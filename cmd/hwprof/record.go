@@ -402,7 +402,7 @@ func printPeriods(w io.Writer, o record.Options, st record.Stats) {
 			continue
 		}
 		if line := periodsInForce(ev, i, st.ThreadPeriods); line != "" {
-			fmt.Fprintf(w, "hwprof: %s: period in force at the end: %s\n", ev.Name, line)
+			fmt.Fprintf(w, "hwprof: %s: period of each thread's last sample: %s\n", ev.Name, line)
 		}
 	}
 	if st.CPU > 0 {
@@ -454,7 +454,7 @@ func periodsInForce(ev perf.Event, ei int, tps []record.ThreadPeriod) string {
 	for _, g := range gs {
 		parts = append(parts, fmt.Sprintf("%s on %s (%s, %d samples)", format(g.period), plural(len(g.tids), "thread"), tidList(g.tids), g.samples))
 	}
-	return strings.Join(parts, ", ") + "; threads that existed at a change keep the period they inherited"
+	return strings.Join(parts, ", ") + "; threads that existed at a change mostly keep the period they inherited"
 }
 
 // plural is "1 thread", "4 threads".

@@ -175,6 +175,7 @@ func (l *loader) recording() Recording {
 	rec.Command = l.r.Features().Cmdline
 	rec.Source = sourceName(l.srcs, l.used)
 	rec.Processes = l.processes()
+	rec.ThreadPeriods = l.threadPeriods()
 	if l.timed {
 		rec.DurationNS = l.last - l.first
 	}
@@ -188,6 +189,33 @@ func (l *loader) recording() Recording {
 		rec.Events = append(rec.Events, e)
 	}
 	return rec
+}
+
+// threadPeriods lists each thread's last period for the events with a
+// fixed period whose threads ended at different periods.
+func (l *loader) threadPeriods() []ThreadPeriod {
+	var out []ThreadPeriod
+	for ev := range l.periodsSeen {
+		if len(l.periodsSeen[ev]) < 2 || l.format.Attr(ev).Freq() {
+			continue
+		}
+		var tps []ThreadPeriod
+		differ := false
+		for k, p := range l.lastPeriod {
+			if k.ev != ev {
+				continue
+			}
+			differ = differ || (len(tps) > 0 && p != tps[0].Period)
+			tps = append(tps, ThreadPeriod{Event: l.attrs[ev].Name, TID: k.tid, Period: p})
+		}
+		if differ {
+			out = append(out, tps...)
+		}
+	}
+	slices.SortFunc(out, func(a, b ThreadPeriod) int {
+		return cmp.Or(cmp.Compare(a.Event, b.Event), cmp.Compare(a.TID, b.TID))
+	})
+	return out
 }
 
 func sortLBRKeys(keys []lbrKey) {

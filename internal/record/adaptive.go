@@ -93,6 +93,10 @@ type tuner struct {
 	scratch []tuning.Branch
 	// each thread's period in its latest sample and its samples
 	threads map[uint32]threadPeriod
+	// the sum of this interval's samples' periods: for a clock event,
+	// the program CPU time they stand for, whatever period each thread
+	// samples at
+	periodSum uint64
 
 	// For a clock event, the PERIOD correction: the ids of the events
 	// opened on fds (their samples' STREAM_ID; inherited copies have
@@ -238,6 +242,7 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 	}
 	if ad.sample.Has(perf.SamplePeriod) {
 		t.notePeriod(ad.sample.TID, ad.sample.Period)
+		t.periodSum += ad.sample.Period
 	}
 	if key, ok := ad.activationKey(&ad.sample); ok {
 		t.repeats.Add(ad.sample.TID, key)
@@ -357,12 +362,19 @@ func (r *recorder) observe(now time.Time) {
 			continue
 		}
 		_, repeats := t.repeats.Take()
+		// A clock event's samples stand for their periods of CPU time:
+		// the program's CPU time even where threads that existed at a
+		// change sample at the period they inherited.
+		var programCPU time.Duration
+		if t.ctl.Kind() == tuning.Time {
+			programCPU = time.Duration(t.periodSum)
+		}
 		d := t.ctl.Observe(tuning.Observation{
 			Duration: dur, CPUs: ad.cpus, Samples: t.samples, Lost: t.lost,
-			Throttled: t.throttled, SelfCPU: self, SampleCPU: share(drain, t.samples, all), Repeats: repeats,
+			Throttled: t.throttled, SelfCPU: self, SampleCPU: share(drain, t.samples, all), ProgramCPU: programCPU, Repeats: repeats,
 			LBRPairs: t.lbrPairs, LBROverlap: meanOverlap(t.lbrOverlap, t.lbrPairs),
 		})
-		t.samples, t.lost, t.throttled = 0, 0, 0
+		t.samples, t.lost, t.throttled, t.periodSum = 0, 0, 0, 0
 		t.lbrPairs, t.lbrOverlap = 0, 0
 		if !d.Changed {
 			continue
