@@ -22,6 +22,14 @@ func counted(n, rep uint64) Observation {
 	return o
 }
 
+// drained is a clock interval of n samples whose hwprof CPU is 8µs a
+// sample, its drains 0.5µs of it.
+func drained(n uint64) Observation {
+	o := clock(n, n/25)
+	o.SelfCPU, o.SampleCPU = time.Duration(n)*8*time.Microsecond, time.Duration(n)*500*time.Nanosecond
+	return o
+}
+
 // times repeats an observation.
 func times(n int, o Observation) []Observation {
 	s := make([]Observation, n)
@@ -182,6 +190,16 @@ func TestRules(t *testing.T) {
 				o.SampleCPU = 2400 * time.Microsecond
 				o.SelfCPU = o.SampleCPU + time.Millisecond
 			})},
+			rule: RuleWait, period: 250_000,
+		},
+		{
+			// hwprof's CPU rises with the samples per second (8µs a
+			// sample, by a fit over rates that swing with the program's
+			// share of a CPU), but its measured drains take 0.5µs: a
+			// caller that measures is not second-guessed by the fit.
+			name: "measured drains are not overruled by the fit",
+			kind: Time, start: 250_000,
+			feed: []Observation{drained(100), drained(300), drained(100), drained(300), drained(100)},
 			rule: RuleWait, period: 250_000,
 		},
 		{

@@ -71,12 +71,14 @@ func (f *selfFit) solve() (fixed, perSample float64, ok bool) {
 // buffers) and hwprof's work per sample does not depend on the period.
 type drainCost struct {
 	cpu, n float64 // seconds, samples
+	seen   bool    // the caller measures its drains
 }
 
 func (d *drainCost) add(o Observation, limit float64) {
 	if o.SampleCPU <= 0 || o.Samples+o.Lost == 0 {
 		return
 	}
+	d.seen = true
 	d.cpu += min(o.SampleCPU, o.SelfCPU).Seconds()
 	d.n += float64(o.Samples + o.Lost)
 	if d.n > limit {
@@ -85,11 +87,17 @@ func (d *drainCost) add(o Observation, limit float64) {
 }
 
 // selfPerSample is hwprof's CPU time per sample: measured over its
-// drains once they held MinSamples samples, else fitted, else the
-// policy's prior.
+// drains once they held MinSamples samples, else the policy's prior; for
+// a caller that does not measure its drains, fitted once the fit is
+// sound. (A fit of all of hwprof's CPU on a loaded machine, where the
+// program's share of a CPU and so the rate per second swing while the
+// fixed part spikes, is too noisy to beat a measure.)
 func (c *Controller) selfPerSample() float64 {
 	if c.drain.n >= float64(c.p.MinSamples) {
 		return c.drain.cpu / c.drain.n
+	}
+	if c.drain.seen {
+		return c.p.SelfSampleCost.Seconds()
 	}
 	if _, per, ok := c.self.solve(); ok {
 		return per

@@ -170,6 +170,7 @@ type adaptive struct {
 	// hwprof's CPU time on the records (drain, by the thread's CPU
 	// clock): this interval's and all of it
 	drainCPU, drainTotal time.Duration
+	drained              uint64 // samples of every event this interval
 }
 
 // noteDrain adds the CPU time of one drain that found records.
@@ -232,6 +233,7 @@ func (r *recorder) startAdaptive() error {
 // otherwise the return address of its innermost user frame (the call
 // site of the running function), or the IP when it has no callchain.
 func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
+	ad.drained++ // tuned or not: the drains' CPU is shared by all samples
 	t := &ad.tuners[ei]
 	if t.ctl == nil {
 		return
@@ -350,12 +352,8 @@ func (r *recorder) observe(now time.Time) {
 	dur := now.Sub(ad.last)
 	ad.last, ad.lastCPU = now, cpu
 	// The drains' CPU goes to the events by their share of the samples.
-	var all uint64
-	for i := range ad.tuners {
-		all += ad.tuners[i].samples
-	}
-	drain := ad.drainCPU
-	ad.drainCPU = 0
+	drain, all := ad.drainCPU, ad.drained
+	ad.drainCPU, ad.drained = 0, 0
 	for i := range ad.tuners {
 		t := &ad.tuners[i]
 		if t.ctl == nil {
