@@ -1,6 +1,11 @@
 package profile
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 )
@@ -59,6 +64,11 @@ type Recording struct {
 	// Periods is the period history: each event's first period and every
 	// change after it, in time order, read from the samples' PERIOD field.
 	Periods []PeriodChange
+	// ThreadPeriods lists, for each event whose threads' last samples
+	// carry different periods (threads that existed at an adaptive
+	// change keep the period they inherited), each thread's last period,
+	// by event and thread id. Empty when no event's threads differ.
+	ThreadPeriods []ThreadPeriod
 	// Processes are the processes whose samples were kept, busiest
 	// first, with their shares of the sampled weight.
 	Processes []Process
@@ -90,6 +100,61 @@ type Event struct {
 	Name   string
 	Period uint64
 	Freq   uint64
+}
+
+// ThreadPeriod is the period of one thread's last sample of an event.
+type ThreadPeriod struct {
+	Event  string
+	TID    uint32
+	Period uint64
+}
+
+// PeriodsInForce says, for each event whose period changed, the period
+// of its threads' last samples: "cpu-clock 2000000" when every thread
+// ended at one, else "cpu-clock 2000000 (1 thread), 250000 (4 threads)",
+// most threads first. "" when no period changed.
+func (r *Recording) PeriodsInForce() string {
+	last := map[string]uint64{}
+	var names []string
+	for _, c := range r.Periods {
+		if _, ok := last[c.Event]; ok && !slices.Contains(names, c.Event) {
+			names = append(names, c.Event)
+		}
+		last[c.Event] = c.Period
+	}
+	var parts []string
+	for _, name := range names {
+		type group struct {
+			period  uint64
+			threads int
+		}
+		var gs []group
+		for _, tp := range r.ThreadPeriods {
+			if tp.Event != name {
+				continue
+			}
+			i := slices.IndexFunc(gs, func(g group) bool { return g.period == tp.Period })
+			if i < 0 {
+				gs, i = append(gs, group{period: tp.Period}), len(gs)
+			}
+			gs[i].threads++
+		}
+		if len(gs) < 2 {
+			parts = append(parts, fmt.Sprintf("%s %d", name, last[name]))
+			continue
+		}
+		slices.SortStableFunc(gs, func(a, b group) int { return cmp.Compare(b.threads, a.threads) })
+		var ps []string
+		for _, g := range gs {
+			unit := "threads"
+			if g.threads == 1 {
+				unit = "thread"
+			}
+			ps = append(ps, fmt.Sprintf("%d (%d %s)", g.period, g.threads, unit))
+		}
+		parts = append(parts, name+" "+strings.Join(ps, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // PeriodChange says that from TimeNS (since the recording's first sample)

@@ -75,6 +75,13 @@ func timerProfile(order []int) *profile.Profile {
 				{TimeNS: 0, Event: "cpu-clock", Period: 100000},
 				{TimeNS: 500_000_000, Event: "cpu-clock", Period: 200000},
 			},
+			// the task at the new period, two threads that existed at
+			// the change at the old
+			ThreadPeriods: []profile.ThreadPeriod{
+				{Event: "cpu-clock", TID: 10, Period: 200000},
+				{Event: "cpu-clock", TID: 11, Period: 100000},
+				{Event: "cpu-clock", TID: 12, Period: 100000},
+			},
 		},
 	}
 }

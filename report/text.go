@@ -74,6 +74,7 @@ func (s *summary) header(b *bytes.Buffer) {
 		for _, c := range r.Periods {
 			fmt.Fprintf(b, "  %-12v %s period %d\n", time.Duration(c.TimeNS).Round(time.Microsecond), c.Event, c.Period)
 		}
+		fmt.Fprintf(b, "period of each thread's last sample: %s\n", r.PeriodsInForce())
 	}
 }
 

@@ -1,29 +1,54 @@
 #!/usr/bin/env bash
-# The adaptive sampling period (issue 7's figures) on three programs of
-# different shapes:
-#   phased   a call-heavy phase (short calls), then a loop-heavy one
-#   workload hwprof's built-in demo workload (hot short calls, an interface
-#            site with two targets, a recursion, a long non-call phase)
-#   recurse  a deep recursion (fib) with a qsort over a comparison function
-# Each is run alone, then recorded with the timer source (cpu-clock, FP
-# callchains) three ways: fixed at perf's default 4000 Hz (--no-adaptive),
-# adaptive (--adaptive, the policy's defaults), and fixed at a fine period
-# (-c 100000: 10 kHz) as the reference.
+# hwprof's default sampling period (no -c/-F: adaptive) against perf's
+# default (`perf record -g`: cpu-clock at 4000 Hz here, or cycles where
+# there is a PMU) on programs of different shapes, each measured against a
+# fine fixed-period reference (hwprof -c 100000: 10 kHz of cpu-clock):
+#   phased   a call-heavy phase (short calls), then a loop without calls
+#   recurse  a recursion (fib) and a qsort over a comparison function
+#   threads  four pthreads workers with different call shapes (short calls,
+#            recursion, a loop, qsort), all started before any period
+#            change, so they mostly sample at the period they inherited
+# Every program runs until it has used SECS seconds of CPU (its command
+# line), then prints the work it did.
 #
-# usage: scripts/bench-adaptive.sh [ROUNDS]
-#   per program: median wall time alone and under each recording (the
-#   overhead), samples taken, period changes (and when the last came), and
-#   the overlap of the function weights (self) with the fine profile.
+# usage: scripts/bench-adaptive.sh [ROUNDS] [SECS]   (default 3 rounds, 3 s)
+#
+# Per program and tool, over the rounds (the tools alternate their order
+# round by round; the program alone runs first in every round):
+#   wall     median wall time relative to the program alone
+#   work     median work per CPU-second lost against the program alone:
+#            the sampling interrupts are charged to the program's CPU
+#            time, so a program that runs for a set CPU time does less
+#   selfCPU  median CPU of the tool itself (all CPU of the run minus the
+#            program's) as a share of the program's CPU
+#   samples  samples of the last round
+#   overlap  median over the rounds of the function overlap (sum over
+#            functions of the smaller self share) with the reference
+#            recorded in the same round
+# and for hwprof the period of each thread's last sample (last round).
 set -euo pipefail
 rounds=${1:-3}
+secs=${2:-3}
 cd "$(dirname "$0")/.."
+command -v perf >/dev/null || { echo "bench-adaptive: needs perf" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
 hw=$tmp/hwprof
 
-cat > "$tmp/phased.c" <<'C'
+cat > "$tmp/common.h" <<'C'
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+static double pcpu(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static void done(long work) { fprintf(stderr, "work %ld cpu %.6f\n", work, pcpu()); }
+C
+cat > "$tmp/phased.c" <<'C'
+#include "common.h"
 __attribute__((noinline)) long fa(long x) { return x * 3 + 1; }
 __attribute__((noinline)) long fb(long x) { return x ^ (x >> 3); }
 __attribute__((noinline)) long fc(long x) { return fa(x) + fb(x); }
@@ -37,75 +62,159 @@ __attribute__((noinline)) long spin(long n) {
 	for (long i = 0; i < n; i++) s += i;
 	return s;
 }
-int main(void) { return (calls(300000000L) + spin(2000000000L)) == 42; }
+int main(int argc, char **argv) {
+	double limit = atof(argv[1]);
+	long work = 0, acc = 0;
+	while (pcpu() < limit / 2) { acc += calls(100000); work++; }
+	while (pcpu() < limit) { acc += spin(1000000); work++; }
+	done(work);
+	return acc == 42;
+}
 C
 cat > "$tmp/recurse.c" <<'C'
-#include <stdlib.h>
+#include "common.h"
 __attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 __attribute__((noinline)) int cmp(const void *a, const void *b) {
 	long x = *(const long *)a, y = *(const long *)b;
 	return (x > y) - (x < y);
 }
-int main(void) {
-	enum { N = 4000000 };
-	long *v = malloc(N * sizeof *v), s = fib(38);
-	for (int r = 0; r < 3; r++) {
-		for (long i = 0; i < N; i++) v[i] = (i * 2654435761L) % 1000003;
+int main(int argc, char **argv) {
+	double limit = atof(argv[1]);
+	enum { N = 100000 };
+	long *v = malloc(N * sizeof *v), work = 0, acc = 0;
+	while (pcpu() < limit) {
+		acc += fib(24);
+		for (long i = 0; i < N; i++) v[i] = (i * 2654435761L + work) % 1000003;
 		qsort(v, N, sizeof *v, cmp);
+		acc += v[7];
+		work++;
 	}
-	return (s + v[7]) == 42;
+	done(work);
+	return acc == 42;
 }
 C
-gcc -O1 -fno-omit-frame-pointer -o "$tmp/phased" "$tmp/phased.c"
-gcc -O1 -fno-omit-frame-pointer -o "$tmp/recurse" "$tmp/recurse.c"
-
-secs() { # run a command quietly, print its wall time in seconds
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@" >/dev/null 2>>"$tmp/stderr"
-	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc -l
+cat > "$tmp/threads.c" <<'C'
+#include <pthread.h>
+#include "common.h"
+static double limit;
+__attribute__((noinline)) long leaf(long x) { return x * 3 + 1; }
+__attribute__((noinline)) long mid(long x) { return leaf(x) ^ leaf(x >> 1); }
+__attribute__((noinline)) long calls(void) { long s = 0; for (long i = 0; i < 100000; i++) s += mid(i); return s; }
+__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+__attribute__((noinline)) long spin(void) { volatile long s = 0; for (long i = 0; i < 2000000; i++) s += i; return s; }
+__attribute__((noinline)) int cmp(const void *a, const void *b) {
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
 }
-median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+__attribute__((noinline)) long sortsome(void) {
+	enum { N = 20000 };
+	static __thread long v[N];
+	for (long i = 0; i < N; i++) v[i] = (i * 2654435761L) % 1000003;
+	qsort(v, N, sizeof *v, cmp);
+	return v[7];
+}
+static long work[4];
+static double rate[4]; /* each worker's units per second of its CPU time */
+static double tcpu(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static void *worker(void *arg) {
+	long k = (long)arg, acc = 0;
+	while (pcpu() < limit) {
+		switch (k) {
+		case 0: acc += calls(); break;
+		case 1: acc += fib(22); break;
+		case 2: acc += spin(); break;
+		default: acc += sortsome();
+		}
+		work[k]++;
+	}
+	rate[k] = work[k] / tcpu();
+	return (void *)acc;
+}
+/* The workers' units differ in cost and the scheduler decides how much
+ * CPU each gets, so the work reported is the program's CPU time times
+ * the workers' mean rate, in units of a millisecond's work. */
+int main(int argc, char **argv) {
+	limit = atof(argv[1]);
+	pthread_t t[4];
+	for (long k = 0; k < 4; k++) pthread_create(&t[k], 0, worker, (void *)k);
+	double mean = 0;
+	for (int k = 0; k < 4; k++) { pthread_join(t[k], 0); mean += rate[k] / 4; }
+	done((long)(pcpu() * mean * 1000));
+	return 0;
+}
+C
+for p in phased recurse threads; do
+	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/$p" "$tmp/$p.c"
+done
 
-# shares FILE: "function self" lines of a recording's profile.
+median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+# run NAME TOOL... -- PROG ARGS: runs one measured command; appends
+# "wall cpu_all work cpu_prog" to $tmp/NAME.runs.
+run() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" 2> "$tmp/err" >/dev/null
+	local wall usr sys work cpu
+	read -r wall usr sys < "$tmp/time"
+	read -r _ work _ cpu < <(grep '^work ' "$tmp/err" | tail -1)
+	echo "$wall $(echo "$usr + $sys" | bc -l) $work $cpu" >> "$tmp/$name.runs"
+}
+
+# shares FILE: "function<TAB>self" of a recording's profile.
 shares() {
-	"$hw" report -i "$1" --format json --top 100000 |
-		jq -r '.functions[] | "\(.name)\t\(.self)"'
+	"$hw" report -i "$1" --format json --top 100000 2>/dev/null |
+		jq -r '.functions[] | "\(.name)\t\(.self)"' | sort
 }
 # overlap A B: the sum over functions of the smaller self share.
 overlap() {
-	join -t $'\t' <(shares "$1" | sort) <(shares "$2" | sort) |
-		awk -F'\t' '{s += ($2 < $3 ? $2 : $3)} END{printf "%.1f%%", 100*s}'
+	join -t $'\t' <(shares "$1") <(shares "$2") |
+		awk -F'\t' '{s += ($2 < $3 ? $2 : $3)} END{printf "%.2f", 100*s}'
 }
-samples() { "$hw" report -i "$1" --format json --top 1 | jq '.recording.samples'; }
-changes() { # period changes after each event's first period, and the time of the last
-	"$hw" report -i "$1" --format json --top 1 |
-		jq -r '.recording.periods | group_by(.event) | map(length - 1) | add // 0' | tr '\n' ' '
-	"$hw" report -i "$1" --format json --top 1 |
-		jq -r '(.recording.periods | map(.time_ns) | max // 0) / 1e9 | "(last at \(.*1000|round/1000)s)"'
+samples() { "$hw" report -i "$1" --format json --top 1 2>/dev/null | jq '.recording.samples'; }
+inforce() { # hwprof's period of each thread's last sample, or the last period
+	local l
+	l=$("$hw" report -i "$1" --top 1 2>/dev/null | sed -n "s/^period of each thread's last sample: //p")
+	[ -n "$l" ] && { echo "$l"; return; }
+	"$hw" report -i "$1" --format json --top 1 2>/dev/null | jq -r '.recording.periods | last | "\(.event) \(.period)"'
 }
 
-printf '%-9s %8s %9s %9s %9s  %8s %8s  %-22s %s\n' program alone fixed4k adaptive fine10k \
-	"samp4k" "sampAd" "changes" "overlap(fixed4k, adaptive) vs fine"
-for prog in phased workload recurse; do
-	case $prog in
-	workload) cmd=("$hw" --hwprof-internal-workload 3) ;;
-	*) cmd=("$tmp/$prog") ;;
-	esac
-	: > "$tmp/alone" ; : > "$tmp/fixed" ; : > "$tmp/adaptive" ; : > "$tmp/fine"
+# stat NAME FIELD: a median over the rounds (alone is the baseline).
+col() { awk -v f="$2" '{print $f}' "$tmp/$1.runs" | median; }
+
+printf '%-8s %-14s %7s %7s %8s %8s %8s  %s\n' program tool wall work selfCPU samples overlap "hwprof: period of each thread's last sample"
+for prog in phased recurse threads; do
+	rm -f "$tmp"/*.runs "$tmp"/*.ov
 	for r in $(seq "$rounds"); do
-		secs "${cmd[@]}" >> "$tmp/alone"
-		secs "$hw" record -q --no-adaptive -g -o "$tmp/$prog.fixed.data" -- "${cmd[@]}" >> "$tmp/fixed"
-		secs "$hw" record -q --adaptive -g -o "$tmp/$prog.adaptive.data" -- "${cmd[@]}" >> "$tmp/adaptive"
-		secs "$hw" record -q -c 100000 -g -o "$tmp/$prog.fine.data" -- "${cmd[@]}" >> "$tmp/fine"
+		run alone "$tmp/$prog" "$secs"
+		if [ $((r % 2)) = 1 ]; then order="hwprof perf"; else order="perf hwprof"; fi
+		for tool in $order; do
+			case $tool in
+			hwprof) run hwprof "$hw" record -q -g -o "$tmp/hw.data" -- "$tmp/$prog" "$secs" ;;
+			perf) run perf perf record -q -g -o "$tmp/perf.data" -- "$tmp/$prog" "$secs" ;;
+			esac
+		done
+		run fine "$hw" record -q -c 100000 -g -o "$tmp/fine.data" -- "$tmp/$prog" "$secs"
+		overlap "$tmp/hw.data" "$tmp/fine.data" >> "$tmp/hwprof.ov"; echo >> "$tmp/hwprof.ov"
+		overlap "$tmp/perf.data" "$tmp/fine.data" >> "$tmp/perf.ov"; echo >> "$tmp/perf.ov"
 	done
-	a=$(median < "$tmp/alone") f=$(median < "$tmp/fixed") d=$(median < "$tmp/adaptive") n=$(median < "$tmp/fine")
-	pct() { echo "scale=1; 100 * ($1 - $a) / $a" | bc -l; }
-	printf '%-9s %7.2fs %8s%% %8s%% %8s%%  %8s %8s  %-22s %s, %s\n' "$prog" "$a" "$(pct "$f")" "$(pct "$d")" "$(pct "$n")" \
-		"$(samples "$tmp/$prog.fixed.data")" "$(samples "$tmp/$prog.adaptive.data")" \
-		"$(changes "$tmp/$prog.adaptive.data")" \
-		"$(overlap "$tmp/$prog.fixed.data" "$tmp/$prog.fine.data")" \
-		"$(overlap "$tmp/$prog.adaptive.data" "$tmp/$prog.fine.data")"
+	aw=$(col alone 1)
+	for tool in hwprof perf; do
+		# per round: work per CPU-second against the alone median, and the
+		# tool's own CPU share
+		wl=$(awk -v b="$(awk '{print $3/$4}' "$tmp/alone.runs" | median)" '{print 100*(1 - ($3/$4)/b)}' "$tmp/$tool.runs" | median)
+		sc=$(awk '{print 100*($2-$4)/$4}' "$tmp/$tool.runs" | median)
+		w=$(col "$tool" 1)
+		case $tool in
+		hwprof) label="hwprof default" n=$(samples "$tmp/hw.data") f=$(inforce "$tmp/hw.data") ;;
+		perf) label="perf -g" n=$(samples "$tmp/perf.data") f="" ;;
+		esac
+		printf '%-8s %-14s %6.1f%% %6.1f%% %7.2f%% %8s %7s%%  %s\n' "$prog" "$label" \
+			"$(echo "100 * ($w - $aw) / $aw" | bc -l)" "$wl" "$sc" "$n" "$(median < "$tmp/$tool.ov")" "$f"
+	done
 done
-echo "(overheads: median wall time over $rounds rounds relative to the program alone; samples, changes and overlaps of the last round)"
+echo "($rounds rounds of $secs s of program CPU; medians; reference: hwprof -c 100000 -g in the same round)"

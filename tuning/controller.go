@@ -20,8 +20,9 @@ type Controller struct {
 	win    window // observations since the last change or evaluation
 	recent recent // observations since the last change, for the cost rules
 
-	rateCap float64 // samples/s per CPU learned from loss; 0: none
-	self    selfFit // hwprof's CPU time: fixed and per sample
+	rateCap float64   // samples/s per CPU learned from loss; 0: none
+	self    selfFit   // hwprof's CPU time: fixed and per sample
+	drain   drainCost // hwprof's CPU time on its drains, per sample
 
 	lastDir     int // direction of the last change: +1 grow, -1 shrink, 0 none
 	sinceChange int // accuracy evaluations since the last change
@@ -79,6 +80,7 @@ func (c *Controller) Observe(o Observation) Decision {
 	c.win.merge(ow)
 	c.recent.push(ow)
 	c.self.add(o)
+	c.drain.add(o, 10*float64(c.p.MinSamples))
 	if o.Lost > 0 || o.Throttled > 0 {
 		return c.backOff(o)
 	}

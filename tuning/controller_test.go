@@ -22,6 +22,14 @@ func counted(n, rep uint64) Observation {
 	return o
 }
 
+// drained is a clock interval of n samples whose hwprof CPU is 8µs a
+// sample, its drains 0.5µs of it.
+func drained(n uint64) Observation {
+	o := clock(n, n/25)
+	o.SelfCPU, o.SampleCPU = time.Duration(n)*8*time.Microsecond, time.Duration(n)*500*time.Nanosecond
+	return o
+}
+
 // times repeats an observation.
 func times(n int, o Observation) []Observation {
 	s := make([]Observation, n)
@@ -122,21 +130,86 @@ func TestRules(t *testing.T) {
 			reason: "the maximum period allows no longer period",
 		},
 		{
-			// 0.7% cost at 500µs: the budget's 80% leaves 437.5µs, a step
-			// under MinChange.
-			name: "the budget holds a shrink back",
-			kind: Time, start: 500_000,
+			// 0.7% cost at 500µs: a budget of 1% at 80% leaves 437.5µs, a
+			// step under MinChange.
+			name:   "the budget holds a shrink back",
+			policy: func(p *Policy) { p.Budget = 0.01 },
+			kind:   Time, start: 500_000,
 			feed: times(5, clock(200, 0)),
 			rule: RuleRepetition, period: 500_000,
 			reason: "repetition 0% < 1%, but the budget allows no shorter period",
 		},
 		{
 			// 4000 samples/s: 1% in the kernel, 0.4% in hwprof; 1.4/0.8.
-			name: "cost over the budget grows the period",
-			kind: Time, start: 250_000,
+			name:   "cost over the budget grows the period",
+			policy: func(p *Policy) { p.Budget = 0.01 },
+			kind:   Time, start: 250_000,
 			feed: []Observation{clock(400, 16)},
 			rule: RuleBudget, changed: true, period: 438_000,
-			reason: "cost 1.4% > budget 1% (4000 samples/s per CPU, hwprof 0.4%): grow period 250µs → 438µs",
+			reason: "cost 1.4% > budget 1% (4000 samples/s per CPU: kernel 1%, hwprof 0.4% per sample; hwprof's fixed 0% not budgeted): grow period 250µs → 438µs",
+		},
+		{
+			// hwprof spends 5ms in 100ms of the program's CPU, all but
+			// 0.4ms of it fixed (its drains measured): the budgeted cost is
+			// 1.4%, inside 2%, and no period would cut the rest.
+			name: "hwprof's fixed CPU is not budgeted",
+			kind: Time, start: 250_000,
+			feed: times(5, with(clock(400, 16), func(o *Observation) {
+				o.SelfCPU, o.SampleCPU = 5*time.Millisecond, 400*time.Microsecond
+			})),
+			rule: RuleWait, period: 250_000,
+		},
+		{
+			// The same without the drains measured: the prior, 2µs per
+			// sample, puts 0.8ms of the 5ms on the samples, 1.8% in all.
+			name: "without measured drains, the prior bounds the part per sample",
+			kind: Time, start: 250_000,
+			feed: times(5, with(clock(400, 16), func(o *Observation) { o.SelfCPU = 5 * time.Millisecond })),
+			rule: RuleWait, period: 250_000,
+		},
+		{
+			// hwprof's drains take 6µs a sample: 1% in the kernel and
+			// 2.4% in hwprof, over 2%; 3.4/1.6 times the period. The
+			// measure is trusted once the drains held 1000 samples.
+			name: "hwprof's work per sample over the budget grows the period",
+			kind: Time, start: 250_000,
+			feed: times(3, with(clock(400, 16), func(o *Observation) {
+				o.SampleCPU = 2400 * time.Microsecond
+				o.SelfCPU = o.SampleCPU + time.Millisecond
+			})),
+			rule: RuleBudget, changed: true, period: 531_000,
+			reason: "cost 3.4% > budget 2% (4000 samples/s per CPU: kernel 1%, hwprof 2.4% per sample; hwprof's fixed 1% not budgeted): grow period 250µs → 531µs",
+		},
+		{
+			// One window's drains at 6µs a sample (a garbage collection,
+			// the buffers' first touch) are not yet a measure: the prior
+			// holds until the drains held 1000 samples.
+			name: "one expensive drain is not a measure",
+			kind: Time, start: 250_000,
+			feed: []Observation{with(clock(400, 16), func(o *Observation) {
+				o.SampleCPU = 2400 * time.Microsecond
+				o.SelfCPU = o.SampleCPU + time.Millisecond
+			})},
+			rule: RuleWait, period: 250_000,
+		},
+		{
+			// hwprof's CPU rises with the samples per second (8µs a
+			// sample, by a fit over rates that swing with the program's
+			// share of a CPU), but its measured drains take 0.5µs: a
+			// caller that measures is not second-guessed by the fit.
+			name: "measured drains are not overruled by the fit",
+			kind: Time, start: 250_000,
+			feed: []Observation{drained(100), drained(300), drained(100), drained(300), drained(100)},
+			rule: RuleWait, period: 250_000,
+		},
+		{
+			// At perf's default rate, 4000 samples/s, with too few repeats:
+			// the rate cap keeps the period.
+			name: "the start at the rate cap does not shrink",
+			kind: Time,
+			feed: times(9, clock(400, 0)),
+			rule: RuleRepetition, period: 250_000,
+			reason: "repetition 0% < 1%, but the rate cap allows no shorter period",
 		},
 		{
 			name:   "rate over MaxRate grows the period",
@@ -388,7 +461,7 @@ func TestNewRoundsTheStart(t *testing.T) {
 		start uint64
 		want  uint64
 	}{
-		{"time default", Time, 0, 1_000_000},
+		{"time default: perf's 4000 Hz", Time, 0, 250_000},
 		{"time to whole microseconds", Time, 1_234_567, 1_235_000},
 		{"time under the minimum", Time, 1, 10_000},
 		{"time over the maximum", Time, 1 << 40, 8_000_000},
@@ -433,9 +506,29 @@ func TestSelfFit(t *testing.T) {
 	}
 	f.add(obs(100))
 	f.add(obs(300))
+	if _, _, ok := f.solve(); ok {
+		t.Error("solved from four observations")
+	}
+	f.add(obs(500))
 	fixed, per, ok := f.solve()
 	if !ok || abs(fixed-0.001) > 1e-9 || abs(per-2e-6) > 1e-12 {
 		t.Errorf("fixed %g per sample %g ok %v, want 0.001 and 2e-6", fixed, per, ok)
+	}
+}
+
+// TestSelfFitNeverTakesFixedForPerSample: a fit whose fixed part comes
+// out negative (noise) is not used, rather than putting all of hwprof's
+// CPU on the samples.
+func TestSelfFitNeverTakesFixedForPerSample(t *testing.T) {
+	var f selfFit
+	for _, o := range []struct {
+		n    uint64
+		self time.Duration
+	}{{100, 100 * time.Microsecond}, {1000, 5 * time.Millisecond}, {200, 300 * time.Microsecond}, {900, 4 * time.Millisecond}, {150, 100 * time.Microsecond}} {
+		f.add(Observation{Duration: 100 * time.Millisecond, Samples: o.n, SelfCPU: o.self})
+	}
+	if fixed, per, ok := f.solve(); ok {
+		t.Errorf("fit with fixed %g, per sample %g accepted", fixed, per)
 	}
 }
 

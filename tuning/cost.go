@@ -17,17 +17,19 @@ const (
 )
 
 // selfFit fits hwprof's CPU time as fixed·duration + perSample·samples by
-// least squares over every observation, so a prediction at another period
-// scales only the part that samples cost. Until the observations span a
-// range of rates, all of it is taken to scale with the samples: that
-// overstates what a shorter period would cost, so accuracy shrinks
-// cautiously, and overstates what a longer one saves, so a budget step may
-// fall short and take a second.
+// least squares over every observation, for a caller that does not
+// measure the CPU of its drains (Observation.SampleCPU). It answers only
+// once the observations span a range of rates and the fit is sound (a
+// fixed part of at least 0); until then the controller assumes
+// Policy.SelfSampleCost per sample, never all of hwprof's CPU.
 type selfFit struct {
 	dd, dn, nn, ds, ns float64 // sums of products: duration, samples, self
 	minRate, maxRate   float64
-	seen               bool
+	n                  int
 }
+
+// minFit is how many observations the fit needs.
+const minFit = 5
 
 func (f *selfFit) add(o Observation) {
 	d, n, s := o.Duration.Seconds(), float64(o.Samples+o.Lost), o.SelfCPU.Seconds()
@@ -40,16 +42,17 @@ func (f *selfFit) add(o Observation) {
 	f.ds += d * s
 	f.ns += n * s
 	r := n / d
-	if !f.seen {
-		f.minRate, f.maxRate, f.seen = r, r, true
+	if f.n == 0 {
+		f.minRate, f.maxRate = r, r
 	}
+	f.n++
 	f.minRate, f.maxRate = min(f.minRate, r), max(f.maxRate, r)
 }
 
 // solve returns hwprof's fixed CPU time per second and CPU time per
 // sample, if the observations determine them.
 func (f *selfFit) solve() (fixed, perSample float64, ok bool) {
-	if !f.seen || f.maxRate < 1.5*f.minRate {
+	if f.n < minFit || f.maxRate < 1.5*f.minRate {
 		return 0, 0, false
 	}
 	det := f.dd*f.nn - f.dn*f.dn
@@ -58,55 +61,91 @@ func (f *selfFit) solve() (fixed, perSample float64, ok bool) {
 	}
 	fixed = (f.ds*f.nn - f.dn*f.ns) / det
 	perSample = (f.dd*f.ns - f.dn*f.ds) / det
-	if fixed < 0 {
-		fixed, perSample = 0, f.ns/f.nn
-	}
-	return fixed, perSample, perSample >= 0
+	return fixed, perSample, fixed >= 0 && perSample >= 0
 }
 
-// costParts splits the window's cost share into the part that scales
-// with the number of samples (the kernel's and hwprof's work per sample)
-// and the part that does not (hwprof's fixed work), keeping the window's
-// measured total.
-func (c *Controller) costParts(w *window) (scaling, fixed float64) {
-	kernel, self := w.rate()*c.p.SampleCost.Seconds(), w.selfShare()
-	if f, per, ok := c.self.solve(); ok {
-		fd, pn := f*w.dur.Seconds(), per*float64(w.samples+w.lost)
-		if fd+pn > 0 {
-			share := fd / (fd + pn)
-			return kernel + self*(1-share), self * share
-		}
-	}
-	return kernel + self, 0
+// drainCost accumulates hwprof's CPU time on its drains and the samples
+// they held, the newest 5 to 10 × MinSamples of them (older halves are
+// forgotten), so the estimate per sample rests on many drains: a single
+// window's is noisy (a garbage collection, the first touch of the
+// buffers) and hwprof's work per sample does not depend on the period.
+type drainCost struct {
+	cpu, n float64 // seconds, samples
+	seen   bool    // the caller measures its drains
 }
 
-// costBound is the window's cost with its sample count moved by z
-// standard deviations (Poisson). When the program's CPU time was measured,
-// the part that scales with the samples moves. When it was derived from
-// the samples (a Time event), the rate is exact and hwprof's share moves
-// the other way, as fewer samples would mean less CPU time to spread it
-// over (all of it, which is the safe side whatever part is fixed).
+func (d *drainCost) add(o Observation, limit float64) {
+	if o.SampleCPU <= 0 || o.Samples+o.Lost == 0 {
+		return
+	}
+	d.seen = true
+	d.cpu += min(o.SampleCPU, o.SelfCPU).Seconds()
+	d.n += float64(o.Samples + o.Lost)
+	if d.n > limit {
+		d.cpu, d.n = d.cpu/2, d.n/2
+	}
+}
+
+// selfPerSample is hwprof's CPU time per sample: measured over its
+// drains once they held MinSamples samples, else the policy's prior; for
+// a caller that does not measure its drains, fitted once the fit is
+// sound. (A fit of all of hwprof's CPU on a loaded machine, where the
+// program's share of a CPU and so the rate per second swing while the
+// fixed part spikes, is too noisy to beat a measure.)
+func (c *Controller) selfPerSample() float64 {
+	if c.drain.n >= float64(c.p.MinSamples) {
+		return c.drain.cpu / c.drain.n
+	}
+	if c.drain.seen {
+		return c.p.SelfSampleCost.Seconds()
+	}
+	if _, per, ok := c.self.solve(); ok {
+		return per
+	}
+	return c.p.SelfSampleCost.Seconds()
+}
+
+// costParts splits the window's cost into what the period controls, the
+// kernel's and hwprof's work per sample, as a share of the program's CPU
+// time, and hwprof's fixed CPU share, which no period changes: the budget
+// judges only the first. hwprof's part per sample never exceeds what it
+// spent in all.
+func (c *Controller) costParts(w *window) (kernel, perSample, fixed float64) {
+	if w.cpu <= 0 {
+		return 0, 0, 0
+	}
+	n, self := float64(w.samples+w.lost), w.selfShare()
+	kernel = w.rate() * c.p.SampleCost.Seconds()
+	perSample = min(c.selfPerSample()*n/w.cpu, self)
+	return kernel, perSample, self - perSample
+}
+
+// cost is the window's cost the budget judges: the work per sample as a
+// share of the program's CPU time.
+func (c *Controller) cost(w *window) float64 {
+	k, s, _ := c.costParts(w)
+	return k + s
+}
+
+// costBound is the window's budgeted cost with its sample count moved by
+// z standard deviations (Poisson). When the program's CPU time was
+// derived from the samples (a Time event), the rate is exact and so is
+// the cost per CPU-second.
 func (c *Controller) costBound(w *window, z float64) float64 {
 	n := float64(w.samples + w.lost)
-	if w.cpu <= 0 || n == 0 {
-		return w.cost(c.p.SampleCost)
+	cost := c.cost(w)
+	if w.cpu <= 0 || n == 0 || w.rateExact {
+		return cost
 	}
-	if w.rateExact {
-		return w.rate()*c.p.SampleCost.Seconds() + w.selfShare()*n/max(n-z*math.Sqrt(n), 1e-9)
-	}
-	scaling, fixed := c.costParts(w)
-	return scaling*max(n+z*math.Sqrt(n), 0)/n + fixed
+	return cost * max(n+z*math.Sqrt(n), 0) / n
 }
 
-// costStep returns the factor on the period at which the window's cost
-// would equal target: above 1 to cut the cost, below 1 when there is
-// room. +Inf when the fixed part alone exceeds the target.
+// costStep returns the factor on the period at which the window's
+// budgeted cost would equal target: above 1 to cut the cost, below 1 when
+// there is room. The cost is all per sample, so it falls in proportion to
+// the period.
 func (c *Controller) costStep(w *window, target float64) float64 {
-	scaling, fixed := c.costParts(w)
-	if target <= fixed {
-		return math.Inf(1)
-	}
-	return scaling / (target - fixed)
+	return c.cost(w) / target
 }
 
 // maxRate is the policy's rate cap, lowered by what loss taught.
@@ -127,7 +166,7 @@ func (c *Controller) budget() (Decision, bool) {
 	if !ok || w.cpu < minCPU {
 		return Decision{}, false
 	}
-	rate, cost, maxRate := w.rate(), w.cost(c.p.SampleCost), c.maxRate()
+	rate, maxRate := w.rate(), c.maxRate()
 	// Judge by the lowest cost and rate the window's count plausibly
 	// stands for.
 	low := 1.0
@@ -136,10 +175,13 @@ func (c *Controller) budget() (Decision, bool) {
 	}
 	k, why := 1.0, ""
 	if c.costBound(w, -budgetConfidence) > c.p.Budget {
+		kernel, self, fixed := c.costParts(w)
 		k = c.costStep(w, c.p.Budget*(1-c.p.Headroom))
-		why = fmt.Sprintf("cost %s > budget %s (%.0f samples/s per CPU, hwprof %s)", pct(cost), pct(c.p.Budget), rate, pct(w.selfShare()))
+		why = fmt.Sprintf("cost %s > budget %s (%.0f samples/s per CPU: kernel %s, hwprof %s per sample; hwprof's fixed %s not budgeted)",
+			pct(kernel+self), pct(c.p.Budget), rate, pct(kernel), pct(self), pct(fixed))
 	}
-	if rate*low > maxRate {
+	// A rate exactly at the cap (a period of 1/cap) is not over it.
+	if rate*low > maxRate*(1+1e-9) {
 		if kr := rate / (maxRate * (1 - c.p.Headroom)); kr > k {
 			k, why = kr, fmt.Sprintf("rate %.0f > %.0f samples/s per CPU", rate, maxRate)
 		}

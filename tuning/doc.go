@@ -17,8 +17,9 @@
 // lost (PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES) and its throttle
 // records (PERF_RECORD_THROTTLE), the interval's length and the number of
 // CPUs the event is open on, hwprof's own CPU time (getrusage; with
-// several tuned events, each event's share), the program's CPU time if
-// known, the number of samples whose top frame repeats the previous
+// several tuned events, each event's share) and the part of it spent on
+// the records (its drains, timed with the thread's CPU clock), the
+// program's CPU time if known, the number of samples whose top frame repeats the previous
 // sample's top frame on the same thread (RepeatCounter counts them from
 // (tid, top frame) pairs without allocating), and for LBR events the mean
 // overlap of consecutive LBR windows of a thread (WindowOverlap).
@@ -68,15 +69,23 @@
 //     BackOff, becomes a cap for the rest of the recording, so accuracy
 //     never leads back to it.
 //  2. Budget. Over the latest MinWindow (100ms) with at least 10ms of
-//     program CPU, the profile's cost is estimated as samples per second
-//     per CPU × SampleCost (the kernel's work per sample, 2.5µs) plus
-//     hwprof's CPU share. Above Budget (1%), or above the rate cap
-//     (Budget/SampleCost = 4000 samples/s per CPU, perf's default
-//     frequency, or MaxRate), the period grows in one step to land
-//     Headroom (20%) inside the limit. hwprof's CPU time is fitted as a
-//     fixed part plus a part per sample over all observations, so the
-//     step scales only what samples cost; until the observations span a
-//     range of rates, all of it is assumed to scale.
+//     program CPU, the cost the period controls is estimated as samples
+//     per second per CPU × SampleCost (the kernel's work per sample,
+//     2.5µs) plus hwprof's CPU per sample (measured over its drains,
+//     Observation.SampleCPU, once they held MinSamples samples; the
+//     newest 5-10 × MinSamples count) as a share of the program's CPU. Above
+//     Budget (2%), or above the rate cap (MaxRate, 4000 samples/s per
+//     CPU, perf's default frequency; lower if the budget cannot pay the
+//     kernel's part), the period grows in one step to land Headroom (20%)
+//     inside the limit. hwprof's fixed CPU (wakeups, timers, the Go
+//     runtime: it does not scale with the samples) is reported in the
+//     reason but never budgeted, since no period reduces it. Until the
+//     drains are measured, and for a caller that does not time them,
+//     hwprof's work is taken as SelfSampleCost (2µs) per sample,
+//     never more than hwprof spent, and a least-squares split of hwprof's
+//     CPU into fixed and per-sample parts once the observations span a
+//     range of rates; so a first decision never takes fixed cost for cost
+//     per sample.
 //  3. Floor. With the program's CPU time known, fewer than MinRate (100)
 //     samples per second per CPU over the latest second shrink the period
 //     in one step to land Headroom above it, as far as the budget allows.
@@ -102,6 +111,31 @@
 // events; occurrences) 1000–10^9. Count periods are primes, so sampling
 // does not fall into lockstep with a loop whose trip count shares a factor
 // with the period; Time periods are whole microseconds.
+//
+// # The defaults, against perf's
+//
+// perf's default is 4000 samples per second of CPU. A Time event starts
+// there (250µs), so a program too short for a decision gets perf's
+// profile, and MaxRate caps the rate there, so the default never takes
+// more samples than perf's: accuracy may lengthen the period when the
+// samples repeat the same activations, never shorten it past perf's.
+// What one sample costs the program is about the same for both: the
+// kernel's interrupt, frame-pointer walk and copy (SampleCost, charged to
+// the program's CPU time), plus the profiler's work on the record. hwprof
+// copies a little more per sample (the user registers and a small stack
+// copy for the leaf frame) and decodes each sample for the repetition
+// key; its drains measure about 1.2µs per sample on a loaded 2-core VM.
+// The budget, 2%, pays at perf's rate for the kernel's 1% and as much
+// again for hwprof's work per sample: the period grows for cost only when
+// hwprof's work per sample passes the kernel's, where hwprof would
+// otherwise be clearly costlier than perf. hwprof's fixed CPU, 1-2ms per
+// second of recording, is the same whatever the period: a longer period
+// buys nothing against it, and budgeting it took a CPU-bound program on
+// a loaded machine, where it is 3-5% of the program's CPU, to the maximum
+// period (125 Hz) at no saving. The simulations "large fixed cost" (the
+// period stays at the start) and "expensive hwprof" (it grows until the
+// work per sample fits) hold both sides. scripts/bench-adaptive.sh
+// compares the default with perf's on programs of different shapes.
 //
 // # Noise, and why it does not oscillate
 //
@@ -132,9 +166,10 @@
 //
 // The package's simulations run these rules against programs with phases
 // (call-heavy, loop-heavy, a dominant function, heavy-tailed shares,
-// expensive hwprof, throttling and loss, LBR on calls retired and on
-// cycles) and assert at most three changes per phase, none in a phase's
-// second half and no A→B→A reversal.
+// expensive hwprof, a large fixed cost, throttling and loss, LBR on calls
+// retired and on cycles) and assert at most three changes per phase
+// (four where throttling halves the period from the start three times),
+// none in a phase's second half and no A→B→A reversal.
 //
 // # What it does not do
 //

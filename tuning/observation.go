@@ -23,6 +23,17 @@ type Observation struct {
 	// SelfCPU is hwprof's own CPU time (user and system) in the interval,
 	// or this event's share of it when several events are tuned.
 	SelfCPU time.Duration
+	// SampleCPU is the part of SelfCPU spent on the interval's records:
+	// draining the rings, decoding, counting and writing them, the work
+	// that grows with the samples (the caller times its drains with its
+	// thread's CPU clock). The rest of SelfCPU, wakeups, timers and the
+	// runtime, does not depend on the period and is never budgeted. 0
+	// when not measured (a drain of any record takes measurable time).
+	// The controller trusts the measure once the drains held MinSamples
+	// samples; until then, or without it, it assumes
+	// Policy.SelfSampleCost per sample or, once the observations span a
+	// range of rates, a fit of SelfCPU.
+	SampleCPU time.Duration
 	// ProgramCPU is the program's CPU time in the interval, if known. When
 	// 0 it is estimated: Samples+Lost periods for a Time event, Duration ×
 	// CPUs for a Count event (then the rate floor is not applied).

@@ -57,17 +57,29 @@ type Policy struct {
 	// redundant and the period grows. Only for observations with LBRPairs.
 	MaxLBROverlap float64
 
-	// Budget is what the profile may cost the program, as a share of the
-	// program's CPU time: the kernel's work per sample (SampleCost each)
-	// plus hwprof's own CPU time. Default 1%.
+	// Budget is what the profile's samples may cost the program, as a
+	// share of its CPU time: the kernel's work per sample (SampleCost
+	// each) plus hwprof's own work per sample (draining, decoding and
+	// writing the records; Observation.SampleCPU). hwprof's fixed CPU
+	// time (wakeups, timers, the runtime) is reported but not budgeted:
+	// no period reduces it. Default 2%: at the rate cap, 4000 samples/s,
+	// the kernel's 2.5µs per sample take 1%, and hwprof's work may take
+	// as much again before the period grows; see the package
+	// documentation.
 	Budget float64
 	// SampleCost is the program-side cost of one sample: interrupt,
-	// frame-pointer callchain and the copy into the ring. 2.5µs, so the
-	// default budget allows 4000 samples per second per CPU, perf's own
-	// default frequency.
+	// frame-pointer callchain and the copy into the ring. 2.5µs.
 	SampleCost time.Duration
-	// MaxRate caps samples per second per CPU of program time; 0 means
-	// Budget/SampleCost.
+	// SelfSampleCost is hwprof's CPU time per sample assumed until it is
+	// known: from Observation.SampleCPU, or from a fit of SelfCPU once the
+	// observations span a range of rates. 2µs, above the 1.2µs hwprof's
+	// drain measures with a stack copy per sample, yet low enough that
+	// the start at the rate cap stays inside the budget (4000 × 4.5µs =
+	// 1.8%).
+	SelfSampleCost time.Duration
+	// MaxRate caps samples per second per CPU of program time, as does
+	// Budget/SampleCost when lower (see RateCap). Default 4000, perf's default frequency: the
+	// default never takes more samples than perf's default would.
 	MaxRate float64
 	// MinRate is the fewest samples per second per CPU a profile should
 	// have (100, a 10 ms timer); the period shrinks to keep it when the
@@ -75,9 +87,10 @@ type Policy struct {
 	MinRate float64
 
 	// Time and Count bound the period of each kind of event. Time
-	// defaults to 10µs–8ms starting at 1ms (the budget's rate cap makes
-	// the effective minimum 250µs; 8ms keeps 125 samples/s, inside the
-	// rate floor's headroom); Count to 1000–10^9 starting at 100003.
+	// defaults to 10µs–8ms starting at 250µs, perf's default 4000 Hz, so
+	// a short program gets perf's accuracy (the rate cap makes 250µs the
+	// effective minimum too; 8ms keeps 125 samples/s, inside the rate
+	// floor's headroom); Count to 1000–10^9 starting at 100003.
 	Time, Count Bounds
 
 	// MaxStep caps one accuracy change: the period moves by at most this
@@ -116,22 +129,24 @@ type Policy struct {
 // and the package documentation for why).
 func DefaultPolicy() Policy {
 	return Policy{
-		MinRepeat:     0.01,
-		MaxRepeat:     0.15,
-		MinSamples:    1000,
-		MaxLBROverlap: 0.25,
-		Budget:        0.01,
-		SampleCost:    2500 * time.Nanosecond,
-		MinRate:       100,
-		Time:          Bounds{Min: 10_000, Max: 8_000_000, Start: 1_000_000},
-		Count:         Bounds{Min: 1000, Max: 1_000_000_000, Start: 100_003},
-		MaxStep:       8,
-		BackOff:       2,
-		Headroom:      0.2,
-		MinChange:     0.2,
-		DeadBand:      0.25,
-		Hold:          1,
-		MinWindow:     100 * time.Millisecond,
+		MinRepeat:      0.01,
+		MaxRepeat:      0.15,
+		MinSamples:     1000,
+		MaxLBROverlap:  0.25,
+		Budget:         0.02,
+		SampleCost:     2500 * time.Nanosecond,
+		SelfSampleCost: 2000 * time.Nanosecond,
+		MaxRate:        4000,
+		MinRate:        100,
+		Time:           Bounds{Min: 10_000, Max: 8_000_000, Start: 250_000},
+		Count:          Bounds{Min: 1000, Max: 1_000_000_000, Start: 100_003},
+		MaxStep:        8,
+		BackOff:        2,
+		Headroom:       0.2,
+		MinChange:      0.2,
+		DeadBand:       0.25,
+		Hold:           1,
+		MinWindow:      100 * time.Millisecond,
 	}
 }
 
@@ -143,16 +158,19 @@ func (p Policy) Bounds(k Kind) Bounds {
 	return p.Count
 }
 
-// RateCap returns the samples per second per CPU the budget allows: MaxRate,
-// or Budget/SampleCost when MaxRate is 0 (+Inf when neither limits).
+// RateCap returns the samples per second per CPU the policy allows: the
+// lower of MaxRate (when set) and what the budget pays for in the kernel
+// alone, Budget/SampleCost (+Inf when neither limits). A budget lowered by
+// the user lowers the cap; a raised one does not lift it over MaxRate.
 func (p Policy) RateCap() float64 {
+	r := math.Inf(1)
 	if p.MaxRate > 0 {
-		return p.MaxRate
+		r = p.MaxRate
 	}
 	if p.SampleCost > 0 {
-		return p.Budget / p.SampleCost.Seconds()
+		r = min(r, p.Budget/p.SampleCost.Seconds())
 	}
-	return math.Inf(1)
+	return r
 }
 
 // Validate reports the first setting that makes no sense.
@@ -166,8 +184,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("MaxLBROverlap must be between 0 and 100%%, have %s", pct(p.MaxLBROverlap))
 	case !(p.Budget > 0 && p.Budget < 1):
 		return fmt.Errorf("budget must be between 0 and 100%%, have %s", pct(p.Budget))
-	case p.SampleCost < 0 || p.MaxRate < 0 || p.MinRate < 0:
-		return errors.New("SampleCost, MaxRate and MinRate must not be negative")
+	case p.SampleCost < 0 || p.SelfSampleCost < 0 || p.MaxRate < 0 || p.MinRate < 0:
+		return errors.New("SampleCost, SelfSampleCost, MaxRate and MinRate must not be negative")
 	case !(p.MaxStep > 1 && p.BackOff > 1):
 		return errors.New("MaxStep and BackOff must be greater than 1")
 	case !(p.Headroom >= 0 && p.Headroom < 1 && p.DeadBand >= 0 && p.DeadBand < 1):
@@ -190,7 +208,7 @@ func (p Policy) Validate() error {
 }
 
 // String formats the policy's user-facing settings as ParsePolicy reads
-// them: "min,max,budget", e.g. "1%,15%,1%".
+// them: "min,max,budget", e.g. "1%,15%,2%".
 func (p Policy) String() string {
 	return pct(p.MinRepeat) + "," + pct(p.MaxRepeat) + "," + pct(p.Budget)
 }

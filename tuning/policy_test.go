@@ -12,11 +12,11 @@ func TestParsePolicy(t *testing.T) {
 		min, max, bud float64
 		err           string
 	}{
-		{name: "empty keeps the defaults", in: "", min: 0.01, max: 0.15, bud: 0.01},
+		{name: "empty keeps the defaults", in: "", min: 0.01, max: 0.15, bud: 0.02},
 		{name: "the paper's band and 1%", in: "1%,15%,1%", min: 0.01, max: 0.15, bud: 0.01},
 		{name: "percentages", in: "0.5%,10%,2%", min: 0.005, max: 0.10, bud: 0.02},
 		{name: "fractions", in: "0.02,0.1,0.005", min: 0.02, max: 0.1, bud: 0.005},
-		{name: "only max", in: ",20%", min: 0.01, max: 0.20, bud: 0.01},
+		{name: "only max", in: ",20%", min: 0.01, max: 0.20, bud: 0.02},
 		{name: "only budget", in: ",,3%", min: 0.01, max: 0.15, bud: 0.03},
 		{name: "spaces", in: " 2% , 12% , 0.5% ", min: 0.02, max: 0.12, bud: 0.005},
 		{name: "whole numbers without %", in: "1,15,1", err: `"1" is not a share between 0 and 100% (write percentages with %)`},
@@ -61,7 +61,7 @@ func TestPolicyDefaults(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.String(); got != "1%,15%,1%" {
+	if got := p.String(); got != "1%,15%,2%" {
 		t.Errorf("String() = %q", got)
 	}
 	if got := p.RateCap(); abs(got-4000) > 1e-9 {
@@ -70,6 +70,10 @@ func TestPolicyDefaults(t *testing.T) {
 	p.MaxRate = 1500
 	if got := p.RateCap(); got != 1500 {
 		t.Errorf("RateCap() with MaxRate = %g", got)
+	}
+	p.Budget = 0.0025 // pays for 1000 samples/s in the kernel
+	if got := p.RateCap(); abs(got-1000) > 1e-9 {
+		t.Errorf("RateCap() with a budget of 0.25%% = %g, want 1000", got)
 	}
 	if p.Bounds(Time) != p.Time || p.Bounds(Count) != p.Count {
 		t.Error("Bounds does not pick the kind's bounds")

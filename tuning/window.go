@@ -133,11 +133,6 @@ func (w *window) selfShare() float64 {
 	return w.self.Seconds() / w.cpu
 }
 
-// cost is the profile's estimated cost as a share of the program's CPU.
-func (w *window) cost(sampleCost time.Duration) float64 {
-	return w.rate()*sampleCost.Seconds() + w.selfShare()
-}
-
 func (w *window) overlap() float64 {
 	if w.lbrPairs == 0 {
 		return 0

@@ -186,6 +186,7 @@ func (l *loader) recording() profile.Recording {
 	rec.Source = recordingSource(l.ev.srcs, l.ev.used)
 	rec.Processes = l.processes()
 	rec.BuildIDs = l.eng.Objects.BuildIDs()
+	rec.ThreadPeriods = l.threadPeriods()
 	if l.per.timed {
 		rec.DurationNS = l.per.last - l.per.first
 	}
@@ -199,6 +200,33 @@ func (l *loader) recording() profile.Recording {
 		rec.Events = append(rec.Events, e)
 	}
 	return rec
+}
+
+// threadPeriods lists each thread's last period for the events with a
+// fixed period whose threads ended at different periods.
+func (l *loader) threadPeriods() []profile.ThreadPeriod {
+	var out []profile.ThreadPeriod
+	for ev := range l.per.periodsSeen {
+		if len(l.per.periodsSeen[ev]) < 2 || l.ev.format.Attr(ev).Freq() {
+			continue
+		}
+		var tps []profile.ThreadPeriod
+		differ := false
+		for k, p := range l.per.lastPeriod {
+			if k.ev != ev {
+				continue
+			}
+			differ = differ || (len(tps) > 0 && p != tps[0].Period)
+			tps = append(tps, profile.ThreadPeriod{Event: l.ev.attrs[ev].Name, TID: k.tid, Period: p})
+		}
+		if differ {
+			out = append(out, tps...)
+		}
+	}
+	slices.SortFunc(out, func(a, b profile.ThreadPeriod) int {
+		return cmp.Or(cmp.Compare(a.Event, b.Event), cmp.Compare(a.TID, b.TID))
+	})
+	return out
 }
 
 func sortLBRKeys(keys []lbrKey) {

@@ -103,6 +103,19 @@ func TestPeriodHistory(t *testing.T) {
 	if p.Recording.Samples != uint64(len(samples)) {
 		t.Errorf("samples %d, want %d", p.Recording.Samples, len(samples))
 	}
+	// At the end tids 1 and 2 sample at 1000, tid 3 at 8000; task-clock
+	// never changed, so its threads are not listed.
+	wantThreads := []ThreadPeriod{
+		{Event: "cpu-clock", TID: 1, Period: 1000},
+		{Event: "cpu-clock", TID: 2, Period: 1000},
+		{Event: "cpu-clock", TID: 3, Period: 8000},
+	}
+	if !reflect.DeepEqual(p.Recording.ThreadPeriods, wantThreads) {
+		t.Errorf("thread periods\n got %+v\nwant %+v", p.Recording.ThreadPeriods, wantThreads)
+	}
+	if got, want := p.Recording.PeriodsInForce(), "cpu-clock 1000 (2 threads), 8000 (1 thread)"; got != want {
+		t.Errorf("PeriodsInForce() = %q, want %q", got, want)
+	}
 
 	p, err = Load(path, LoadOptions{Event: "task-clock"})
 	if err != nil {
@@ -111,5 +124,20 @@ func TestPeriodHistory(t *testing.T) {
 	if p.Recording.Samples != 10 || len(p.Recording.Periods) != 1 || p.Recording.Periods[0].Period != 500 {
 		t.Errorf("with Event task-clock: %d samples, periods %+v; want 10 samples at period 500",
 			p.Recording.Samples, p.Recording.Periods)
+	}
+	if len(p.Recording.ThreadPeriods) != 0 || p.Recording.PeriodsInForce() != "" {
+		t.Errorf("with Event task-clock: thread periods %+v, in force %q; want none",
+			p.Recording.ThreadPeriods, p.Recording.PeriodsInForce())
+	}
+}
+
+// TestPeriodsInForceEveryThread: an event whose threads all ended at one
+// period shows it alone.
+func TestPeriodsInForceEveryThread(t *testing.T) {
+	r := Recording{Periods: []PeriodChange{
+		{Event: "cpu-clock", Period: 250000}, {TimeNS: 5, Event: "cpu-clock", Period: 2000000}, {Event: "task-clock", Period: 7},
+	}}
+	if got, want := r.PeriodsInForce(), "cpu-clock 2000000"; got != want {
+		t.Errorf("PeriodsInForce() = %q, want %q", got, want)
 	}
 }

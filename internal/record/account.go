@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/hwprof/hwprof/perf"
 )
@@ -14,6 +15,10 @@ var le = binary.LittleEndian
 func (r *recorder) drain() {
 	if r.writeErr != nil {
 		return
+	}
+	var t0 time.Duration
+	if r.adaptive != nil {
+		t0 = threadCPU()
 	}
 	wrote := false
 	for i, rg := range r.rings {
@@ -34,6 +39,9 @@ func (r *recorder) drain() {
 	if wrote {
 		r.stats.Wakeups++
 		r.failed(r.w.WriteFinishedRound())
+	}
+	if r.adaptive != nil && wrote {
+		r.adaptive.noteDrain(threadCPU() - t0)
 	}
 }
 

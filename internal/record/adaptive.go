@@ -1,7 +1,9 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hwprof/hwprof/perf"
@@ -89,6 +91,12 @@ type tuner struct {
 	// each thread's last LBR window
 	windows map[uint32][]tuning.Branch
 	scratch []tuning.Branch
+	// each thread's period in its latest sample and its samples
+	threads map[uint32]threadPeriod
+	// the sum of this interval's samples' periods: for a clock event,
+	// the program CPU time they stand for, whatever period each thread
+	// samples at
+	periodSum uint64
 
 	// For a clock event, the PERIOD correction: the ids of the events
 	// opened on fds (their samples' STREAM_ID; inherited copies have
@@ -98,6 +106,19 @@ type tuner struct {
 	ids                  map[uint64]bool
 	streamOff, periodOff int
 	marks                [][]periodMark
+}
+
+// threadPeriod is one thread's period in its latest sample of an event.
+type threadPeriod struct {
+	period, samples uint64
+}
+
+// ThreadPeriod is the period of one thread's last sample of a tuned event.
+type ThreadPeriod struct {
+	Event   int // index in Options.Events
+	TID     uint32
+	Period  uint64
+	Samples uint64 // the thread's samples of the event
 }
 
 // periodMark says that the records of a ring from Pos on were written
@@ -146,6 +167,18 @@ type adaptive struct {
 	fixing    bool // a clock event's period changed: samples need fixPeriod
 	buf       []byte
 	corrected uint64
+	// hwprof's CPU time on the records (drain, by the thread's CPU
+	// clock): this interval's and all of it
+	drainCPU, drainTotal time.Duration
+	drained              uint64 // samples of every event this interval
+}
+
+// noteDrain adds the CPU time of one drain that found records.
+func (ad *adaptive) noteDrain(d time.Duration) {
+	if d > 0 { // a thread CPU clock that failed reads 0
+		ad.drainCPU += d
+		ad.drainTotal += d
+	}
 }
 
 const adaptiveInterval = 100 * time.Millisecond
@@ -200,6 +233,7 @@ func (r *recorder) startAdaptive() error {
 // otherwise the return address of its innermost user frame (the call
 // site of the running function), or the IP when it has no callchain.
 func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
+	ad.drained++ // tuned or not: the drains' CPU is shared by all samples
 	t := &ad.tuners[ei]
 	if t.ctl == nil {
 		return
@@ -207,6 +241,10 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 	t.samples++
 	if f.DecodeSample(rec, &ad.sample) != nil {
 		return
+	}
+	if ad.sample.Has(perf.SamplePeriod) {
+		t.notePeriod(ad.sample.TID, ad.sample.Period)
+		t.periodSum += ad.sample.Period
 	}
 	if key, ok := ad.activationKey(&ad.sample); ok {
 		t.repeats.Add(ad.sample.TID, key)
@@ -250,6 +288,35 @@ func (ad *adaptive) activationKey(s *perf.Sample) (uint64, bool) {
 	return tuning.ActivationKey(fr), true
 }
 
+// notePeriod keeps the period of thread tid's latest sample (its PERIOD
+// field, corrected by fixPeriod for the clock events hwprof changed).
+// Threads past maxWindows are not followed.
+func (t *tuner) notePeriod(tid uint32, period uint64) {
+	if t.threads == nil {
+		t.threads = map[uint32]threadPeriod{}
+	}
+	tp, ok := t.threads[tid]
+	if !ok && len(t.threads) >= maxWindows {
+		return
+	}
+	t.threads[tid] = threadPeriod{period: period, samples: tp.samples + 1}
+}
+
+// threadPeriods lists every tuned event's threads with the period of
+// their last sample, by event and thread id.
+func (ad *adaptive) threadPeriods() []ThreadPeriod {
+	var out []ThreadPeriod
+	for ei := range ad.tuners {
+		for tid, tp := range ad.tuners[ei].threads {
+			out = append(out, ThreadPeriod{Event: ei, TID: tid, Period: tp.period, Samples: tp.samples})
+		}
+	}
+	slices.SortFunc(out, func(a, b ThreadPeriod) int {
+		return cmp.Or(cmp.Compare(a.Event, b.Event), cmp.Compare(a.TID, b.TID))
+	})
+	return out
+}
+
 // maxWindows bounds the threads whose last LBR window a tuner keeps.
 const maxWindows = 4096
 
@@ -284,18 +351,28 @@ func (r *recorder) observe(now time.Time) {
 	self := (cpu - ad.lastCPU) / time.Duration(max(ad.tuned, 1))
 	dur := now.Sub(ad.last)
 	ad.last, ad.lastCPU = now, cpu
+	// The drains' CPU goes to the events by their share of the samples.
+	drain, all := ad.drainCPU, ad.drained
+	ad.drainCPU, ad.drained = 0, 0
 	for i := range ad.tuners {
 		t := &ad.tuners[i]
 		if t.ctl == nil {
 			continue
 		}
 		_, repeats := t.repeats.Take()
+		// A clock event's samples stand for their periods of CPU time:
+		// the program's CPU time even where threads that existed at a
+		// change sample at the period they inherited.
+		var programCPU time.Duration
+		if t.ctl.Kind() == tuning.Time {
+			programCPU = time.Duration(t.periodSum)
+		}
 		d := t.ctl.Observe(tuning.Observation{
 			Duration: dur, CPUs: ad.cpus, Samples: t.samples, Lost: t.lost,
-			Throttled: t.throttled, SelfCPU: self, Repeats: repeats,
+			Throttled: t.throttled, SelfCPU: self, SampleCPU: share(drain, t.samples, all), ProgramCPU: programCPU, Repeats: repeats,
 			LBRPairs: t.lbrPairs, LBROverlap: meanOverlap(t.lbrOverlap, t.lbrPairs),
 		})
-		t.samples, t.lost, t.throttled = 0, 0, 0
+		t.samples, t.lost, t.throttled, t.periodSum = 0, 0, 0, 0
 		t.lbrPairs, t.lbrOverlap = 0, 0
 		if !d.Changed {
 			continue
@@ -365,11 +442,29 @@ func (ad *adaptive) fixPeriod(f *perf.SampleFormat, ri int, pos uint64, rec []by
 	return ad.buf
 }
 
+// share is d × n/all.
+func share(d time.Duration, n, all uint64) time.Duration {
+	if all == 0 {
+		return 0
+	}
+	return time.Duration(float64(d) * float64(n) / float64(all))
+}
+
 func meanOverlap(sum float64, n uint64) float64 {
 	if n == 0 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// threadCPU is the calling thread's CPU time (the caller is locked to its
+// thread), 0 if the clock cannot be read.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }
 
 func selfCPU() time.Duration {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -160,6 +161,15 @@ type Stats struct {
 	// PeriodsFixed counts the samples of tuned clock events whose PERIOD
 	// field was set to the period in force (see adaptive.go).
 	PeriodsFixed uint64
+	// ThreadPeriods is, for each tuned event and thread, the period of
+	// the thread's last sample, by event and thread id: threads that
+	// existed at a change keep the period they inherited (see
+	// adaptive.go), so at the end threads may differ.
+	ThreadPeriods []ThreadPeriod
+	// SampleCPU is hwprof's CPU time spent on the records (draining,
+	// decoding, writing; the part the adaptive budget covers), measured
+	// only when the period is tuned; the rest of CPU is fixed.
+	SampleCPU time.Duration
 	// Events are the events as opened and written to the file, in
 	// Options.Events order: an event the kernel refused to let count the
 	// kernel was opened user space only (see open), its name with perf's
@@ -395,6 +405,9 @@ func (r *recorder) runCommand() error {
 // once a second. At the first failed write it stops the recording (stop)
 // and goes on calling done, which decides what happens to the targets.
 func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
+	// The adaptive budget times each drain with this thread's CPU clock.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	lastCheckpoint, lastStatus := time.Now(), time.Now()
 	for {
 		ready, hup, _, err := r.poller.Wait(100 * time.Millisecond)
@@ -693,6 +706,7 @@ func (r *recorder) writeKernelMmap() error {
 func (r *recorder) finish(err error) error {
 	if r.adaptive != nil {
 		r.stats.Periods, r.stats.AdaptiveErr = r.adaptive.changes, r.adaptive.applyErr
+		r.stats.ThreadPeriods, r.stats.SampleCPU = r.adaptive.threadPeriods(), r.adaptive.drainTotal
 		r.stats.PeriodsFixed = r.adaptive.corrected
 	}
 	f := perfdata.CollectFeatures()

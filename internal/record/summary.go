@@ -1,10 +1,14 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
@@ -76,22 +80,20 @@ func writePeriods(w io.Writer, o Options, st Stats) {
 		}
 		fmt.Fprintf(w, "hwprof: %s: adaptive period, started at %d\n", ev.Name, ev.Attr.SamplePeriod)
 	}
-	last := map[int]uint64{}
 	for _, c := range st.Periods {
 		fmt.Fprintf(w, "hwprof:   %7.3fs %s period %d: %s\n", c.Time.Seconds(), o.Events[c.Event].Name, c.Period, c.Reason)
-		last[c.Event] = c.Period
 	}
 	for i, ev := range o.Events {
-		p, ok := last[i]
-		if !ok {
+		if o.Tuned != nil && !o.Tuned[i] {
 			continue
 		}
-		hz := ""
-		if KindOf(&ev.Attr) == tuning.Time && p > 0 {
-			hz = fmt.Sprintf(" (%.0f Hz)", 1e9/float64(p))
+		if line := periodsInForce(ev, i, st.ThreadPeriods); line != "" {
+			fmt.Fprintf(w, "hwprof: %s: period of each thread's last sample: %s\n", ev.Name, line)
 		}
-		fmt.Fprintf(w, "hwprof: %s: period %d%s in force at the end for the task and threads started after the last change; "+
-			"threads that existed at a change keep the period they inherited (the report lists each period seen)\n", ev.Name, p, hz)
+	}
+	if st.CPU > 0 {
+		fmt.Fprintf(w, "hwprof: own CPU on the records %.1f ms (budgeted with the kernel's work per sample), the rest %.1f ms fixed (not budgeted: no period reduces it)\n",
+			st.SampleCPU.Seconds()*1e3, max(st.CPU-st.SampleCPU, 0).Seconds()*1e3)
 	}
 	if st.AdaptiveErr != nil {
 		fmt.Fprintf(w, "hwprof: warning: the kernel refused a period change: %v\n", st.AdaptiveErr)
@@ -124,4 +126,71 @@ func PrintErrors(w io.Writer, err, told error) {
 			fmt.Fprintf(w, "hwprof: %v\n", e)
 		}
 	}
+}
+
+// periodsInForce says which period each thread of event ei sampled at
+// last: "1ms (1000 Hz), every thread (3)" or, where threads differ,
+// "2ms (500 Hz) on 1 thread (tid 412), 250µs (4000 Hz) on 4 threads
+// (tids 413-416)", most samples first. Threads that existed at a change
+// keep the period they inherited.
+func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
+	type group struct {
+		period, samples uint64
+		tids            []uint32
+	}
+	var gs []*group
+	for _, tp := range tps {
+		if tp.Event != ei {
+			continue
+		}
+		i := slices.IndexFunc(gs, func(g *group) bool { return g.period == tp.Period })
+		if i < 0 {
+			gs = append(gs, &group{period: tp.Period})
+			i = len(gs) - 1
+		}
+		gs[i].samples += tp.Samples
+		gs[i].tids = append(gs[i].tids, tp.TID)
+	}
+	if len(gs) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(gs, func(a, b *group) int { return cmp.Compare(b.samples, a.samples) })
+	format := func(p uint64) string {
+		if KindOf(&ev.Attr) == tuning.Time && p > 0 {
+			return fmt.Sprintf("%v (%.0f Hz)", time.Duration(p), 1e9/float64(p))
+		}
+		return strconv.FormatUint(p, 10)
+	}
+	if len(gs) == 1 {
+		return fmt.Sprintf("%s, every thread (%d)", format(gs[0].period), len(gs[0].tids))
+	}
+	var parts []string
+	for _, g := range gs {
+		parts = append(parts, fmt.Sprintf("%s on %s (%s, %d samples)", format(g.period), plural(len(g.tids), "thread"), tidList(g.tids), g.samples))
+	}
+	return strings.Join(parts, ", ") + "; threads that existed at a change mostly keep the period they inherited"
+}
+
+// plural is "1 thread", "4 threads".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// tidList shows up to four thread ids: "tid 412", "tids 413, 414, 415, 416, ...".
+func tidList(tids []uint32) string {
+	var s []string
+	for i, t := range tids {
+		if i == 4 {
+			s = append(s, "...")
+			break
+		}
+		s = append(s, strconv.FormatUint(uint64(t), 10))
+	}
+	if len(tids) == 1 {
+		return "tid " + s[0]
+	}
+	return "tids " + strings.Join(s, ", ")
 }
