@@ -105,7 +105,7 @@ func TestPeriodHistory(t *testing.T) {
 	}
 	// At the end tids 1 and 2 sample at 1000, tid 3 at 8000; task-clock
 	// never changed, so its threads are not listed.
-	wantThreads := []ThreadPeriod{
+	wantThreads := []profile.ThreadPeriod{
 		{Event: "cpu-clock", TID: 1, Period: 1000},
 		{Event: "cpu-clock", TID: 2, Period: 1000},
 		{Event: "cpu-clock", TID: 3, Period: 8000},
@@ -134,7 +134,7 @@ func TestPeriodHistory(t *testing.T) {
 // TestPeriodsInForceEveryThread: an event whose threads all ended at one
 // period shows it alone.
 func TestPeriodsInForceEveryThread(t *testing.T) {
-	r := Recording{Periods: []PeriodChange{
+	r := profile.Recording{Periods: []profile.PeriodChange{
 		{Event: "cpu-clock", Period: 250000}, {TimeNS: 5, Event: "cpu-clock", Period: 2000000}, {Event: "task-clock", Period: 7},
 	}}
 	if got, want := r.PeriodsInForce(), "cpu-clock 2000000"; got != want {

@@ -21,7 +21,6 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
-	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the recorded program: "workload MS THREADS"
@@ -67,15 +66,6 @@ func burn(d time.Duration) uint64 {
 		x = x*31 + uint64(i)
 	}
 	return x
-}
-
-// threadCPU is the CPU time the calling thread has used.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 // cpuClock is the attr perf builds for `-e cpu-clock -c PERIOD -g` with a
