@@ -38,6 +38,11 @@ func (l *loader) finish() *profile.Profile {
 	if l.probes.noRetAddr > 0 {
 		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.probes.noRetAddr))
 	}
+	if l.probes.notCall > 0 {
+		l.warn(fmt.Sprintf("%d probe hits whose return address follows no call instruction (a function entered by a jump or by the kernel, as _start is) were left out of the call counts",
+			l.probes.notCall))
+	}
+	l.stackWarnings(addrMap.Totals().Samples)
 	p.Warnings = append(l.r.Warnings(), l.warnings...)
 	l.eng.Close() // no goroutine outlives Load; the vdso's file is removed
 	return p
@@ -112,6 +117,8 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 		fk := funcKey{obj: k.obj}
 		fn := profile.Func{}
 		switch {
+		case k == brokenKey:
+			fk.name, fn.Name = profile.BrokenStack, profile.BrokenStack
 		case k.obj == nil:
 			fk.name, fn.Name = "[unknown]", "[unknown]"
 		case locs[i].Symbol != nil:
