@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -37,6 +38,7 @@ type recordFlags struct {
 	source    string          // --source: lbr, calls, timer, exact ("" = perf's -e, or the default source)
 	cpu       string          // --cpu: plan the hardware sources for this CPU model (with --print-attr)
 	exact     exactFlags      // the exact source's options
+	maxStack  uint            // --max-stack: frames per stack (0: the kernel's limit)
 	set       map[string]bool // the flags given on the command line
 	// trying: building the events for hwprof check to try, so a source
 	// judged not to work is built all the same (check.go)
@@ -116,6 +118,8 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.source, "source", "", "sample `SOURCE`: lbr (calls event + LBR call branch stack), calls (precise calls event), "+
 		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+
 		"-c/-F/-g replace the source's period and call graph, -j the lbr source's branch filter; -e and --source exclude each other")
+	fs.UintVar(&f.maxStack, "max-stack", 0, "walk call graphs up to `N` frames (kernel and user; default: the kernel's limit kernel.perf_event_max_stack, 127 unless raised). "+
+		"N may not exceed that limit: as root, raise it first with sysctl -w kernel.perf_event_max_stack=N")
 	fs.StringVar(&f.cpu, "cpu", "", "with --print-attr: plan the lbr and calls sources for CPU `VENDOR-FAMILY-MODEL` (perf's mapfile form, e.g. GenuineIntel-6-5E) instead of this machine's")
 	f.exact.register(fs)
 }
@@ -219,6 +223,11 @@ func (f *recordFlags) options(argv []string, build eventBuilder) (record.Options
 		return o, err
 	}
 	o.Events = events
+	if f.maxStack > 0 {
+		if err := setMaxStack(o.Events, f.maxStack, f.cfg.Limits); err != nil {
+			return o, err
+		}
+	}
 	periodGiven := f.cfg.Period != 0 || f.cfg.Freq != 0
 	if f.adaptive.set && f.adaptive.off {
 		return o, errors.New("--adaptive and --no-adaptive contradict each other")
@@ -248,6 +257,37 @@ func (f *recordFlags) options(argv []string, build eventBuilder) (record.Options
 		}
 	}
 	return o, nil
+}
+
+// setMaxStack sets the depth of every event's call graph to n frames
+// (attr.sample_max_stack), which the kernel refuses above its limit
+// kernel.perf_event_max_stack (lim, or this machine's when nil).
+func setMaxStack(events []perf.Event, n uint, lim *perf.KernelLimits) error {
+	if lim == nil {
+		l, err := perf.ReadKernelLimits()
+		if err != nil {
+			return fmt.Errorf("--max-stack: %w", err)
+		}
+		lim = &l
+	}
+	if lim.MaxStack != 0 && uint64(n) > lim.MaxStack {
+		return fmt.Errorf("--max-stack %d: the kernel walks at most %d frames (kernel.perf_event_max_stack); "+
+			"as root, raise the limit first: sysctl -w kernel.perf_event_max_stack=%d", n, lim.MaxStack, n)
+	}
+	if n > math.MaxUint16 {
+		return fmt.Errorf("--max-stack %d: at most %d frames (attr.sample_max_stack is 16 bits)", n, math.MaxUint16)
+	}
+	set := false
+	for i := range events {
+		if events[i].Attr.SampleType&perf.SampleCallchain != 0 {
+			events[i].Attr.SampleMaxStack = uint16(n)
+			set = true
+		}
+	}
+	if !set {
+		return errors.New("--max-stack bounds call graphs, and no event records one: add -g")
+	}
+	return nil
 }
 
 func parsePIDs(s string) ([]int, error) {
