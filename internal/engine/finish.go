@@ -39,7 +39,7 @@ func (l *loader) finish() *profile.Profile {
 		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.probes.noRetAddr))
 	}
 	if l.probes.notCall > 0 {
-		l.warn(fmt.Sprintf("%d probe hits whose return address follows no call instruction (a function entered by a jump or by the kernel, as _start is) were left out of the call counts",
+		l.warn(fmt.Sprintf("%d probe hits whose return address follows no call instruction (a function entered by the kernel, as _start is, or by a jump; a new goroutine's first function) were left out of the call counts",
 			l.probes.notCall))
 	}
 	l.stackWarnings(addrMap.Totals().Samples)

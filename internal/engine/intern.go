@@ -53,11 +53,14 @@ const (
 	retUnknown retCheck = iota
 	// retCall: a call instruction ends at the return address.
 	retCall
-	// retNotCall: the address is in no executable code (no mapping, data,
-	// the stack, the heap, the kernel for a user frame, a file's
-	// non-executable part), or the code before it is no call: nothing
-	// returns there, so it is no return address.
+	// retNotCall: the code before the address is no call: nothing
+	// returns there, unless a runtime made the frame up (Go starts a
+	// goroutine with goexit+1 as its return address, after a NOP).
 	retNotCall
+	// retNotCode: the address is in no executable code (no mapping, data,
+	// the stack, the heap, the kernel for a user frame, a file's
+	// non-executable part): no return address at all.
+	retNotCode
 )
 
 func newAddrTable(code *codeReader) *addrTable {
@@ -92,13 +95,13 @@ func (t *addrTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjA
 // obj (nil: in no mapping): whether a call instruction ends at it.
 func (t *addrTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
 	if obj == nil {
-		return retNotCall
+		return retNotCode
 	}
 	switch obj.Kind {
 	case procmap.KindFile:
 		return t.ret(obj, ra).check
 	case procmap.KindKernel, procmap.KindModule, procmap.KindAnon, procmap.KindStack, procmap.KindHeap:
-		return retNotCall
+		return retNotCode
 	}
 	return retUnknown // JIT code, the vdso, vsyscall
 }
@@ -106,7 +109,7 @@ func (t *addrTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retChec
 // ret decodes the code before ra once.
 func (t *addrTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 	if ra == 0 {
-		return retInfo{check: retNotCall}
+		return retInfo{check: retNotCode}
 	}
 	k := addrKey{obj: obj, addr: ra}
 	if r, ok := t.calls[k]; ok {
@@ -127,7 +130,7 @@ func (t *addrTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 			// the call itself must be executable: it ends at ra, so its
 			// last byte is at ra-1
 			if _, st1 := t.code.readCode(obj, ra-1, 1); st1 == codeNotExec {
-				r.check = retNotCall
+				r.check = retNotCode
 			}
 		}
 	}

@@ -904,9 +904,9 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, caller.Addr); ok {
 		caller.Object, caller.ObjAddr = m.Object, oa
 	}
-	if l.addrs.checkReturn(caller.Object, caller.ObjAddr) == retNotCall {
+	if c := l.addrs.checkReturn(caller.Object, caller.ObjAddr); c == retNotCall || c == retNotCode {
 		// not a call: nothing returns there (argc at _start's entry, a
-		// function entered by a jump from a frame of its own)
+		// goroutine's made-up goexit+1)
 		l.probes.notCall++
 		return
 	}

@@ -32,25 +32,37 @@ var brokenKey = addrKey{obj: nil, pid: math.MaxUint32}
 const defaultMaxStack = 127
 
 // brokenStack reports whether an unwound stack cannot be real: a user
-// return address in no executable code, or one that no call instruction
-// ends at (checkReturn). A frame-pointer walk that left the stack reads
-// data as return addresses: a new thread's first frames, code built
-// without frame pointers, a frame-pointer register used for data. The
-// kernel's frames come from its own unwinder and are not judged; neither
-// are return addresses whose code cannot be read (JIT code, the vdso, an
-// object without its file).
+// return address in no executable code, or, below the outermost frame,
+// one that no call instruction ends at (checkReturn). A frame-pointer
+// walk that left the stack reads data as return addresses: a new thread's
+// first frames, code built without frame pointers, a frame-pointer
+// register used for data. The kernel's frames come from its own unwinder
+// and are not judged; neither are return addresses whose code cannot be
+// read (JIT code, the vdso, an object without its file).
 //
-// A zero as the outermost return address is where some kernels end the
-// walk (a zeroed frame pointer's return slot), not data: it is kept, as
-// the frame perf shows as [unknown].
+// The outermost frame is where the thread began, which runtimes make up:
+// Go gives a goroutine's first function the return address goexit+1,
+// after a NOP, so that its stacks end in runtime.goexit. It is judged by
+// its mapping alone; a zero there is where some kernels end the walk (a
+// zeroed frame pointer's return slot), kept as the frame perf shows as
+// [unknown].
 func (l *loader) brokenStack(frames []unwind.Frame) bool {
 	for i := range frames {
 		f := &frames[i]
-		if f.Kernel || f.Kind != unwind.FrameReturn || (f.Addr == 0 && i == len(frames)-1) {
+		if f.Kernel || f.Kind != unwind.FrameReturn {
 			continue
 		}
-		if l.addrs.checkReturn(f.Object, f.ObjAddr) == retNotCall {
+		outermost := i == len(frames)-1
+		if outermost && f.Addr == 0 {
+			continue
+		}
+		switch l.addrs.checkReturn(f.Object, f.ObjAddr) {
+		case retNotCode:
 			return true
+		case retNotCall:
+			if !outermost {
+				return true
+			}
 		}
 	}
 	return false
