@@ -23,22 +23,77 @@ type EdgeKey struct {
 	Offset         uint64
 }
 
+// DCGKind is how a profile's dynamic call graph is drawn from it.
+type DCGKind uint8
+
+const (
+	// CallCounts: the calls the source counted (lbr, calls, exact): the
+	// DCG of the papers' exhaustive and call-sampling profilers.
+	CallCounts DCGKind = iota
+	// TopEdges: the timer DCG of the counter-based sampling paper: at
+	// each sample, the edge into the function that is running (its
+	// caller → it, at the caller's call site), weighted by the sample's
+	// period (ccmap.Self of edges). A sample of a stack's root function
+	// has no such edge.
+	TopEdges
+	// AdjacentFrames: every caller → callee pair of adjacent frames of
+	// each sample, once per stack (ccmap.Total of edges), as the report's
+	// and PGO's edges of sampled stacks: an edge near the root weighs the
+	// inclusive time below it, not its calls.
+	AdjacentFrames
+	numDCGKinds
+)
+
+var dcgKindNames = [numDCGKinds]string{"call counts", "top edge of each sample", "adjacent frames of each sample"}
+
+// String says what the DCG's edges weigh.
+func (k DCGKind) String() string {
+	if k < numDCGKinds {
+		return dcgKindNames[k]
+	}
+	return fmt.Sprintf("dcgkind(%d)", uint8(k))
+}
+
+// Measure is the CC-Map measure of edges the kind reads.
+func (k DCGKind) Measure() ccmap.Measure {
+	switch k {
+	case TopEdges:
+		return ccmap.Self
+	case AdjacentFrames:
+		return ccmap.Total
+	}
+	return ccmap.Calls
+}
+
+// DCGKind is the DCG the papers define for p's source: the call counts
+// when it counts calls (Profile.HasCalls), else the top edges of its
+// sampled stacks.
+func (p *Profile) DCGKind() DCGKind {
+	if p.HasCalls {
+		return CallCounts
+	}
+	return TopEdges
+}
+
+// DCG returns p's dynamic call graph of kind k.
+func (p *Profile) DCG(k DCGKind) ccmap.DCG { return p.Map.DCG(k.Measure()) }
+
 // An Alignment is several profiles of one program (from different
 // sources or runs) in one space of functions and call sites: the first
 // profile is the reference the others are measured against (Agreement).
 //
 // Functions are aligned by name alone (the same function in two runs has
 // one name, and may be found in an object of another path), edges by
-// EdgeKey. A profile's edges weigh its call counts when it counts calls
-// (Profile.HasCalls: ccmap.Calls), else its period-weighted samples
-// whose innermost frames are the edge (ccmap.Self: what stack sampling
-// counts as a call).
+// EdgeKey. Each profile's edges are those of its DCG of the kind Kinds
+// says (Align: Profile.DCGKind, the papers' DCG of its source).
 type Alignment struct {
 	// Funcs names the aligned functions: FuncID -> name.
 	Funcs []string
 	// Sites are the aligned call sites: site id i+1 -> object and offset
 	// (Caller and Callee unused).
 	Sites []EdgeKey
+	// Kinds are the kinds of the profiles' DCGs.
+	Kinds []DCGKind
 	// DCGs are the profiles' dynamic call graphs in the aligned space:
 	// CallSite.Caller and callees index Funcs, CallSite.Addr is a site id.
 	DCGs []ccmap.DCG
@@ -50,10 +105,21 @@ type Alignment struct {
 	Shares []map[EdgeKey]float64
 }
 
-// Align lines up the profiles' edges and functions; ps[0] is the
+// Align lines up the profiles' edges and functions, each profile's DCG
+// the one its source's papers define (Profile.DCGKind); ps[0] is the
 // reference. Align does not change the profiles.
 func Align(ps []*Profile) *Alignment {
-	a := &Alignment{}
+	kinds := make([]DCGKind, len(ps))
+	for i, p := range ps {
+		kinds[i] = p.DCGKind()
+	}
+	return AlignKinds(ps, kinds)
+}
+
+// AlignKinds is Align with the kind of each profile's DCG given (a
+// profile may appear twice with two kinds).
+func AlignKinds(ps []*Profile, kinds []DCGKind) *Alignment {
+	a := &Alignment{Kinds: kinds}
 	funcID := map[string]ccmap.FuncID{}
 	siteID := map[EdgeKey]uint64{}
 	intern := func(name string) ccmap.FuncID {
@@ -75,13 +141,9 @@ func Align(ps []*Profile) *Alignment {
 		}
 		return id
 	}
-	for _, p := range ps {
-		measure := ccmap.Self
-		if p.HasCalls {
-			measure = ccmap.Calls
-		}
-		g := p.Map.DCG(measure)
-		out := ccmap.DCG{Measure: measure, Total: g.Total}
+	for i, p := range ps {
+		g := p.DCG(kinds[i])
+		out := ccmap.DCG{Measure: g.Measure, Total: g.Total}
 		shares := map[EdgeKey]float64{}
 		for _, e := range g.Edges {
 			k := p.EdgeKey(e.Site, e.Callee)

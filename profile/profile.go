@@ -74,6 +74,8 @@ type Recording struct {
 	Processes []Process
 	// Leaf is what the repair of frameless first frames found.
 	Leaf LeafStats
+	// Stacks counts the sampled stacks that are not whole.
+	Stacks StackStats
 	// BuildIDs are the build-ids the recording gives its objects (its
 	// build-id table and MMAP2 records), by object path as recorded;
 	// objects without a known build-id are absent.
@@ -174,4 +176,26 @@ type LeafStats struct {
 	Checked  uint64
 	Inserted uint64
 	Unknown  uint64
+}
+
+// BrokenStack names the one function that stands for every stack that
+// cannot be real (StackStats.Broken): the samples keep their weight in
+// the profile's total, as a root frame of their own without edges.
+const BrokenStack = "[broken stack]"
+
+// StackStats counts the sampled stacks that are not whole, and their
+// weight (summed periods).
+type StackStats struct {
+	// Broken are stacks that cannot be real: a return address in no
+	// executable code, or one that no call instruction ends at (a frame
+	// pointer chain that ran into data). Each is folded as one BrokenStack
+	// frame: out of the edges and contexts, in the total.
+	Broken, BrokenWeight uint64
+	// Cut are frame-pointer stacks that reached the kernel's depth limit
+	// (MaxStack frames, kernel and user ones together: the event's
+	// sample_max_stack, else the perf_event_max_stack sysctl): their
+	// outer frames are missing, so their contexts are rooted in the
+	// middle of the stack. They are folded as they are.
+	Cut, CutWeight uint64
+	MaxStack       uint64 // the depth limit of the cut stacks (the largest when events differ)
 }

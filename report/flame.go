@@ -139,7 +139,7 @@ func (b *frameBuilder) path(t *ccmap.CCT, i int) []flamegraph.Frame {
 func frameKind(name, obj string) flamegraph.Kind {
 	base := filepath.Base(obj)
 	switch {
-	case name == "[broken]" || name == "[truncated]":
+	case name == "[broken]" || name == "[truncated]" || name == profile.BrokenStack:
 		return flamegraph.Broken
 	case obj == "":
 		return flamegraph.Unknown

@@ -72,6 +72,8 @@ type jsonFunc struct {
 	Self   float64 `json:"self"`
 	Total  float64 `json:"total"`
 	Calls  *uint64 `json:"calls"` // null without call counts (timer)
+	// the calls' share of all calls counted; null without call counts
+	CallsShare *float64 `json:"calls_share"`
 }
 
 type jsonEdge struct {
@@ -123,7 +125,7 @@ func (s *summary) json() *jsonReport {
 	}
 	for _, f := range s.funcs {
 		r.Functions = append(r.Functions, jsonFunc{Name: f.Name, Object: str(f.Object),
-			Self: f.selfShare, Total: f.totShare, Calls: s.count(f.calls)})
+			Self: f.selfShare, Total: f.totShare, Calls: s.count(f.calls), CallsShare: s.callShare(f.callShare)})
 	}
 	for _, e := range s.edges {
 		je := jsonEdge{Caller: e.caller.Name, Callee: e.callee.Name, Count: s.count(e.weight), Weight: e.share}
@@ -175,6 +177,15 @@ func (s *summary) count(n uint64) *uint64 {
 		return nil
 	}
 	return &n
+}
+
+// callShare returns v as a share of the calls, or nil (null) if the
+// profile has no call counts.
+func (s *summary) callShare(v float64) *float64 {
+	if !s.p.HasCalls {
+		return nil
+	}
+	return &v
 }
 
 func str(s string) *string {

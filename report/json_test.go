@@ -158,6 +158,7 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 			Object      *string
 			Self, Total float64
 			Calls       *uint64
+			CallsShare  *float64 `json:"calls_share"`
 		}
 		Edges []struct {
 			Caller, Callee string
@@ -190,7 +191,7 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 			return fmt.Errorf("%s: %w", list, err)
 		}
 		want := map[string][]string{
-			"functions": {"name", "object", "self", "total", "calls"},
+			"functions": {"name", "object", "self", "total", "calls", "calls_share"},
 			"edges":     {"caller", "callee", "callsite", "count", "weight", "samples_share"},
 			"contexts":  {"path", "count", "weight"},
 		}[list]
@@ -207,9 +208,18 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 	if top >= 0 && len(r.Functions) > top || nctx >= 0 && len(r.Contexts) > nctx || top >= 0 && len(r.Edges) > top {
 		return fmt.Errorf("%d functions, %d edges, %d contexts for %+v", len(r.Functions), len(r.Edges), len(r.Contexts), o)
 	}
-	var selfSum float64
+	var selfSum, callSum float64
 	for i, f := range r.Functions {
 		selfSum += f.Self
+		if (f.CallsShare != nil) != p.HasCalls {
+			return fmt.Errorf("function %d: calls_share %v with HasCalls %v", i, f.CallsShare, p.HasCalls)
+		}
+		if f.CallsShare != nil {
+			if want := share(*f.Calls, tot.Calls); math.Abs(*f.CallsShare-want) > 1e-12 {
+				return fmt.Errorf("function %d: calls_share %v, want %v", i, *f.CallsShare, want)
+			}
+			callSum += *f.CallsShare
+		}
 		if f.Self < 0 || f.Total < f.Self-1e-12 || f.Total > 1+1e-12 {
 			return fmt.Errorf("function %d: self %v total %v", i, f.Self, f.Total)
 		}
@@ -228,6 +238,9 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 	}
 	if all && tot.Samples > 0 && math.Abs(selfSum-1) > 1e-9 {
 		return fmt.Errorf("functions' self sums to %v", selfSum)
+	}
+	if all && p.HasCalls && tot.Calls > 0 && math.Abs(callSum-1) > 1e-9 {
+		return fmt.Errorf("functions' calls_share sums to %v", callSum)
 	}
 
 	var wsum float64

@@ -90,6 +90,14 @@ func timerProfile(order []int) *profile.Profile {
 // between main→leaf and A→B (1050 calls each), an edge without a context,
 // and one sampled stack (samples and calls together).
 func exactProfile() *profile.Profile {
+	p := exactCallsProfile()
+	p.Map.AddStack([]ccmap.Frame{{Func: fB}, {Func: fA, Site: 0x1010}, {Func: fMain, Site: 0x1000}}, 1)
+	return p
+}
+
+// exactCallsProfile is exactProfile without the sampled stack: calls
+// alone, as the exact source records them.
+func exactCallsProfile() *profile.Profile {
 	m := ccmap.New()
 	main := []ccmap.Frame{{Func: fMain}}
 	m.AddEdgeInContext(main, ccmap.CallSite{Caller: fMain, Addr: 0x1000}, fA, 10)
@@ -100,7 +108,6 @@ func exactProfile() *profile.Profile {
 	m.AddEdgeInContext(aaMain, ccmap.CallSite{Caller: fA, Addr: 0x1010}, fB, 50)
 	m.AddEdgeInContext(main, ccmap.CallSite{Caller: fMain, Addr: 0x1004}, fLeaf, 1050)
 	m.AddEdge(ccmap.CallSite{Caller: fLeaf, Addr: 0x2000}, fPush, 7)
-	m.AddStack([]ccmap.Frame{{Func: fB}, {Func: fA, Site: 0x1010}, {Func: fMain, Site: 0x1000}}, 1)
 	return &profile.Profile{
 		Map: m, Funcs: funcs, Sites: sites, HasCalls: true,
 		Recording: profile.Recording{
@@ -155,6 +162,7 @@ func TestGolden(t *testing.T) {
 		{"timer", timerProfile([]int{0, 1, 2, 3, 4, 5}), Options{}},
 		{"timer-top2-contexts3", timerProfile([]int{0, 1, 2, 3, 4, 5}), Options{Top: 2, Contexts: 3}},
 		{"exact", exactProfile(), Options{}},
+		{"exact-calls", exactCallsProfile(), Options{}},
 	} {
 		golden(t, c.name+".txt", output(t, func(b *bytes.Buffer) error { return Text(b, c.p, c.o) }))
 		golden(t, c.name+".json", output(t, func(b *bytes.Buffer) error { return JSON(b, c.p, c.o) }))

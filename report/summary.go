@@ -40,6 +40,7 @@ type funcRow struct {
 	id                  ccmap.FuncID
 	self, total, calls  uint64
 	selfShare, totShare float64
+	callShare           float64 // calls as a share of all calls counted
 }
 
 type edgeRow struct {
@@ -105,7 +106,7 @@ func bound[T any](rows []T, n int) []T {
 
 func (s *summary) functions(top int) ([]funcRow, error) {
 	m := s.p.Map
-	samples := m.Totals().Samples
+	samples, calls := m.Totals().Samples, m.Totals().Calls
 	var rows []funcRow
 	for _, f := range m.Functions(ccmap.Self) {
 		if f.Self == 0 && f.Total == 0 && (f.Calls == 0 || !s.p.HasCalls) {
@@ -116,13 +117,19 @@ func (s *summary) functions(top int) ([]funcRow, error) {
 			return nil, err
 		}
 		rows = append(rows, funcRow{Func: pf, id: f.Func, self: f.Self, total: f.Total, calls: f.Calls,
-			selfShare: share(f.Self, samples), totShare: share(f.Total, samples)})
+			selfShare: share(f.Self, samples), totShare: share(f.Total, samples), callShare: share(f.Calls, calls)})
 	}
 	slices.SortFunc(rows, func(a, b funcRow) int {
 		return cmp.Or(cmp.Compare(b.self, a.self), cmp.Compare(b.total, a.total), cmp.Compare(b.calls, a.calls),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Object, b.Object), cmp.Compare(a.id, b.id))
 	})
 	return bound(rows, top), nil
+}
+
+// callsOnly says whether the profile counts calls and has no sampled
+// weight (the exact source): its functions are shown by calls alone.
+func (s *summary) callsOnly() bool {
+	return s.p.HasCalls && s.p.Map.Totals().Samples == 0
 }
 
 // edgeRows returns the edges by calls (HasCalls) or by the sampled weight

@@ -114,22 +114,11 @@ func changed(ps []profile.PeriodChange) bool {
 
 func (s *summary) tables(b *bytes.Buffer) error {
 	calls := s.p.HasCalls
-	fmt.Fprintf(b, "\nfunctions (self and total: shares of %d sampled weight)\n", s.p.Map.Totals().Samples)
-	t := newTable(b, "RRRLL")
-	t.Header("self", "total", "calls", "function", "object")
-	for _, f := range s.funcs {
-		c := "-"
-		if calls {
-			c = fmt.Sprint(f.calls)
-		}
-		if err := t.Append(pct(f.selfShare), pct(f.totShare), c, f.Name, base(f.Object)); err != nil {
-			return err
-		}
-	}
-	if err := render(b, t, len(s.funcs)); err != nil {
+	if err := s.funcTable(b); err != nil {
 		return err
 	}
 
+	var t *tablewriter.Table
 	if calls {
 		b.WriteString("\ncall edges (by calls; of calls: the edge's share of the calls along all edges)\n")
 		t = newTable(b, "RRLL")
@@ -173,6 +162,36 @@ func (s *summary) tables(b *bytes.Buffer) error {
 		}
 	}
 	return render(b, t, len(s.contexts))
+}
+
+// funcTable writes the functions: with sampled weight, their self and
+// total shares of it (and their calls when counted); a profile of calls
+// alone (exact) by the calls into each and their share of all calls.
+func (s *summary) funcTable(b *bytes.Buffer) error {
+	if s.callsOnly() {
+		fmt.Fprintf(b, "\nfunctions (calls into each, and their share of all %d calls counted)\n", s.p.Map.Totals().Calls)
+		t := newTable(b, "RRLL")
+		t.Header("calls", "share", "function", "object")
+		for _, f := range s.funcs {
+			if err := t.Append(fmt.Sprint(f.calls), pct(f.callShare), f.Name, base(f.Object)); err != nil {
+				return err
+			}
+		}
+		return render(b, t, len(s.funcs))
+	}
+	fmt.Fprintf(b, "\nfunctions (self and total: shares of %d sampled weight)\n", s.p.Map.Totals().Samples)
+	t := newTable(b, "RRRLL")
+	t.Header("self", "total", "calls", "function", "object")
+	for _, f := range s.funcs {
+		c := "-"
+		if s.p.HasCalls {
+			c = fmt.Sprint(f.calls)
+		}
+		if err := t.Append(pct(f.selfShare), pct(f.totShare), c, f.Name, base(f.Object)); err != nil {
+			return err
+		}
+	}
+	return render(b, t, len(s.funcs))
 }
 
 // newTable returns a borderless table whose columns are aligned by

@@ -44,9 +44,12 @@ func (c *compareFlags) register(fs *flag.FlagSet) {
 // Every source is recorded in its own run of the program (also the timer
 // beside a hardware source: one run for both is not done yet), with the
 // events `hwprof record --source S` uses. Each recording is folded by
-// engine.Load, and the profiles are aligned and measured by profile.Align
-// (edges by caller and callee name and the call site's object and
-// offset, functions by name; profile.Alignment says what edges weigh).
+// engine.Load, and the profiles are aligned and measured by
+// profile.AlignKinds (edges by caller and callee name and the call site's
+// object and offset, functions by name). Each source is measured by its
+// DCG as the papers define it (profile.DCGKind): the calls counted, or
+// for the timer the top edge of each sample; a sampled source's
+// adjacent-frame edges are shown beside, as SOURCE/adj.
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	var c compareFlags
 	fs := newFlagSet("compare", "[--sources timer,lbr] [--reference exact] [-o DIR] -- CMD [ARGS]", stderr)
@@ -93,13 +96,29 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	names := make([]string, len(sources))
-	for i, s := range sources {
-		names[i] = s.String()
-	}
+	names, ps, kinds := dcgColumns(sources, profiles)
 	fmt.Fprintf(stdout, "recordings: %s\n\n", strings.Join(files, ", "))
-	printComparison(stdout, names, profile.Align(profiles), c.top)
+	printComparison(stdout, names, profile.AlignKinds(ps, kinds), c.top)
 	return 0
+}
+
+// dcgColumns returns the columns compare shows: each source's DCG as the
+// papers define it (Profile.DCGKind: call counts, or the top edge of each
+// sample), and beside each sampled source its adjacent-frame edges, named
+// SOURCE/adj, which weigh inclusive time rather than calls.
+func dcgColumns(sources []source.Source, profiles []*profile.Profile) ([]string, []*profile.Profile, []profile.DCGKind) {
+	var names []string
+	var ps []*profile.Profile
+	var kinds []profile.DCGKind
+	for i, p := range profiles {
+		names, ps, kinds = append(names, sources[i].String()), append(ps, p), append(kinds, p.DCGKind())
+	}
+	for i, p := range profiles {
+		if i > 0 && p.DCGKind() == profile.TopEdges {
+			names, ps, kinds = append(names, sources[i].String()+"/adj"), append(ps, p), append(kinds, profile.AdjacentFrames)
+		}
+	}
+	return names, ps, kinds
 }
 
 // plan returns the sources to record, the reference first, each checked to
@@ -234,27 +253,44 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 // (profile.Alignment, whose first profile is the reference).
 func printComparison(w io.Writer, names []string, a *profile.Alignment, top int) {
 	rows := a.TopEdges(0, top)
-	fmt.Fprintf(w, "top %d call edges of %s, with each source's share of its own total:\n\n", len(rows), names[0])
+	fmt.Fprintln(w, "each source's dynamic call graph (DCG), edges weighted by:")
+	for i, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, dcgText(a.Kinds[i]))
+	}
+	fmt.Fprintf(w, "\ntop %d call edges of %s, with each source's share of its own total:\n\n", len(rows), names[0])
 	fmt.Fprintf(w, "%-52s %-28s", "caller -> callee", "call site")
 	for _, n := range names {
-		fmt.Fprintf(w, " %8s", n)
+		fmt.Fprintf(w, " %9s", n)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-52s %-28s", clip(r.Edge.Caller+" -> "+r.Edge.Callee, 52), clip(siteLabel(r.Edge), 28))
 		for i := range names {
-			fmt.Fprintf(w, " %7.2f%%", 100*a.Shares[i][r.Edge])
+			fmt.Fprintf(w, " %8.2f%%", 100*a.Shares[i][r.Edge])
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nagreement with %s (overlap: sum of min shares over common edges; hot: share of %s's edges >= %.1f x its hottest also hot in the source; correlation of calls per function over %d functions):\n\n",
 		names[0], names[0], profile.HotThreshold, len(a.Funcs))
-	fmt.Fprintf(w, "%-8s %8s %16s %8s %8s %8s %6s\n", "source", "overlap", "overlap(no site)", "hot", "pearson", "spearman", "edges")
+	fmt.Fprintf(w, "%-10s %8s %16s %8s %8s %8s %6s\n", "source", "overlap", "overlap(no site)", "hot", "pearson", "spearman", "edges")
 	for i := 1; i < len(names); i++ {
 		s := a.Agreement(i)
-		fmt.Fprintf(w, "%-8s %7.1f%% %15.1f%% %8.2f %8s %8s %6d\n", names[i], 100*s.Overlap, 100*s.OverlapNoSites,
+		fmt.Fprintf(w, "%-10s %7.1f%% %15.1f%% %8.2f %8s %8s %6d\n", names[i], 100*s.Overlap, 100*s.OverlapNoSites,
 			s.HotCoverage, fmtCorr(s.Pearson), fmtCorr(s.Spearman), s.Edges)
 	}
+}
+
+// dcgText says what the edges of a DCG of kind k weigh.
+func dcgText(k profile.DCGKind) string {
+	switch k {
+	case profile.CallCounts:
+		return "the calls counted"
+	case profile.TopEdges:
+		return "at each sample, the edge into the running function (caller -> it), by period: the papers' timer DCG"
+	case profile.AdjacentFrames:
+		return "every adjacent caller -> callee pair of each sample's stack, by period (inclusive time, not calls; shown beside)"
+	}
+	return k.String()
 }
 
 func siteLabel(k profile.EdgeKey) string {

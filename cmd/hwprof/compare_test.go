@@ -61,12 +61,12 @@ func TestPrintComparison(t *testing.T) {
 const fig1C = `#include <stdio.h>
 #include <stdlib.h>
 ` + cpuMS + `
-unsigned long shortA(unsigned long x) { return x >> 3; }
-unsigned long shortB(unsigned long x) { return x << 1; }
+__attribute__((noinline)) unsigned long shortA(unsigned long x) { return x >> 3; }
+__attribute__((noinline)) unsigned long shortB(unsigned long x) { return x << 1; }
 /* Figure 1 of the counter-based sampling paper: long work without calls,
    then two short calls, per iteration. */
 long rounds;
-unsigned long work(long ms) {
+__attribute__((noinline)) unsigned long work(long ms) {
 	unsigned long s = 0;
 	for (int i = 0; i == 0 || cpu_ms() < ms; i++, rounds++) {
 		unsigned long x = i;
@@ -87,7 +87,7 @@ const balancedC = `#include <stdio.h>
 ` + cpuMS + `
 /* Every call does the same work and the caller almost none: time and
    call counts agree. */
-#define BODY(name) unsigned long name(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1442695040888963407UL; return x; }
+#define BODY(name) __attribute__((noinline)) unsigned long name(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1442695040888963407UL; return x; }
 BODY(fa) BODY(fb) BODY(fc)
 int main(int argc, char **argv) {
 	unsigned long s = 0;
@@ -100,12 +100,13 @@ int main(int argc, char **argv) {
 
 var timerRowRE = regexp.MustCompile(`(?m)^timer\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)`)
 
-// hwprof compare, timer against exact, on this machine: the Figure 1 shape
-// shows the timer's error plainly, a balanced program agrees. The programs
-// are built at -O0 so that every function has a frame pointer (gcc 12 at
-// -O2 leaves leaf functions without one even with
-// -mno-omit-leaf-frame-pointer, and the timer's stacks would then miss
-// their callers: an unwinding error, not the sampling error measured here).
+// hwprof compare, timer against exact, on this machine, each source's DCG
+// as the papers define it (the timer's: the top edge of each sample): a
+// program whose functions all do the same self work per call agrees with
+// the call counts; the Figure 1 shape shows the timer's error plainly.
+// The programs are built as users build them (gcc -O2 with frame
+// pointers: leaf functions then have none, and hwprof restores their
+// callers from the stack copy).
 func TestCompareTimerVsExact(t *testing.T) {
 	needUprobes(t) // the exact source
 	if _, err := exec.LookPath("gcc"); err != nil {
@@ -113,12 +114,12 @@ func TestCompareTimerVsExact(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		name, src, arg string
-		check          func(overlap, hot float64) bool
-		want           string
+		name, src, ms string
+		check         func(overlap, hot float64) bool
+		want          string
 	}{
-		{"fig1", fig1C, "400", func(o, h float64) bool { return o < 20 && h < 0.5 }, "overlap < 20% and hot-edge coverage < 0.5"},
-		{"balanced", balancedC, "150", func(o, h float64) bool { return o > 80 && h == 1 }, "overlap > 80% and hot-edge coverage 1"},
+		{"fig1", fig1C, "1500", func(o, h float64) bool { return o < 20 && h < 0.5 }, "overlap < 20% and hot-edge coverage < 0.5"},
+		{"balanced", balancedC, "1500", func(o, h float64) bool { return o >= 90 && h == 1 }, "overlap >= 90% and hot-edge coverage 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(dir, tc.name+".c")
@@ -126,11 +127,11 @@ func TestCompareTimerVsExact(t *testing.T) {
 			if err := os.WriteFile(src, []byte(tc.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+			if out, err := exec.Command("gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
 				t.Fatalf("gcc: %v\n%s", err, out)
 			}
 			out := filepath.Join(dir, tc.name+"-cmp")
-			r := hwprof(t, "compare", "-q", "-o", out, "--", bin, tc.arg)
+			r := hwprof(t, "compare", "-q", "-o", out, "--", bin, tc.ms)
 			if r.code != 0 {
 				t.Fatalf("compare: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -138,6 +139,11 @@ func TestCompareTimerVsExact(t *testing.T) {
 			for _, f := range []string{"exact.data", "timer.data"} {
 				if _, err := os.Stat(filepath.Join(out, f)); err != nil || !strings.Contains(r.stdout, filepath.Join(out, f)) {
 					t.Errorf("recording %s not kept or not named: %v", f, err)
+				}
+			}
+			for _, want := range []string{"exact      the calls counted", "timer      at each sample, the edge into the running function", "timer/adj  every adjacent"} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("the output does not say which DCG it measures (%q)", want)
 				}
 			}
 			m := timerRowRE.FindStringSubmatch(r.stdout)

@@ -131,6 +131,9 @@ func (f *recordFlags) options(argv []string, build eventBuilder, planned bool) (
 	if o.Events, err = build(o.Argv, o.PIDs, f.cfg.Target); err != nil {
 		return o, err
 	}
+	if err := record.SetMaxStack(o.Events, f.maxStack, f.cfg.Limits); err != nil {
+		return o, err
+	}
 	periodGiven := f.cfg.Period != 0 || f.cfg.Freq != 0
 	if f.adaptive.set && f.adaptive.off {
 		return o, errors.New("--adaptive and --no-adaptive contradict each other")

@@ -28,6 +28,7 @@ type recordFlags struct {
 	source    string          // --source: lbr, calls, timer, exact ("" = perf's -e, or the default source)
 	cpu       string          // --cpu: plan the hardware sources for this CPU model (with --print-attr)
 	exact     exactFlags      // the exact source's options
+	maxStack  uint            // --max-stack: frames per stack (0: the kernel's limit)
 	set       map[string]bool // the flags given on the command line
 	// trying: building the events for hwprof check to try, so a source
 	// judged not to work is built all the same (check.go)
@@ -108,6 +109,8 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+
 		"-c/-F/-g replace the source's period and call graph, -j the lbr source's branch filter; -e and --source exclude each other")
 	fs.StringVar(&f.cpu, "cpu", "", "with --print-attr: plan the lbr and calls sources for CPU `VENDOR-FAMILY-MODEL` (perf's mapfile form, e.g. GenuineIntel-6-5E) instead of this machine's")
+	fs.UintVar(&f.maxStack, "max-stack", 0, "walk call graphs up to `N` frames (kernel and user; default: the kernel's limit kernel.perf_event_max_stack, 127 unless raised). "+
+		"N may not exceed that limit: as root, raise it first with sysctl -w kernel.perf_event_max_stack=N")
 	f.exact.register(fs)
 }
 

@@ -39,6 +39,11 @@ func (l *loader) finish() *profile.Profile {
 	if l.probes.noRetAddr > 0 {
 		l.warn(fmt.Sprintf("%d probe samples without a return address (no user stack copy) were left out", l.probes.noRetAddr))
 	}
+	if l.probes.notCall > 0 {
+		l.warn(fmt.Sprintf("%d probe hits whose return address follows no call instruction (a function entered by the kernel, as _start is, or by a jump; a new goroutine's first function) were left out of the call counts",
+			l.probes.notCall))
+	}
+	l.stackWarnings(addrMap.Totals().Samples)
 	var log diag.Log
 	l.eng.Diagnose(&log)
 	for _, w := range l.warnings {
@@ -120,6 +125,8 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 		fk := funcKey{obj: k.obj}
 		fn := profile.Func{}
 		switch {
+		case k == brokenKey:
+			fk.name, fn.Name = profile.BrokenStack, profile.BrokenStack
 		case k.obj == nil:
 			fk.name, fn.Name = "[unknown]", "[unknown]"
 		case locs[i].Symbol != nil:

@@ -33,14 +33,40 @@ func newAddrKey(obj *procmap.Object, pid uint32, a procmap.ObjAddr) addrKey {
 type addrTable struct {
 	ids   map[addrKey]ccmap.FuncID
 	keys  []addrKey
-	calls map[addrKey]procmap.ObjAddr // return address -> call instruction
+	calls map[addrKey]retInfo // return address -> its call instruction
 	code  *codeReader
 }
+
+// retInfo is what the code before a return address says: the address of
+// the call instruction that ends at it, and whether one does.
+type retInfo struct {
+	call  procmap.ObjAddr
+	check retCheck
+}
+
+// retCheck is the verdict on a return address.
+type retCheck uint8
+
+const (
+	// retUnknown: the code could not be read (no file with the recorded
+	// build-id, JIT code, the vdso): not judged.
+	retUnknown retCheck = iota
+	// retCall: a call instruction ends at the return address.
+	retCall
+	// retNotCall: the code before the address is no call: nothing
+	// returns there, unless a runtime made the frame up (Go starts a
+	// goroutine with goexit+1 as its return address, after a NOP).
+	retNotCall
+	// retNotCode: the address is in no executable code (no mapping, data,
+	// the stack, the heap, the kernel for a user frame, a file's
+	// non-executable part): no return address at all.
+	retNotCode
+)
 
 func newAddrTable(code *codeReader) *addrTable {
 	return &addrTable{
 		ids:   make(map[addrKey]ccmap.FuncID),
-		calls: make(map[addrKey]procmap.ObjAddr),
+		calls: make(map[addrKey]retInfo),
 		code:  code,
 	}
 }
@@ -62,21 +88,54 @@ func (t *addrTable) id(k addrKey) ccmap.FuncID {
 // be read or no call ends at ra, it is ra-1, inside the call instruction,
 // which still names the right function and source line.
 func (t *addrTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjAddr {
+	return t.ret(obj, ra).call
+}
+
+// checkReturn says whether ra can be a return address of user code in
+// obj (nil: in no mapping): whether a call instruction ends at it.
+func (t *addrTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
+	if obj == nil {
+		return retNotCode
+	}
+	switch obj.Kind {
+	case procmap.KindFile:
+		return t.ret(obj, ra).check
+	case procmap.KindKernel, procmap.KindModule, procmap.KindAnon, procmap.KindStack, procmap.KindHeap:
+		return retNotCode
+	}
+	return retUnknown // JIT code, the vdso, vsyscall
+}
+
+// ret decodes the code before ra once.
+func (t *addrTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 	if ra == 0 {
-		return 0
+		return retInfo{check: retNotCode}
 	}
 	k := addrKey{obj: obj, addr: ra}
-	if a, ok := t.calls[k]; ok {
-		return a
+	if r, ok := t.calls[k]; ok {
+		return r
 	}
-	a := ra - 1
+	r := retInfo{call: ra - 1}
 	if obj != nil && ra > 7 {
-		if b, ok := t.code.read(obj, ra-7, 7); ok && len(b) == 7 {
-			a = ra - procmap.ObjAddr(callLenBefore(b))
+		b, st := t.code.readCode(obj, ra-7, 7)
+		switch {
+		case st == codeOK && len(b) == 7:
+			n := callLenBefore(b)
+			r.call = ra - procmap.ObjAddr(n)
+			r.check = retCall
+			if n == 1 {
+				r.call, r.check = ra-1, retNotCall
+			}
+		case st == codeNotExec:
+			// the call itself must be executable: it ends at ra, so its
+			// last byte is at ra-1
+			if _, st1 := t.code.readCode(obj, ra-1, 1); st1 == codeNotExec {
+				r.check = retNotCode
+			}
 		}
 	}
-	t.calls[k] = a
-	return a
+	t.calls[k] = r
+	return r
 }
 
 // callLenBefore returns the length of the call instruction that ends at
@@ -113,8 +172,23 @@ func newCodeReader(resolve func(string) string) *codeReader {
 // read returns up to n bytes of code at addr of obj (fewer at the end of
 // a segment), false if it has no file or addr is in no executable segment.
 func (c *codeReader) read(obj *procmap.Object, addr procmap.ObjAddr, n int) ([]byte, bool) {
+	b, st := c.readCode(obj, addr, n)
+	return b, st == codeOK
+}
+
+// codeStatus says what reading code found.
+type codeStatus uint8
+
+const (
+	codeOK      codeStatus = iota
+	codeNoFile             // no file to read (not a file object, or no file with its build-id)
+	codeNotExec            // the file has no executable segment at the address
+)
+
+// readCode is read, saying why it read nothing.
+func (c *codeReader) readCode(obj *procmap.Object, addr procmap.ObjAddr, n int) ([]byte, codeStatus) {
 	if obj.Kind != procmap.KindFile || !filepath.IsAbs(obj.Path) {
-		return nil, false
+		return nil, codeNoFile
 	}
 	ec, ok := c.files[obj.Path]
 	if !ok {
@@ -122,19 +196,19 @@ func (c *codeReader) read(obj *procmap.Object, addr procmap.ObjAddr, n int) ([]b
 		c.files[obj.Path] = ec
 	}
 	if ec == nil {
-		return nil, false
+		return nil, codeNoFile
 	}
 	a := uint64(addr)
 	for _, p := range ec.progs {
 		if a >= p.Vaddr && a < p.Vaddr+p.Filesz {
 			b := make([]byte, min(uint64(n), p.Vaddr+p.Filesz-a))
 			if _, err := p.ReadAt(b, int64(a-p.Vaddr)); err != nil {
-				return nil, false
+				return nil, codeNoFile
 			}
-			return b, true
+			return b, codeOK
 		}
 	}
-	return nil, false
+	return nil, codeNotExec
 }
 
 func (c *codeReader) open(path string) *elfCode {

@@ -148,6 +148,8 @@ type loader struct {
 	lbr      lbrState
 	probes   exactState
 	warnings []string
+	// the perf_event_max_stack sysctl, read once when needed (maxStack)
+	sysMaxStack uint64
 
 	// buffers reused from sample to sample
 	leafChain []uint64 // the repaired callchain (repairLeaf)
@@ -223,6 +225,7 @@ type lbrState struct {
 // hits whose next one is a restart after stack growth (goRestart).
 type exactState struct {
 	noRetAddr  uint64
+	notCall    uint64 // hits whose return address follows no call
 	lastExact  map[uint32]exactHit
 	restart    map[exactHit]int
 	goRestarts uint64
@@ -718,8 +721,15 @@ func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, pid uint32, 
 }
 
 func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
-	l.repairLeaf(s)
+	shape := stackWhole
 	fp := l.ev.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
+	if fp { // before the leaf repair lengthens the chain
+		if cut, limit := l.cutStack(s, ev); cut {
+			shape = stackCut
+			l.rec.Stacks.MaxStack = max(l.rec.Stacks.MaxStack, limit)
+		}
+	}
+	l.repairLeaf(s)
 	var h uint64
 	if fp {
 		h = hashChain(s.PID, s.Callchain)
@@ -736,19 +746,25 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	if len(l.frames) == 0 {
 		return
 	}
-	l.cframes = l.toFrames(l.cframes[:0], l.frames, s.PID, false)
+	if l.brokenStack(l.frames) {
+		shape = stackBroken
+		l.cframes = l.brokenFrames(l.cframes[:0])
+	} else {
+		l.cframes = l.toFrames(l.cframes[:0], l.frames, s.PID, false)
+	}
 	l.hookFrames = l.cframes
 	if fp {
-		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes)
+		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes, shape)
 		if i < 0 {
 			l.clearStacks()
-			i = l.stacks.put(h, s.PID, s.Callchain, l.cframes)
+			i = l.stacks.put(h, s.PID, s.Callchain, l.cframes, shape)
 		}
 		if i >= 0 {
 			l.foldCached(i, weight)
 			return
 		}
 	}
+	l.countShape(shape, weight)
 	l.fold.Add(l.cframes, weight)
 }
 
@@ -757,6 +773,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 // redundancy skipping, which decides sample by sample, folded now.
 func (l *loader) foldCached(i int, weight uint64) {
 	e := &l.stacks.entries[i]
+	l.countShape(e.shape, weight)
 	if l.sumStacks {
 		e.pending += weight
 		return
@@ -900,6 +917,12 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	caller := unwind.Frame{Addr: unwind.Addr(ra), Kind: unwind.FrameReturn}
 	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(ra)); ok && m.Object != nil {
 		caller.Object, caller.ObjAddr = m.Object, unwind.ObjAddr(oa)
+	}
+	if c := l.addrs.checkReturn(FrameObject(&caller), procmap.ObjAddr(caller.ObjAddr)); c == retNotCall || c == retNotCode {
+		// not a call: nothing returns there (argc at _start's entry, a
+		// goroutine's made-up goexit+1)
+		l.probes.notCall++
+		return
 	}
 	ck := l.frameKey(&caller, s.PID)
 	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}

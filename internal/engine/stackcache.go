@@ -32,6 +32,7 @@ type stackEntry struct {
 	hash           uint64
 	pending        uint64 // weight not yet folded
 	pid            uint32
+	shape          stackShape // broken or cut
 	raw, rawEnd    int32
 	frame, frameTo int32
 }
@@ -137,14 +138,14 @@ func (c *stackCache) get(h uint64, pid uint32, chain []uint64) ([]ccmap.Frame, b
 
 // put caches frames for chain (not cached yet) and returns its entry, or
 // -1 when the cache is full: the caller must flush and clear it first.
-func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Frame) int {
+func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Frame, shape stackShape) int {
 	if len(c.entries) >= c.limit || len(c.raw)+len(chain) > maxWords || len(c.frames)+len(frames) > maxWords {
 		return -1
 	}
 	if c.slots == nil {
 		c.slots = make([]int32, 1<<slotBits)
 	}
-	e := stackEntry{hash: h, pid: pid, raw: int32(len(c.raw)), frame: int32(len(c.frames))}
+	e := stackEntry{hash: h, pid: pid, shape: shape, raw: int32(len(c.raw)), frame: int32(len(c.frames))}
 	c.raw = append(c.raw, chain...)
 	c.frames = append(c.frames, frames...)
 	e.rawEnd, e.frameTo = int32(len(c.raw)), int32(len(c.frames))
