@@ -24,11 +24,11 @@ const DiffJSONVersion = 1
 //
 // Edges are matched by caller and callee name alone, every call site of a
 // pair summed, so that the call sites a rebuilt program moved still line
-// up. An edge's share is of its recording's edge total as
-// profile.Align weighs it: calls for a source that counts them, else the
-// period-weighted samples whose innermost frames are the edge. A timer
-// recording against an exact one therefore shows where sampling time
-// misattributes calls.
+// up. An edge's share is its weight in the report's edges (docs/
+// REPORT-JSON.md): of the calls for a source that counts them, else of
+// the period-weighted adjacent caller and callee frames of the sampled
+// stacks. A timer recording against an exact one therefore shows where
+// sampling time misattributes calls.
 type Diff struct {
 	Base, New  *profile.Profile
 	Weight     flamegraph.Weight   // the weight of Funcs' shares of New
@@ -94,32 +94,41 @@ func diffStacks(base, new *profile.Profile, newW, baseW flamegraph.Weight) (bm, 
 
 // NewDiff compares new against base under weight w (DiffWeight decides).
 // It does not change the profiles.
-func NewDiff(base, new *profile.Profile, w flamegraph.Weight) *Diff {
+func NewDiff(base, new *profile.Profile, w flamegraph.Weight) (*Diff, error) {
 	d := &Diff{Base: base, New: new}
 	d.Weight, d.BaseWeight = DiffWeight(base, new, w)
 	_, _, bs, ns := diffStacks(base, new, d.Weight, d.BaseWeight)
 	d.Funcs = flamegraph.DiffTable(bs, ns, d.Weight)
-	d.Edges = edgeChanges(profile.Align([]*profile.Profile{base, new}))
-	return d
+	var err error
+	if d.Edges, err = edgeChanges(base, new); err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	return d, nil
 }
 
-// edgeChanges sums a's two profiles' edge shares by caller and callee and
-// sorts them by the size of their change, then by caller and callee.
-func edgeChanges(a *profile.Alignment) []EdgeChange {
+// edgeChanges returns the edges of both profiles, their shares summed by
+// caller and callee name, sorted by the size of their change, then by
+// caller and callee.
+func edgeChanges(base, new *profile.Profile) ([]EdgeChange, error) {
 	type pair struct{ caller, callee string }
 	sums := map[pair]*EdgeChange{}
-	for i, shares := range a.Shares[:2] {
-		for k, s := range shares {
-			p := pair{k.Caller, k.Callee}
-			e := sums[p]
+	for i, p := range []*profile.Profile{base, new} {
+		s := &summary{p: p}
+		rows, err := s.edgeRows(-1)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			k := pair{r.caller.Name, r.callee.Name}
+			e := sums[k]
 			if e == nil {
-				e = &EdgeChange{Caller: k.Caller, Callee: k.Callee}
-				sums[p] = e
+				e = &EdgeChange{Caller: k.caller, Callee: k.callee}
+				sums[k] = e
 			}
 			if i == 0 {
-				e.Base += s
+				e.Base += r.share
 			} else {
-				e.New += s
+				e.New += r.share
 			}
 		}
 	}
@@ -131,7 +140,7 @@ func edgeChanges(a *profile.Alignment) []EdgeChange {
 		return cmp.Or(cmp.Compare(math.Abs(y.Delta()), math.Abs(x.Delta())),
 			cmp.Compare(x.Caller, y.Caller), cmp.Compare(x.Callee, y.Callee))
 	})
-	return out
+	return out, nil
 }
 
 // diffTop is the first n of a list of length l (all when n < 0).

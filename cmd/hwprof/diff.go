@@ -80,7 +80,10 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 		if *format == "flamegraph" {
 			return report.DiffFlamegraph(w, ps[0], ps[1], flamegraph.Options{Weight: fw})
 		}
-		d := report.NewDiff(ps[0], ps[1], fw)
+		d, err := report.NewDiff(ps[0], ps[1], fw)
+		if err != nil {
+			return err
+		}
 		if *format == "json" {
 			return d.JSON(w, allIfZero(*top))
 		}
