@@ -19,7 +19,9 @@ type (
 func OpenPage(t *testing.T, html []byte) *Page { return openPage(t, html) }
 
 // BuildRef is the reference tree of stacks under the weights meta has.
-func BuildRef(stacks []Stack, meta Meta) *RefTree { return buildRef(stacks, shownOf(meta), DefaultMinShare) }
+func BuildRef(stacks []Stack, meta Meta) *RefTree {
+	return buildRef(stacks, shownOf(meta), DefaultMinShare)
+}
 
 func (p *page) CheckLayout(r *refTree)   { p.checkLayout(r) }
 func (p *page) CheckNoNetwork()          { p.checkNoNetwork() }
