@@ -99,6 +99,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	names, ps, kinds := dcgColumns(sources, profiles)
 	fmt.Fprintf(stdout, "recordings: %s\n\n", strings.Join(files, ", "))
 	printComparison(stdout, names, profile.AlignKinds(ps, kinds), c.top)
+	pages, err := writeComparePages(c.dir, names, profiles)
+	if len(pages) > 0 {
+		fmt.Fprintf(stdout, "\ndifferential flame graphs against %s (red: a larger share than %s gives, blue: smaller): %s\n",
+			names[0], names[0], strings.Join(pages, ", "))
+	}
+	if err != nil {
+		return fail(stderr, err)
+	}
 	return 0
 }
 

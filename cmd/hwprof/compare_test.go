@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/profile"
 )
@@ -146,6 +147,7 @@ func TestCompareTimerVsExact(t *testing.T) {
 					t.Errorf("the output does not say which DCG it measures (%q)", want)
 				}
 			}
+			checkComparePage(t, out, r.stdout)
 			m := timerRowRE.FindStringSubmatch(r.stdout)
 			if m == nil {
 				t.Fatalf("no timer row in:\n%s", r.stdout)
@@ -156,6 +158,36 @@ func TestCompareTimerVsExact(t *testing.T) {
 				t.Errorf("%s: timer overlap %.1f%%, hot-edge coverage %.2f; want %s", tc.name, overlap, hot, tc.want)
 			}
 		})
+	}
+}
+
+// checkComparePage checks the differential flame graph compare wrote into
+// dir, timer against exact: named in stdout, it holds the timer's time
+// and, in its place, exact's calls (the two share no weight).
+func checkComparePage(t *testing.T, dir, stdout string) {
+	t.Helper()
+	page := filepath.Join(dir, "timer-vs-exact.html")
+	if !strings.Contains(stdout, page) {
+		t.Errorf("the output does not name %s:\n%s", page, stdout)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pageWeights(t, string(b))
+	var want [2]float64
+	for i, src := range []string{"timer", "exact"} {
+		p, err := engine.Load(filepath.Join(dir, src+".data"), engine.LoadOptions{})
+		if p == nil {
+			t.Fatal(err)
+		}
+		want[i] = float64(p.Map.Totals().Samples)
+		if src == "exact" {
+			want[i] = float64(p.Map.Totals().Calls)
+		}
+	}
+	if got != want || want[0] == 0 || want[1] == 0 {
+		t.Errorf("%s holds weights %v (timer time, exact calls), want %v", page, got, want)
 	}
 }
 

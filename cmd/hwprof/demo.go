@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/perf"
@@ -48,5 +50,13 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	fmt.Fprintf(stdout, "\nhwprof demo: %s is a perf.data file: perf report -i %s reads it too\n", *output, *output)
+	page := strings.TrimSuffix(*output, filepath.Ext(*output)) + ".html"
+	if page == *output { // never over the recording
+		page = *output + ".html"
+	}
+	if code := cmdFlamegraph([]string{"-i", *output, "-o", page}, io.Discard, stderr); code != 0 {
+		return code
+	}
+	fmt.Fprintf(stdout, "hwprof demo: its flame graph is %s: open it in a browser (hwprof flamegraph -i %s -o %s)\n", page, *output, page)
 	return 0
 }

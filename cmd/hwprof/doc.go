@@ -12,6 +12,7 @@
 //	hwprof script [-i FILE]               every sample with its stack
 //	hwprof compare -- CMD ARGS            each source against the exact counts
 //	hwprof dump [-i FILE] [--stats]       the records of a perf.data file
+//	hwprof diff BASE NEW                  what changed between two recordings
 //
 // Run "hwprof help" or "hwprof CMD -h" for the options.
 //

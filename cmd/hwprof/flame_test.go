@@ -18,6 +18,13 @@ var pageDataRE = regexp.MustCompile(`(?s)<script type="application/json" id="hwp
 // pageTime is the sum of the time weights embedded in a flame-graph page.
 func pageTime(t *testing.T, page string) float64 {
 	t.Helper()
+	return pageWeights(t, page)[0]
+}
+
+// pageWeights returns the sums of the time weights embedded in a
+// flame-graph page: the profile's, then the base's of a differential page.
+func pageWeights(t *testing.T, page string) [2]float64 {
+	t.Helper()
 	m := pageDataRE.FindStringSubmatch(page)
 	if m == nil {
 		t.Fatalf("no data in the page (%d bytes)", len(page))
@@ -25,13 +32,16 @@ func pageTime(t *testing.T, page string) float64 {
 	var d struct {
 		TimeUnit float64   `json:"timeUnit"`
 		Time     []float64 `json:"time"`
+		BTime    []float64 `json:"btime"`
 	}
 	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
 		t.Fatalf("page data: %v", err)
 	}
-	var sum float64
-	for _, v := range d.Time {
-		sum += v * d.TimeUnit
+	var sum [2]float64
+	for i, vs := range [][]float64{d.Time, d.BTime} {
+		for _, v := range vs {
+			sum[i] += v * d.TimeUnit
+		}
 	}
 	return sum
 }

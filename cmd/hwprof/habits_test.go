@@ -45,7 +45,7 @@ func TestHelpAndVersion(t *testing.T) {
 
 // A flag that does not exist is one line that points to -h.
 func TestUnknownFlagOneLine(t *testing.T) {
-	for _, cmd := range []string{"record", "report", "script", "dump", "compare", "check", "demo"} {
+	for _, cmd := range []string{"record", "report", "script", "dump", "compare", "check", "demo", "diff"} {
 		r := hwprof(t, cmd, "-x")
 		want := "hwprof " + cmd + ": flag provided but not defined: -x (see hwprof " + cmd + " -h)\n"
 		if r.code != exitUsage || r.stderr != want || r.stdout != "" {

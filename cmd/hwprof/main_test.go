@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/testenv"
 )
 
@@ -165,6 +166,22 @@ func TestDemo(t *testing.T) {
 	}
 	if got, ok := perfSamples(t, out); ok && got != n {
 		t.Errorf("perf script counts %d samples, hwprof says %d", got, n)
+	}
+	// The flame graph of the recording, next to it and named.
+	page := strings.TrimSuffix(out, ".data") + ".html"
+	if !strings.Contains(r.stdout, "its flame graph is "+page) {
+		t.Errorf("demo does not say where its flame graph is:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load(out, engine.LoadOptions{})
+	if p == nil {
+		t.Fatal(err)
+	}
+	if got, want := pageTime(t, string(b)), float64(p.Map.Totals().Samples); got != want || want == 0 {
+		t.Errorf("the demo's flame graph weighs %v, its recording %v", got, want)
 	}
 }
 

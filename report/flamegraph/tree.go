@@ -117,7 +117,9 @@ type flat struct {
 // of the root's total under every weight in shown (for profile 0); narrow
 // siblings become one "[N narrow frames]" node holding their totals. With
 // dropEmpty, children without weight in profile 0 are left out (the frames
-// of a diff's base that the new profile lacks).
+// of a diff's base that the new profile lacks); their weight in profile 1
+// is added to their parent's self weight there, so that every total of
+// the base, the root's included, stays whole.
 func (t *tree) flatten(shown []int, minShare float64, dropEmpty bool) *flat {
 	tot := t.totals()
 	kids := make([][]int32, len(t.fn))
@@ -168,6 +170,7 @@ func (t *tree) flatten(shown []int, minShare float64, dropEmpty bool) *flat {
 			id = flatFn(t.funcs[t.fn[n]])
 			fnMap[t.fn[n]] = id
 		}
+		at := len(f.depth)
 		push(id, depth, func(p, w int) float64 { return t.self[p][w][n] })
 		c := kids[n]
 		slices.SortFunc(c, func(a, b int32) int {
@@ -178,6 +181,11 @@ func (t *tree) flatten(shown []int, minShare float64, dropEmpty bool) *flat {
 		for _, k := range c {
 			switch {
 			case dropEmpty && empty(k):
+				// Not drawn, but the base's weight stays in its parent so
+				// that the base's totals, and its shares, are whole.
+				for w := range numW {
+					f.self[1][w][at] += tot[1][w][k]
+				}
 			case minShare >= 0 && narrow(k):
 				merged = append(merged, k)
 			default:

@@ -1,0 +1,44 @@
+package flamegraph
+
+import (
+	"regexp"
+	"testing"
+)
+
+// The browser harness and the reference model, for the tests of package
+// flamegraph_test that load pages made from real recordings (those need
+// package report, which imports this one).
+
+type (
+	Page     = page
+	RefTree  = refTree
+	PageInfo = pageState
+	Drawn    = drawnFrame
+)
+
+func OpenPage(t *testing.T, html []byte) *Page { return openPage(t, html) }
+
+// BuildRef is the reference tree of stacks under the weights meta has.
+func BuildRef(stacks []Stack, meta Meta) *RefTree {
+	return buildRef(stacks, shownOf(meta), DefaultMinShare)
+}
+
+func (p *page) CheckLayout(r *refTree)   { p.checkLayout(r) }
+func (p *page) CheckNoNetwork()          { p.checkNoNetwork() }
+func (p *page) State() pageState         { return p.state() }
+func (p *page) Frames() []drawnFrame     { return p.frames() }
+func (p *page) Click(f drawnFrame)       { p.click(f) }
+func (p *page) Screenshot(name string)   { p.screenshot(name) }
+func (p *page) Eval(expr string) float64 { return eval[float64](p, expr) }
+
+// JS runs a script for its effects.
+func (p *page) JS(expr string) { eval[int](p, "("+expr+"), 0") }
+
+// MatchShare is the reference's share of the whole under weight w
+// ("time", "calls") of the stacks with a frame matching re.
+func (r *refTree) MatchShare(stacks []Stack, re *regexp.Regexp, w string) float64 {
+	return r.matchShare(stacks, re, weightIndex[w])
+}
+
+// IsNarrow reports whether name is a merged "[N narrow frames]" frame.
+func IsNarrow(name string) bool { return narrowName.MatchString(name) }

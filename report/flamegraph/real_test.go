@@ -1,0 +1,173 @@
+package flamegraph_test
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
+	"github.com/hwprof/hwprof/report"
+	"github.com/hwprof/hwprof/report/flamegraph"
+)
+
+// Pages made from real recordings, loaded in headless Chromium: every
+// frame has the width its weight implies (the reference model of
+// ref_test.go over the stacks report.FlameStacks gives the page), a click
+// zooms, reset and Esc undo it, a search shows the matched share, the
+// time/calls switch redraws, and the page asks nothing of the network.
+
+// checkRealPage draws p and drives its page through zoom, reset, search
+// and the weight switch.
+func checkRealPage(t *testing.T, name string, p *profile.Profile) {
+	t.Helper()
+	meta, stacks := report.FlameStacks(p)
+	var b bytes.Buffer
+	if err := report.Flamegraph(&b, p, flamegraph.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pg := flamegraph.OpenPage(t, b.Bytes())
+	ref := flamegraph.BuildRef(stacks, meta)
+	pg.CheckLayout(ref)
+	pg.Screenshot(name)
+	t.Logf("%s: %d bytes, %d frames drawn, weights %v, ready %.0f ms after navigation", name, b.Len(), len(pg.Frames()),
+		pg.State().Weights, pg.Eval(`performance.getEntriesByName('hwprof-ready')[0].startTime`))
+
+	// Click zooms into the widest frame below the root that is not a
+	// merged one; reset undoes it.
+	var best flamegraph.Drawn
+	for _, f := range pg.Frames() {
+		if f.Depth >= 1 && f.Width > best.Width && !flamegraph.IsNarrow(f.Name) && len(f.Path) > 0 {
+			best = f
+		}
+	}
+	pg.Click(best)
+	if st := pg.State(); st.Zoom != best.ID || st.ZoomPath != best.Path {
+		t.Fatalf("click on %q: zoom %d %q, want %d", best.Path, st.Zoom, st.ZoomPath, best.ID)
+	}
+	pg.CheckLayout(ref)
+	pg.Screenshot(name + "-zoom")
+	pg.JS(`document.getElementById('reset').click()`)
+	if st := pg.State(); st.Zoom != 0 {
+		t.Errorf("reset left the zoom at %q", st.ZoomPath)
+	}
+	pg.CheckLayout(ref)
+
+	// Search for the widest frame's function: the page's matched share is
+	// the reference's.
+	query := "^" + regexp.QuoteMeta(best.Name) + "$"
+	pg.JS(fmt.Sprintf(`(function(){ var s = document.getElementById('search'); s.value = %s; s.dispatchEvent(new Event('input')); })()`,
+		strconv.Quote(query)))
+	st := pg.State()
+	want := ref.MatchShare(stacks, regexp.MustCompile(query), st.Weight)
+	if math.Abs(st.MatchShare-want) > 1e-9 || want == 0 {
+		t.Errorf("search %q: matched share %.6f, want %.6f (> 0)", query, st.MatchShare, want)
+	}
+	pg.Screenshot(name + "-search")
+
+	// The weight switch, when the recording counts calls.
+	if meta.HasCalls && meta.HasTime {
+		pg.JS(`document.querySelector('#weights button[data-weight="calls"]').click()`)
+		if st := pg.State(); st.Weight != "calls" {
+			t.Fatalf("weight %q after clicking calls", st.Weight)
+		}
+		pg.CheckLayout(ref)
+		pg.Screenshot(name + "-calls")
+		pg.JS(`document.querySelector('#weights button[data-weight="time"]').click()`)
+		pg.CheckLayout(ref)
+	} else if n := pg.Eval(`document.querySelectorAll('#weights button').length`); n != 0 {
+		t.Errorf("%d weight buttons on a recording with one weight", int(n))
+	}
+	pg.CheckNoNetwork()
+}
+
+// TestBrowserRealLBR: the autofdo LBR recording of test.binary (call
+// counts from the branch stacks, time from the samples), symbolized
+// through a symfs that holds the binary at its recorded path.
+func TestBrowserRealLBR(t *testing.T) {
+	auto := filepath.Join(fixtures.Dir(t), "autofdo")
+	symfs := t.TempDir()
+	bin := filepath.Join(symfs, "export", "hda3", "tmp", "test.binary")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(auto, "test.binary"), bin); err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load(filepath.Join(auto, "test.lbr"), engine.LoadOptions{SymFS: symfs})
+	if p == nil {
+		t.Fatal(err)
+	}
+	if !p.HasCalls || p.Map.Totals().Calls == 0 || p.Map.Totals().Samples == 0 {
+		t.Fatalf("test.lbr: calls %v (%d), time %d: want both", p.HasCalls, p.Map.Totals().Calls, p.Map.Totals().Samples)
+	}
+	checkRealPage(t, "real-lbr", p)
+}
+
+// liveProg runs for the seconds given, in a few functions.
+const liveProg = `#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+__attribute__((noinline)) unsigned long leaf(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1; return x; }
+__attribute__((noinline)) unsigned long parse(unsigned long x) { return leaf(x) + leaf(x + 1); }
+__attribute__((noinline)) unsigned long render(unsigned long x) { for (int j = 0; j < 3000; j++) x ^= x >> 3; return parse(x) + leaf(x); }
+__attribute__((noinline)) unsigned long walk(int n, unsigned long x) { return n == 0 ? render(x) : walk(n - 1, x + n); }
+int main(int argc, char **argv) {
+	double end = now() + atof(argv[1]);
+	unsigned long s = 0;
+	while (now() < end) s += render(s) + parse(s) + walk(4, s);
+	return (int)(s & 1);
+}
+`
+
+// TestBrowserRealTimer: a live timer recording (cpu-clock, frame-pointer
+// callchains, as hwprof demo records) of a C program that runs for a set
+// time.
+func TestBrowserRealTimer(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc on PATH")
+	}
+	dir := t.TempDir()
+	src, prog := filepath.Join(dir, "live.c"), filepath.Join(dir, "live")
+	if err := os.WriteFile(src, []byte(liveProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Whether this machine lets a process open a cpu-clock event at all.
+	probe, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Target: perf.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
+		t.Skipf("cannot open perf events here: %v", err)
+	}
+	data := filepath.Join(dir, "live.data")
+	st, err := record.Record(record.Options{Events: events, Argv: []string{prog, "1.5"}, Output: data})
+	if err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	t.Logf("recorded %d samples", st.Samples)
+	p, err := engine.Load(data, engine.LoadOptions{})
+	if p == nil {
+		t.Fatal(err)
+	}
+	if p.Map.Totals().Samples == 0 {
+		t.Fatal("the live recording has no sampled weight")
+	}
+	checkRealPage(t, "real-timer", p)
+}

@@ -1,0 +1,261 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"html"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/report/flamegraph"
+)
+
+// toolsProg runs for the seconds given: a hot leaf under two callers, a
+// recursion, and qsort calling back into the program through libc, so
+// that stacks cross objects.
+const toolsProg = `#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+__attribute__((noinline)) unsigned long leaf(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1; return x; }
+__attribute__((noinline)) unsigned long mid(unsigned long x) { return leaf(x) + leaf(x + 1); }
+__attribute__((noinline)) unsigned long top(unsigned long x) { x = mid(x); for (int j = 0; j < 3000; j++) x ^= x >> 3; return x + leaf(x); }
+__attribute__((noinline)) unsigned long rec(int n, unsigned long x) { return n == 0 ? mid(x) + mid(x + 1) + mid(x + 2) : rec(n - 1, x + n); }
+static int cmp(const void *a, const void *b) { unsigned long x = leaf(*(const unsigned long *)a) & 0xff, y = leaf(*(const unsigned long *)b) & 0xff; return (x > y) - (x < y); }
+__attribute__((noinline)) void sorter(unsigned long s) { unsigned long v[8]; for (int i = 0; i < 8; i++) v[i] = s + i * 7919; qsort(v, 8, sizeof v[0], cmp); }
+int main(int argc, char **argv) {
+	double end = now() + atof(argv[1]);
+	unsigned long s = 0;
+	while (now() < end) { s += top(s) + mid(s) + rec(6, s); sorter(s); }
+	return (int)(s & 1);
+}
+`
+
+// flameTools returns the directory of Brendan Gregg's FlameGraph scripts
+// kept beside the repository (../shared/tools/flamegraph), or skips.
+func flameTools(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = up
+	}
+	tools := filepath.Join(dir, "..", "shared", "tools", "flamegraph")
+	if _, err := os.Stat(filepath.Join(tools, "stackcollapse-perf.pl")); errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("the FlameGraph scripts are not at %s", tools)
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl on PATH")
+	}
+	return tools
+}
+
+// perfRecording records the test program with perf record -g (cpu-clock,
+// frame pointers) for a set time and returns the file, or skips when this
+// machine has no perf, no gcc, or perf cannot record here.
+func perfRecording(t *testing.T) string {
+	t.Helper()
+	for _, bin := range []string{"perf", "gcc"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("no %s on PATH", bin)
+		}
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-o", filepath.Join(dir, "probe.data"), "--", "true").CombinedOutput(); err != nil {
+		t.Skipf("perf cannot record here: %v\n%s", err, out)
+	}
+	src, prog := filepath.Join(dir, "prog.c"), filepath.Join(dir, "prog")
+	if err := os.WriteFile(src, []byte(toolsProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "perf.data")
+	if out, err := exec.Command("perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "4000", "-o", data, "--", prog, "1.5").CombinedOutput(); err != nil {
+		t.Fatalf("perf record: %v\n%s", err, out)
+	}
+	return data
+}
+
+// parseFoldedLines reads folded stacks into stack → weight, dropping the
+// first frame of each when dropFirst.
+func parseFoldedLines(t *testing.T, b []byte, dropFirst bool) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("folded line without weight: %q", line)
+		}
+		n, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if err != nil {
+			t.Fatalf("folded line %q: %v", line, err)
+		}
+		stack := line[:i]
+		if dropFirst {
+			_, stack, _ = strings.Cut(stack, ";")
+		}
+		out[stack] += n
+	}
+	return out
+}
+
+// unnamedFrame is a frame hwprof could not name: [object+0xoffset].
+var unnamedFrame = regexp.MustCompile(`^\[[^\]]*\+0x[0-9a-f]+\]$`)
+
+// matchUnnamed returns the stack of ours that has weight w and equals
+// theirs but where ours has unnamed frames, or "".
+func matchUnnamed(ours map[string]int64, theirs string, w int64) string {
+	tf := strings.Split(theirs, ";")
+	for s, ow := range ours {
+		of := strings.Split(s, ";")
+		if ow != w || len(of) != len(tf) || !strings.Contains(s, "+0x") {
+			continue
+		}
+		same := true
+		for i := range of {
+			same = same && (of[i] == tf[i] || unnamedFrame.MatchString(of[i]))
+		}
+		if same {
+			return s
+		}
+	}
+	return ""
+}
+
+// TestFoldedMatchesStackcollapse: on one perf record -g recording,
+// hwprof's folded stacks equal perf script | stackcollapse-perf.pl stack
+// for stack and weight for weight (both weigh a sample by its period),
+// under two naming rules:
+//
+//   - stackcollapse-perf.pl starts every stack with the process's command
+//     name, which hwprof's stacks, made of functions only, do not have;
+//     the test drops that first frame.
+//   - perf names a return address by the symbol at that address and
+//     stretches symbols of size 0 up to the next symbol; hwprof names the
+//     call instruction before it (framehop's ra−1 rule) and only by a
+//     symbol whose extent covers it, else [object+0xoffset]. They differ
+//     where a call is the last instruction before a label, as in ld.so's
+//     _start, whose call to _dl_start returns to the label
+//     _dl_start_user: perf says _dl_start_user, though the caller is
+//     _start. A frame hwprof leaves unnamed therefore matches any name,
+//     the rest of its stack and its weight must match, and such stacks
+//     must weigh under 1% of the whole.
+//
+// stackcollapse-perf.pl's other rule, cutting a name at "(" (C++
+// parameter lists), changes nothing: hwprof's names carry no parameter
+// lists. flamegraph.pl then takes hwprof's folded stacks of the recording
+// unchanged and draws the whole weight.
+func TestFoldedMatchesStackcollapse(t *testing.T) {
+	tools := flameTools(t)
+	data := perfRecording(t)
+
+	script := exec.Command("perf", "script", "-i", data)
+	var scriptOut, scriptErr bytes.Buffer
+	script.Stdout, script.Stderr = &scriptOut, &scriptErr
+	if err := script.Run(); err != nil {
+		t.Fatalf("perf script: %v\n%s", err, scriptErr.String())
+	}
+	collapse := exec.Command("perl", filepath.Join(tools, "stackcollapse-perf.pl"))
+	collapse.Stdin = &scriptOut
+	theirs, err := collapse.Output()
+	if err != nil {
+		t.Fatalf("stackcollapse-perf.pl: %v", err)
+	}
+
+	p, err := engine.Load(data, engine.LoadOptions{})
+	if p == nil {
+		t.Fatal(err)
+	}
+	var ours bytes.Buffer
+	if err := Folded(&ours, p, flamegraph.WeightTime); err != nil {
+		t.Fatal(err)
+	}
+	want, got := parseFoldedLines(t, theirs, true), parseFoldedLines(t, ours.Bytes(), false)
+	var total, loose int64
+	onlyOurs := map[string]int64{}
+	for s, w := range got {
+		if want[s] != w {
+			onlyOurs[s] = w
+		}
+	}
+	for s, w := range want {
+		total += w
+		if got[s] == w {
+			continue
+		}
+		// The second naming rule: a frame hwprof leaves unnamed may have
+		// a name in perf's stacks; such a stack matches by its other
+		// frames and its weight.
+		if m := matchUnnamed(onlyOurs, s, w); m != "" {
+			t.Logf("stack matched but for unnamed frames (%d ns):\n  perf:   %s\n  hwprof: %s", w, s, m)
+			delete(onlyOurs, m)
+			loose += w
+			continue
+		}
+		t.Errorf("stackcollapse-perf.pl: %s %d; hwprof: %d", s, w, got[s])
+	}
+	for s, w := range onlyOurs {
+		if _, ok := want[s]; !ok {
+			t.Errorf("hwprof: %s %d; stackcollapse-perf.pl has no such stack", s, w)
+		}
+	}
+	if loose*100 > total {
+		t.Errorf("%d of %d ns matched only with unnamed frames: more than 1%%", loose, total)
+	}
+	t.Logf("%d stacks, %d ns of cpu-clock, equal in both", len(want), total)
+	if len(want) < 5 {
+		t.Errorf("only %d stacks recorded: too few to compare", len(want))
+	}
+	for _, fn := range []string{"main;top;mid;leaf", "cmp;leaf", "rec;rec;rec"} {
+		found := false
+		for s := range got {
+			found = found || strings.Contains(s, fn)
+		}
+		if !found {
+			t.Errorf("no stack through %q: the program's shape is not in the recording", fn)
+		}
+	}
+
+	// flamegraph.pl draws the folded stacks of the recording as they are.
+	fg := exec.Command("perl", filepath.Join(tools, "flamegraph.pl"), "--countname=ns", "--minwidth=0")
+	fg.Stdin = bytes.NewReader(ours.Bytes())
+	var svg, fgErr bytes.Buffer
+	fg.Stdout, fg.Stderr = &svg, &fgErr
+	if err := fg.Run(); err != nil || fgErr.Len() > 0 {
+		t.Fatalf("flamegraph.pl: %v\n%s", err, fgErr.String())
+	}
+	m := regexp.MustCompile(`<title>all \(([\d,]+) ns, 100%\)</title>`).FindSubmatch(svg.Bytes())
+	if m == nil {
+		t.Fatalf("flamegraph.pl drew no root frame (%d bytes of SVG)", svg.Len())
+	}
+	if n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64); n != total {
+		t.Errorf("flamegraph.pl's root weighs %d ns, the stacks %d", n, total)
+	}
+	for s := range got {
+		leaf := s[strings.LastIndexByte(s, ';')+1:]
+		if !strings.Contains(svg.String(), "<title>"+html.EscapeString(leaf)+" (") {
+			t.Errorf("flamegraph.pl drew no frame %q", leaf)
+		}
+	}
+}
