@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
@@ -152,53 +151,4 @@ func (f *recordFlags) options(argv []string, build eventBuilder, planned bool) (
 		return o, o.Adapt(p, planned)
 	}
 	return o, nil
-}
-
-// runRecord records, prints what was recorded, and returns the exit code:
-// the program's status in command mode.
-func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
-	if o.Interrupt == nil {
-		sig := make(chan os.Signal, 2)
-		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-		defer signal.Stop(sig)
-		o.Interrupt = sig
-	}
-	// A pipe whose reader left makes writes fail with EPIPE, which stops
-	// the recording cleanly (record.WriteError), instead of killing
-	// hwprof with SIGPIPE while it writes to standard output. The program
-	// recorded gets the default action back when it is executed.
-	pipe := make(chan os.Signal, 1)
-	signal.Notify(pipe, syscall.SIGPIPE)
-	defer signal.Stop(pipe)
-	// A failed write is said once, when it happens, while the program is
-	// being ended.
-	var told error
-	o.Stopped = func(err error) {
-		told = err
-		fmt.Fprintf(stderr, "hwprof: %v\n", err)
-	}
-	st, err := record.Record(o)
-	if st.Events != nil {
-		o.Events = st.Events // as opened (user only, where the kernel refused the kernel)
-	}
-	if err != nil {
-		record.PrintErrors(stderr, err, told)
-		var ee *launch.ExecError
-		if errors.As(err, &ee) {
-			return ee.Code
-		}
-		if st.Records == 0 {
-			return exitError
-		}
-	}
-	if !quiet || st.Lost+st.LostSamples > 0 {
-		record.WriteSummary(stderr, o, st)
-	}
-	if err != nil {
-		return exitError
-	}
-	if len(o.Argv) > 0 || len(o.Timer) > 0 {
-		return st.ExitCode
-	}
-	return 0
 }
