@@ -32,13 +32,10 @@ func buildC(t *testing.T, name, src string, flags ...string) string {
 // of all calls, and no edge invented from _start's entry, where the top
 // of the stack holds argc, not a return address.
 func TestExactReportShowsCalls(t *testing.T) {
-	needPerfEvents(t)
-	if os.Geteuid() != 0 {
-		t.Skip("the exact source needs root (uprobes)")
-	}
+	needUprobes(t) // the exact source
 	bin := buildC(t, "calls", balancedC, "-O2", "-g", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
-	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "0.5"); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "300"); r.code != 0 { // 300 ms of CPU
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	r := hwprof(t, "report", "-i", data)
@@ -97,6 +94,8 @@ var cutRE = regexp.MustCompile(`(\d+) samples \(([\d.]+)% of the sampled weight\
 // A recursion deeper than the kernel walks: its stacks are cut at
 // perf_event_max_stack (or at --max-stack), counted and warned about,
 // not taken for broken ones.
+var brokenRE = regexp.MustCompile(`samples \(([\d.]+)% of the sampled weight\) have stacks that cannot be real`)
+
 func TestDeepRecursionCut(t *testing.T) {
 	needPerfEvents(t)
 	// -O0: gcc keeps the recursion a recursion
@@ -132,8 +131,13 @@ func TestDeepRecursionCut(t *testing.T) {
 		if limit != tc.limit || share < 80 {
 			t.Errorf("%q: %s samples, %.2f%% cut at %d frames; want most of them cut at %d", tc.args, m[1], share, limit, tc.limit)
 		}
-		if strings.Contains(out, "[broken stack]") {
-			t.Errorf("%q: a real recursion taken for broken stacks:\n%s", tc.args, out)
+		// A real recursion is not broken. A sample or two taken where no
+		// stack can be walked (the loader at start, an exit path) may be,
+		// and are counted as such: at most 1% of the weight.
+		if m := brokenRE.FindStringSubmatch(out); m != nil {
+			if share, _ := strconv.ParseFloat(m[1], 64); share >= 1 {
+				t.Errorf("%q: a real recursion taken for broken stacks (%s%%):\n%s", tc.args, m[1], out)
+			}
 		}
 		if !strings.Contains(out, "down → down") {
 			t.Errorf("%q: no recursive edge:\n%s", tc.args, out)
