@@ -29,6 +29,16 @@ type Profile struct {
 type Func struct {
 	Name   string
 	Object string // path of the object as recorded ("" when unknown)
+	// Start is the function's first address in its object (its symbol's
+	// start; the address of an unnamed "[object+0x...]" function); 0 when
+	// unknown.
+	Start uint64
+	// File and StartLine are the source file and the line where the
+	// function is declared (DWARF, or a Go binary's pclntab), when the
+	// profile was loaded with source positions (engine's SiteLines);
+	// "" and 0 otherwise.
+	File      string
+	StartLine int
 }
 
 // Site is one call site: the call instruction's object and offset in it,
@@ -38,6 +48,21 @@ type Site struct {
 	Offset uint64
 	File   string // "" without debug information
 	Line   int
+	// Frames are the source frames of the call instruction, innermost
+	// first, when the profile was loaded with source positions and debug
+	// information has them: one per function inlined there, the last the
+	// caller itself (File and Line above are the first's). Empty
+	// otherwise.
+	Frames []SourceFrame
+}
+
+// SourceFrame is one source-level frame of a code address: the function
+// (by name; inlined functions have no Func of their own) and the position.
+type SourceFrame struct {
+	Name      string
+	File      string
+	Line      int
+	StartLine int // line where the function is declared; 0 when unknown
 }
 
 // Recording holds the facts of the recording a profile was read from.
@@ -64,6 +89,11 @@ type Recording struct {
 	// build-id table and MMAP2 records), by object path as recorded;
 	// objects without a known build-id are absent.
 	BuildIDs map[string]BuildID
+	// GoBuildIDs are the Go build-ids (the .note.go.buildid note, as
+	// `go tool buildid` prints it) of the objects with functions in the
+	// profile that have no GNU build-id, by object path, when the profile
+	// was loaded with source positions.
+	GoBuildIDs map[string]string
 }
 
 // Process is one process of a recording and its share of the samples
