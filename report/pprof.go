@@ -36,7 +36,9 @@ import (
 //     is that weight when the recording's events are clocks (cpu-clock,
 //     task-clock: nanoseconds), and whose Samples is the weight over the
 //     recording's mean period (exact for a fixed period; the CC-Map keeps
-//     weights, not sample counts), at least 1;
+//     weights, not sample counts); for other events the weight is
+//     Sample.Weight, of sample type EVENT/count (events/count when the
+//     recording has several events);
 //   - one Edge per call edge with calls when the source counts them, its
 //     caller the innermost function at the call site;
 //   - the recording's facts as comments.
@@ -44,6 +46,9 @@ func PProfProfile(p *profile.Profile) *pprof.Profile {
 	c := newPProfConv(p)
 	t := p.Map.Totals()
 	c.out.HasTime = t.Samples > 0 && clockEvents(p.Recording.Events)
+	if t.Samples > 0 && !c.out.HasTime {
+		c.out.WeightType = weightType(p.Recording.Events)
+	}
 	c.out.HasCalls = p.HasCalls && t.Calls > 0
 	c.samples(t)
 	if c.out.HasCalls {
@@ -72,6 +77,25 @@ func clockEvents(evs []profile.Event) bool {
 		}
 	}
 	return len(evs) > 0
+}
+
+// weightType names the sample type of a non-clock event's weight: the
+// event's name without modifiers, "events" for several.
+func weightType(evs []profile.Event) string {
+	if len(evs) != 1 {
+		return "events"
+	}
+	name, _, _ := strings.Cut(evs[0].Name, ":")
+	name = strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '=' || r == ',' {
+			return '_'
+		}
+		return r
+	}, strings.Trim(name, "/"))
+	if name == "" || name == "samples" || name == "calls" || name == "cpu" {
+		return "events"
+	}
+	return name
 }
 
 // pprofConv is one conversion.
@@ -114,9 +138,11 @@ func (c *pprofConv) samples(t ccmap.Totals) {
 		if n.Self == 0 {
 			continue
 		}
-		s := pprof.Sample{Samples: max(1, int64(math.Round(float64(n.Self)/mean)))}
+		s := pprof.Sample{Samples: int64(math.Round(float64(n.Self) / mean))}
 		if c.out.HasTime {
 			s.TimeNS = int64(n.Self)
+		} else {
+			s.Weight = int64(n.Self)
 		}
 		s.Stack = append(s.Stack, c.leafLocation(&cct, i))
 		for j := i; cct.Nodes[j].Parent >= 0; j = cct.Nodes[j].Parent {
