@@ -83,12 +83,12 @@ type Profile struct {
 	// unknown. DurationNS is how long it ran; 0 when unknown.
 	StartNS, DurationNS int64
 
-	HasTime  bool // Sample.TimeNS is meaningful (a time source)
+	HasTime bool // Sample.TimeNS is meaningful (a time source)
 	// WeightType, when set, names the event whose periods Sample.Weight
 	// sums (a sample type WeightType/count, after samples/count): the
 	// sampled weight of a source whose event is not a clock.
 	WeightType string
-	HasCalls bool // Edges hold measured call counts (lbr, calls, exact)
+	HasCalls   bool // Edges hold measured call counts (lbr, calls, exact)
 }
 
 // Weight is what a profile's call-graph edges weigh: time or calls.
