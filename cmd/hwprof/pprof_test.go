@@ -328,3 +328,74 @@ func buildGoProg(t *testing.T) string {
 	goBuild(t, dir, bin)
 	return bin
 }
+
+// preprofileEdge finds the edge caller -> callee in go tool preprofile's
+// output (the compiler's own reading of a PGO profile: caller, callee,
+// then "call-site-offset weight") and returns its weight, -1 if absent.
+func preprofileEdge(out, caller, callee string) int64 {
+	lines := strings.Split(out, "\n")
+	var w int64 = -1
+	for i := 1; i+2 < len(lines); i += 3 {
+		if lines[i] == caller && lines[i+1] == callee {
+			f := strings.Fields(lines[i+2])
+			if len(f) == 2 {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				w = max(w, 0) + n
+			}
+		}
+	}
+	return w
+}
+
+// TestGoPGOLive records the Go workload with hwprof (the exact source for
+// measured call counts, the timer for time), writes each recording as a
+// profile for go build -pgo, and checks that the Go toolchain takes it:
+// go tool preprofile (the compiler's reader) sees the hot edges with the
+// weights hwprof measured, and go build -pgo of the exact profile inlines
+// the hot call the profile names (-d=pgodebug=1). One PGO build only: it
+// rebuilds the standard library (tens of seconds on a loaded machine);
+// scripts/bench-pgo.sh builds with the timer profile too.
+func TestGoPGOLive(t *testing.T) {
+	needPerfEvents(t)
+	needUprobes(t)
+	dir := goModule(t)
+	bin := filepath.Join(dir, "pgoprog")
+	goBuild(t, dir, bin)
+
+	exact := filepath.Join(dir, "exact.data")
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1s"); r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", exact)
+	_, mixCalls, ok := rep.edge("main.round", "main.mix")
+	if !ok || mixCalls == 0 {
+		t.Fatalf("the exact recording has no calls main.round -> main.mix: %+v", rep.Edges)
+	}
+	exactPGO := filepath.Join(dir, "exact.pgo")
+	if r := hwprof(t, "report", "-i", exact, "--pgo", "--pgo-weight", "calls", "-o", exactPGO); r.code != 0 {
+		t.Fatalf("report --pgo: exit %d\n%s", r.code, r.stderr)
+	}
+	pre := goTool(t, "preprofile", "-i", exactPGO)
+	if w := preprofileEdge(pre, "main.round", "main.mix"); w != int64(mixCalls) {
+		t.Errorf("go tool preprofile gives main.round -> main.mix weight %d, hwprof measured %d calls\n%s", w, mixCalls, pre)
+	}
+
+	timer := filepath.Join(dir, "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1.5s"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	timerPGO := filepath.Join(dir, "timer.pgo")
+	if r := hwprof(t, "report", "-i", timer, "--format", "pgo", "--pgo-weight", "time", "-o", timerPGO); r.code != 0 {
+		t.Fatalf("report --format pgo: exit %d\n%s", r.code, r.stderr)
+	}
+	pre = goTool(t, "preprofile", "-i", timerPGO)
+	if w := preprofileEdge(pre, "main.main", "main.round"); w <= 0 {
+		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
+	}
+
+	out := goBuild(t, dir, filepath.Join(dir, "pgo"), "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
+	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
+	if !re.MatchString(out) {
+		t.Errorf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+	}
+}
