@@ -50,9 +50,13 @@ func NewMerger() *Merger {
 	return &Merger{ids: map[funcKey]ccmap.FuncID{}, m: ccmap.New(), sites: map[ccmap.CallSite]Site{}}
 }
 
-// objectID is how a merge knows an object of p: its build-id, else its
-// path.
-func objectID(p *Profile, path string) string {
+// objectID is how a merge knows the object of f in p: its build-id, else
+// its path.
+func objectID(p *Profile, f *Func) string {
+	if f.ObjectID != "" {
+		return f.ObjectID
+	}
+	path := f.Object
 	if id := p.Recording.BuildIDs[path]; id.Known() {
 		return id.String()
 	}
@@ -66,7 +70,7 @@ func objectID(p *Profile, path string) string {
 func (mg *Merger) Add(p *Profile) {
 	fmap := make([]ccmap.FuncID, len(p.Funcs))
 	for i, f := range p.Funcs {
-		fmap[i] = mg.function(funcKey{obj: objectID(p, f.Object), name: f.Name, start: f.Start}, f)
+		fmap[i] = mg.function(funcKey{obj: objectID(p, &f), name: f.Name, start: f.Start}, f)
 	}
 	id := func(f ccmap.FuncID) ccmap.FuncID {
 		if int(f) < len(fmap) {
@@ -93,6 +97,7 @@ func (mg *Merger) function(k funcKey, f Func) ccmap.FuncID {
 	if !ok {
 		id = ccmap.FuncID(len(mg.funcs))
 		mg.ids[k] = id
+		f.ObjectID = k.obj
 		mg.funcs = append(mg.funcs, f)
 		mg.keys = append(mg.keys, k)
 		return id

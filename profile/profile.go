@@ -39,6 +39,13 @@ type Func struct {
 	// "" and 0 otherwise.
 	File      string
 	StartLine int
+	// ObjectID is set in merged profiles (Merger): the build-id the
+	// function's object was known by ("go:" and the Go build-id for a Go
+	// one), or "path:" and its path when it had none. Merges line functions up
+	// by it, so that one path with different build-ids in different
+	// recordings stays different objects when merged profiles are merged
+	// again.
+	ObjectID string
 }
 
 // Site is one call site: the call instruction's object and offset in it,
