@@ -209,11 +209,15 @@ func TestPProfMatchesReportLive(t *testing.T) {
 		name string
 		bin  func(t *testing.T) string
 		arg  string
-		want string // a function the profile must have, with a start line
+		want string // a function the profile must have, with its start line
+		src  func(t *testing.T) string
+		decl string // how its declaration line starts in src
 	}{
-		{"c", func(t *testing.T) string { return buildReportProg(t, "-O0", "-fno-omit-frame-pointer") }, "1500", "b"},
-		{"cpp", buildCPPProg, "1500", "shapes::Square::area"},
-		{"go", buildGoProg, "1.5s", "main.round"},
+		{"c", func(t *testing.T) string { return buildReportProg(t, "-O0", "-fno-omit-frame-pointer") }, "1500", "b",
+			func(*testing.T) string { return reportProg }, "__attribute__((noinline)) void b("},
+		{"cpp", buildCPPProg, "1500", "shapes::Square::area",
+			func(*testing.T) string { return pprofCPPProg }, "struct Square"},
+		{"go", buildGoProg, "1.5s", "main.round", goSource, "func round("},
 	}
 	for _, pr := range progs {
 		t.Run(pr.name, func(t *testing.T) {
@@ -231,9 +235,10 @@ func TestPProfMatchesReportLive(t *testing.T) {
 			checkTopAgrees(t, rep, pprofTop(t, pb, "cpu"))
 			checkTracesAgree(t, rep, pprofTraces(t, pb))
 			raw := goTool(t, "pprof", "-raw", pb)
-			re := regexp.MustCompile(`(?m)^\s+\d+: 0x[0-9a-f]+ M=\d+ ` + regexp.QuoteMeta(pr.want) + ` \S+:\d+:\d+ s=([1-9]\d*)$`)
+			line := declLine(t, pr.src(t), pr.decl)
+			re := regexp.MustCompile(`(?m)^\s+\d+: 0x[0-9a-f]+ M=\d+ ` + regexp.QuoteMeta(pr.want) + ` \S+:\d+:\d+ s=` + strconv.Itoa(line) + `$`)
 			if !re.MatchString(raw) {
-				t.Errorf("no location of %s with a start line in go tool pprof -raw:\n%s", pr.want, raw)
+				t.Errorf("no location of %s with its start line %d in go tool pprof -raw:\n%s", pr.want, line, raw)
 			}
 			if !strings.Contains(raw, "Build ID: ") && !regexp.MustCompile(`(?m)^1: 0x\S+ \S+ \S+`).MatchString(raw) {
 				t.Errorf("the main mapping has no build-id:\n%s", raw)
@@ -269,6 +274,28 @@ func TestPProfMatchesReportLBRFixture(t *testing.T) {
 	if has := strings.Contains(raw, "calls/count"); has != (total > 0) {
 		t.Errorf("hwprof counts %d calls, the pprof has calls/count: %v", total, has)
 	}
+}
+
+// declLine is the line number of the first line of src that starts with
+// prefix (after indentation).
+func declLine(t *testing.T, src, prefix string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line starts with %q", prefix)
+	return 0
+}
+
+func goSource(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "pgoprog", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func buildCPPProg(t *testing.T) string {

@@ -8,12 +8,14 @@
 // of which all but one are SHAPE (square, the default, or circle) and
 // prints the rounds and the calls made. With DURATION given as a count of
 // rounds (rounds=N) it runs exactly N rounds instead, for timing a fixed
-// amount of work. It imports only os, strconv and time, so that a
-// go build -pgo of it rebuilds few packages.
+// amount of work. With PGOPROG_CPUPROFILE=FILE in its environment it
+// writes the Go runtime's own CPU profile (runtime/pprof) to FILE, the
+// profile Go's PGO documentation starts from.
 package main
 
 import (
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +95,20 @@ func main() {
 		} else {
 			shapes[i] = &Square{side: float64(i)}
 		}
+	}
+	if path := os.Getenv("PGOPROG_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			os.Stderr.WriteString("pgoprog: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	var rounds int64
 	var area float64
