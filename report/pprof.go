@@ -121,7 +121,7 @@ func newPProfConv(p *profile.Profile) *pprofConv {
 		leaf: map[ccmap.FuncID]int{}, sites: map[ccmap.CallSite]int{}, pruned: -1,
 	}
 	for _, f := range p.Funcs {
-		c.out.Functions = append(c.out.Functions, pprof.Function{Name: f.Name, File: f.File, StartLine: f.StartLine})
+		c.out.Functions = append(c.out.Functions, pprof.Function{Name: f.Name, File: f.File, StartLine: max(f.StartLine, 0)})
 		if f.Object != "" {
 			c.inl[inlKey{f.Name, f.Object}] = len(c.out.Functions) - 1
 		}
@@ -232,15 +232,15 @@ func (c *pprofConv) siteLocation(cs ccmap.CallSite) int {
 	for k, f := range fr {
 		fn := caller
 		if k < len(fr)-1 {
-			fn = c.inlined(inlKey{f.Name, obj}, f.StartLine)
+			fn = c.inlined(inlKey{f.Name, obj}, max(f.StartLine, 0))
 			if c.out.Functions[fn].File == "" {
 				c.out.Functions[fn].File = f.File
 			}
 		}
-		loc.Lines = append(loc.Lines, pprof.Line{Function: fn, Line: f.Line})
+		loc.Lines = append(loc.Lines, pprof.Line{Function: fn, Line: max(f.Line, 0)}) // gosym gives -1 for no line
 	}
 	if len(fr) == 0 {
-		loc.Lines = []pprof.Line{{Function: caller, Line: site.Line}}
+		loc.Lines = []pprof.Line{{Function: caller, Line: max(site.Line, 0)}}
 	}
 	c.out.Locations = append(c.out.Locations, loc)
 	c.sites[cs] = len(c.out.Locations) - 1
