@@ -38,6 +38,23 @@ type Profile struct {
 type Func struct {
 	Name   string
 	Object string // path of the object as recorded ("" when unknown)
+	// Start is the function's first address in its object (its symbol's
+	// start; the address of an unnamed "[object+0x...]" function); 0 when
+	// unknown.
+	Start uint64
+	// File and StartLine are the source file and the line where the
+	// function is declared (DWARF, or a Go binary's pclntab), when the
+	// profile was loaded with source positions (engine's SiteLines);
+	// "" and 0 otherwise.
+	File      string
+	StartLine int
+	// ObjectID is set in merged profiles (Merger): the build-id the
+	// function's object was known by ("go:" and the Go build-id for a Go
+	// one), or "path:" and its path when it had none. Merges line functions up
+	// by it, so that one path with different build-ids in different
+	// recordings stays different objects when merged profiles are merged
+	// again.
+	ObjectID string
 }
 
 // Site is one call site: the call instruction's object and offset in it,
@@ -47,6 +64,21 @@ type Site struct {
 	Offset uint64
 	File   string // "" without debug information
 	Line   int
+	// Frames are the source frames of the call instruction, innermost
+	// first, when the profile was loaded with source positions and debug
+	// information has them: one per function inlined there, the last the
+	// caller itself (File and Line above are the first's). Empty
+	// otherwise.
+	Frames []SourceFrame
+}
+
+// SourceFrame is one source-level frame of a code address: the function
+// (by name; inlined functions have no Func of their own) and the position.
+type SourceFrame struct {
+	Name      string
+	File      string
+	Line      int
+	StartLine int // line where the function is declared; 0 when unknown
 }
 
 // Recording holds the facts of the recording a profile was read from.
@@ -84,6 +116,11 @@ type Recording struct {
 	// off while it was read (a warning in Profile.Warnings says which):
 	// the profile is of what could be read.
 	Incomplete bool
+	// GoBuildIDs are the Go build-ids (the .note.go.buildid note, as
+	// `go tool buildid` prints it) of the objects with functions in the
+	// profile that have no GNU build-id, by object path, when the profile
+	// was loaded with source positions.
+	GoBuildIDs map[string]string
 }
 
 // Process is one process of a recording and its share of the samples

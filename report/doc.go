@@ -3,7 +3,9 @@
 // report (JSON), a flame-graph page (Flamegraph) and folded stacks
 // (Folded); its subpackages draw one format each from a small input model
 // of their own (report/flamegraph: pages and folded stacks of Stacks).
-// FlameStacks is the adapter from a profile to report/flamegraph's model.
+// FlameStacks is the adapter from a profile to report/flamegraph's model,
+// PProfProfile the one to report/pprof's (WritePProf writes it: pprof
+// for go tool pprof, profiling servers and go build -pgo).
 // It reads no files, does no I/O beyond the writer it is given and starts
 // no goroutines: the caller loads the profile (engine.Load) and passes a
 // writer.

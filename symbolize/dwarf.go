@@ -19,6 +19,7 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 type inlRange struct {
 	lo, hi   uint64
 	name     int32 // index into dwarfIndex.names
+	decl     int32 // the inlined function's DW_AT_decl_line, 0 if unknown
 	depth    int32 // 1 for a call inlined directly into the subprogram
 	callFile int32 // index into dwarfIndex.files, -1 if unknown
 	callLine int32
@@ -28,6 +29,7 @@ type inlRange struct {
 // funcGroup is one subprogram with the inlined calls in it.
 type funcGroup struct {
 	name    int32
+	decl    int32  // DW_AT_decl_line, 0 if unknown
 	lo      uint64 // start of the first range
 	linkage bool   // name stays: see useSymbolNames
 	// symName (-1: none) names the addresses below symEnd instead of name.
@@ -204,7 +206,7 @@ func (x *dwarfIndex) walk(r *dwarf.Reader) error {
 			ranges := x.ranges(e)
 			if len(ranges) > 0 {
 				name, linkage := x.funcName(e)
-				g := &funcGroup{name: name, lo: ranges[0][0], linkage: linkage, symName: -1}
+				g := &funcGroup{name: name, decl: x.nameIdx[e.Offset].decl, lo: ranges[0][0], linkage: linkage, symName: -1}
 				for _, rg := range ranges {
 					x.funcs = append(x.funcs, funcRange{lo: rg[0], hi: rg[1], group: g})
 				}
@@ -219,7 +221,7 @@ func (x *dwarfIndex) walk(r *dwarf.Reader) error {
 				break
 			}
 			name, _ := x.funcName(e)
-			in := inlRange{name: name, depth: cur.depth + 1, callFile: -1}
+			in := inlRange{name: name, decl: x.nameIdx[e.Offset].decl, depth: cur.depth + 1, callFile: -1}
 			if f, ok := e.Val(dwarf.AttrCallFile).(int64); ok && f >= 0 && int(f) < len(x.cuFiles) {
 				in.callFile = x.cuFiles[f]
 			}
@@ -287,7 +289,7 @@ func (x *dwarfIndex) funcName(e *dwarf.Entry) (int32, bool) {
 	if n, ok := x.nameIdx[e.Offset]; ok {
 		return n.idx, n.final
 	}
-	linkage, plain := x.nameChain(e)
+	linkage, plain, decl := x.nameChain(e)
 	name := linkage
 	if name == "" {
 		name = plain
@@ -297,13 +299,14 @@ func (x *dwarfIndex) funcName(e *dwarf.Entry) (int32, bool) {
 	}
 	final := linkage != "" || !x.cuMangles
 	i := x.intern(name)
-	x.nameIdx[e.Offset] = nameRef{i, final}
+	x.nameIdx[e.Offset] = nameRef{i, final, decl}
 	return i, final
 }
 
 type nameRef struct {
 	idx   int32
 	final bool
+	decl  int32 // DW_AT_decl_line along the chain, 0 if none
 }
 
 // mangles reports whether a DW_AT_language mangles its linkage names (all
@@ -370,15 +373,20 @@ func (x *dwarfIndex) groupName(g *funcGroup, a uint64) string {
 }
 
 // nameChain follows DW_AT_abstract_origin and DW_AT_specification from e
-// and returns the first linkage name and the first DW_AT_name.
-func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string) {
+// and returns the first linkage name, the first DW_AT_name and the first
+// DW_AT_decl_line (read up to the entry with the linkage name, and on
+// from it when it has none).
+func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string, decl int32) {
 	var r *dwarf.Reader
 	for hop := 0; e != nil && hop < 8; hop++ {
+		if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok && decl == 0 && l > 0 && l < 1<<31 {
+			decl = int32(l)
+		}
 		if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok && s != "" {
-			return s, plain
+			return s, plain, x.declAfter(r, e, decl, hop)
 		}
 		if s, ok := e.Val(attrMIPSLinkageName).(string); ok && s != "" {
-			return s, plain
+			return s, plain, x.declAfter(r, e, decl, hop)
 		}
 		if s, ok := e.Val(dwarf.AttrName).(string); ok && plain == "" {
 			plain = s
@@ -400,7 +408,35 @@ func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string) {
 		}
 		e = next
 	}
-	return "", plain
+	return "", plain, decl
+}
+
+// declAfter returns decl, or when it is 0 the first DW_AT_decl_line
+// along the chain on from e (a linkage name on a declaration whose
+// definition has no line of its own is rare; a specification holds it).
+func (x *dwarfIndex) declAfter(r *dwarf.Reader, e *dwarf.Entry, decl int32, hop int) int32 {
+	for ; decl == 0 && e != nil && hop < 8; hop++ {
+		ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if !ok {
+			break
+		}
+		if r == nil {
+			r = x.d.Reader()
+		}
+		r.Seek(ref)
+		next, err := r.Next()
+		if err != nil {
+			break
+		}
+		e = next
+		if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok && l > 0 && l < 1<<31 {
+			decl = int32(l)
+		}
+	}
+	return decl
 }
 
 func (x *dwarfIndex) finish() {
@@ -489,9 +525,10 @@ func (x *dwarfIndex) frames(a uint64, nm names, slab *frameSlab) []Frame {
 		}
 	}
 	frames := slab.take(len(chain) + 1)
-	inner := Frame{Func: nm.get(x.groupName(g, a))}
+	inner := Frame{Func: nm.get(x.groupName(g, a)), StartLine: int(g.decl)}
 	if len(chain) > 0 {
 		inner.Func = nm.get(x.names[chain[len(chain)-1].name])
+		inner.StartLine = int(chain[len(chain)-1].decl)
 	}
 	if row, ok := x.line(a); ok {
 		inner.File, inner.Line, inner.Column = x.fileName(row.file), int(row.line), int(row.col)
@@ -503,8 +540,10 @@ func (x *dwarfIndex) frames(a uint64, nm names, slab *frameSlab) []Frame {
 		f := Frame{File: x.fileName(in.callFile), Line: int(in.callLine), Column: int(in.callCol), Inlined: d > 1}
 		if d > 1 {
 			f.Func = nm.get(x.names[chain[d-2].name])
+			f.StartLine = int(chain[d-2].decl)
 		} else {
 			f.Func = nm.get(x.groupName(g, a))
+			f.StartLine = int(g.decl)
 		}
 		frames = append(frames, f)
 	}

@@ -153,31 +153,46 @@ func (g *goInlines) pcvalue(p []byte, entry, pc uint64) int32 {
 	return -1
 }
 
-// inlinedCall returns the name and parent pc offset of inline tree entry ix.
-func (g *goInlines) inlinedCall(fn []byte, ix int32) (string, uint32, bool) {
+// startLine returns the start line of the function whose _func is fn
+// (runtime._func.startLine, Go 1.20+), 0 when unknown.
+func (g *goInlines) startLine(fn []byte) int {
+	l, ok := g.u32(fn, 36)
+	if !ok || int32(l) < 0 {
+		return 0
+	}
+	return int(int32(l))
+}
+
+// inlinedCall returns the name, parent pc offset and start line of inline
+// tree entry ix (runtime.inlinedCall).
+func (g *goInlines) inlinedCall(fn []byte, ix int32) (string, uint32, int, bool) {
 	npcdata, _ := g.u32(fn, 28)
 	nfuncdata := uint32(0)
 	if len(fn) > 43 {
 		nfuncdata = uint32(fn[43])
 	}
 	if nfuncdata <= goFuncDataInlTree {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	tree, ok := g.u32(fn, goFuncFixed+4*uint64(npcdata)+4*goFuncDataInlTree)
 	if !ok || tree == ^uint32(0) {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	at := uint64(tree) + 16*uint64(ix)
 	nameOff, ok1 := g.u32(g.gofunc, at+4)
 	parent, ok2 := g.u32(g.gofunc, at+8)
+	start, ok3 := g.u32(g.gofunc, at+12)
 	if !ok1 || !ok2 || uint64(nameOff) >= uint64(len(g.funcnametab)) {
-		return "", 0, false
+		return "", 0, 0, false
+	}
+	if !ok3 || int32(start) < 0 {
+		start = 0
 	}
 	name := g.funcnametab[nameOff:]
 	if i := bytes.IndexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
-	return string(name), parent, true
+	return string(name), parent, int(start), true
 }
 
 // frames returns the frames of pc, innermost first: one per inlined call
@@ -199,19 +214,19 @@ func (g *goInlines) frames(t *gosym.Table, pc uint64, nm names, slab *frameSlab)
 		if ix < 0 {
 			break
 		}
-		name, parent, ok := g.inlinedCall(fn, ix)
+		name, parent, start, ok := g.inlinedCall(fn, ix)
 		if !ok {
 			break
 		}
 		if out == nil {
 			out = slab.take(8)
 		}
-		out = append(out, Frame{Func: nm.get(name), File: file, Line: line, Inlined: true})
+		out = append(out, Frame{Func: nm.get(name), File: file, Line: line, Inlined: true, StartLine: start})
 		cur = entry + uint64(parent)
 		file, line, _ = t.PCToLine(cur)
 	}
 	if out == nil {
 		out = slab.take(1)
 	}
-	return append(out, Frame{Func: nm.get(phys.Name), File: file, Line: line})
+	return append(out, Frame{Func: nm.get(phys.Name), File: file, Line: line, StartLine: g.startLine(fn)})
 }

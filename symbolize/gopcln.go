@@ -89,5 +89,11 @@ func goFrames(t *gosym.Table, inl *goInlines, a uint64, nm names, slab *frameSla
 			return fr, fn
 		}
 	}
-	return append(slab.take(1), Frame{Func: nm.get(fn.Name), File: file, Line: line}), fn
+	f := Frame{Func: nm.get(fn.Name), File: file, Line: line}
+	if inl != nil {
+		if raw, _, ok := inl.function(a); ok {
+			f.StartLine = inl.startLine(raw)
+		}
+	}
+	return append(slab.take(1), f), fn
 }

@@ -28,7 +28,7 @@ type Object struct {
 
 	syms  symTable
 	dwarf *dwarfIndex  // nil without DWARF
-	gosym *gosym.Table // nil unless a Go binary without DWARF
+	gosym *gosym.Table // nil unless a Go binary
 	goinl *goInlines   // its inline tree, nil if unreadable
 }
 
@@ -131,7 +131,10 @@ func (o *Object) build(f, df *elf.File, withDWARF bool) {
 		o.dwarfErr = err
 	}
 	o.syms.aliasAt = nil
-	if o.dwarf == nil {
+	// A Go binary's pclntab also names what its symbols and DWARF leave
+	// out (the padding after an assembly function, where a return
+	// address can point), so that both modes name such addresses alike.
+	if o.dwarf == nil || withDWARF {
 		if t, inl, err := goTable(f); err == nil {
 			o.gosym, o.goinl = t, inl
 		}
@@ -233,9 +236,11 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab)
 	if o.dwarf != nil {
 		loc.Frames = o.dwarf.frames(uint64(a), nm, slab)
 	}
-	if loc.Frames == nil && o.gosym != nil {
+	if (loc.Frames == nil || loc.Symbol == nil) && o.gosym != nil {
 		if fr, fn := goFrames(o.gosym, o.goinl, uint64(a), nm, slab); fr != nil {
-			loc.Frames = fr
+			if loc.Frames == nil {
+				loc.Frames = fr
+			}
 			if loc.Symbol == nil {
 				loc.Symbol = &Symbol{Name: nm.get(fn.Name), Start: Addr(fn.Entry), Size: fn.End - fn.Entry}
 			}

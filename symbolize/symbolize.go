@@ -38,6 +38,10 @@ type Frame struct {
 	Line    int    // 0 when unknown
 	Column  int    // 0 when unknown
 	Inlined bool   // this frame was inlined into the next (outer) frame
+	// StartLine is the line where the frame's function is declared
+	// (DWARF DW_AT_decl_line, a Go function's start line from its
+	// pclntab); 0 when unknown.
+	StartLine int
 }
 
 // Symbol is the ELF (or kallsyms, or perf map) symbol containing an address.

@@ -63,7 +63,7 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 	var ps [2]*profile.Profile
 	status := 0
 	for i, in := range fs.Args() {
-		p, err := loadProfile(in, engine.LoadOptions{})
+		p, err := loadProfile([]string{in}, engine.LoadOptions{})
 		if p == nil {
 			return fail(stderr, err)
 		}

@@ -2,7 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -29,8 +33,38 @@ func openRecording(path string) (*perfdata.Reader, error) {
 	return perfdata.OpenFile(os.Stdin)
 }
 
-// loadProfile is engine.Load of -i, "-" included.
-func loadProfile(path string, o engine.LoadOptions) (*profile.Profile, error) {
+// inputsUsage is the help of a repeatable -i.
+const inputsUsage = "read the recording from `FILE` (- for standard input: a pipe-mode stream, as hwprof record -o - writes, or a file); repeat -i to merge several recordings into one profile"
+
+// inputs is a repeatable -i flag; without any, defaultInput.
+type inputs []string
+
+func (in *inputs) String() string { return strings.Join(*in, " ") }
+
+func (in *inputs) Set(s string) error {
+	*in = append(*in, s)
+	return nil
+}
+
+// paths returns the recordings given, defaultInput when none; "-" only
+// alone.
+func (in inputs) paths() ([]string, error) {
+	if len(in) == 0 {
+		return []string{defaultInput}, nil
+	}
+	if len(in) > 1 && slices.Contains(in, "-") {
+		return nil, errors.New("-i -: standard input cannot be merged with other recordings")
+	}
+	return in, nil
+}
+
+// loadProfile is engine.Load of -i, "-" included, or engine.LoadAll of
+// several.
+func loadProfile(paths []string, o engine.LoadOptions) (*profile.Profile, error) {
+	if len(paths) > 1 {
+		return engine.LoadAll(paths, o)
+	}
+	path := paths[0]
 	if path != "-" {
 		return engine.Load(path, o)
 	}
@@ -47,4 +81,20 @@ var errStdinTerminal = errors.New("-i -: standard input is a terminal: pipe a re
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// parseIDList reads a comma-separated list of pids or tids ("" is none).
+func parseIDList(flag, s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ids []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad id %q in %s %s", f, flag, s)
+		}
+		ids = append(ids, n)
+	}
+	return ids, nil
 }

@@ -32,6 +32,7 @@ func init() {
 		{"report", "fold a recording into functions, call edges and contexts (text, or --format json, flamegraph, folded)", cmdReport},
 		{"flamegraph", "draw a recording as a flame graph (report --format flamegraph; -o FILE.html)", cmdFlamegraph},
 		{"diff", "show the functions and call edges whose shares changed most between two recordings (-o FILE.html: a differential flame graph)", cmdDiff},
+		{"merge", "merge recordings of many runs or machines into one pprof profile (-o FILE.pb.gz)", cmdMerge},
 		{"script", "print every sample with its symbolized stack, like perf script", cmdScript},
 		{"compare", "record a program with several sources and show how far each is from the reference (exact)", cmdCompare},
 		{"check", "show the PMUs, permissions and sample sources of this machine", cmdCheck},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hwprof/hwprof/internal/diag"
@@ -31,12 +30,15 @@ func cmdFlamegraph(args []string, stdout, stderr io.Writer) int {
 }
 
 // reportFormats are the formats of --format.
-var reportFormats = []string{"text", "json", "flamegraph", "folded"}
+var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo"}
 
 func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet(name, "[-i FILE] [--format text|json|flamegraph|folded] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
-	input := fs.String("i", defaultInput, inputUsage)
-	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page) or folded (stacks for flamegraph.pl)")
+	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
+	var in inputs
+	fs.Var(&in, "i", inputsUsage)
+	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz) or pgo (a pprof for go build -pgo)")
+	pgo := fs.Bool("pgo", false, "the same as --format pgo")
+	pgoWeight := fs.String("pgo-weight", "", "pprof and pgo: what call edges weigh, `calls` (measured call counts) or time (default: calls when the source counts them)")
 	out := fs.String("o", "", "write to `FILE` (an existing regular file becomes FILE.old; default: standard output)")
 	weight := fs.String("weight", "time", "flamegraph and folded: the `WEIGHT` shown, time or calls (for a source that counts calls)")
 	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all; json: all unless given)")
@@ -60,8 +62,14 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "hwprof %s: %s\n", name, fmt.Sprintf(format, a...))
 		return exitUsage
 	}
+	if *pgo {
+		*format = "pgo"
+	}
 	if !slices.Contains(reportFormats, *format) {
 		return usage("unknown --format %q (%s)", *format, strings.Join(reportFormats, ", "))
+	}
+	if _, err := pprofOptions(nil, false, *pgoWeight); err != nil {
+		return usage("%v", err)
 	}
 	fw, err := parseFlameWeight(*weight)
 	if err != nil {
@@ -73,7 +81,11 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if *dedup < 0 || *dedup > 1 {
 		return usage("--dedup-ratio %v is not in (0, 1]", *dedup)
 	}
-	o := engine.LoadOptions{SymFS: *symfs, SiteLines: *srcline, Workers: *workers, DedupRatio: *dedup}
+	paths, err := in.paths()
+	if err != nil {
+		return usage("%v", err)
+	}
+	o := engine.LoadOptions{SymFS: *symfs, SiteLines: *srcline || isPProf(*format), Workers: *workers, DedupRatio: *dedup}
 	if o.PIDs, err = parseIDList("--pid", *pids); err == nil {
 		o.TIDs, err = parseIDList("--tid", *tids)
 	}
@@ -100,7 +112,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 			return fail(stderr, err)
 		}
 	}
-	p, err := loadProfile(*input, o)
+	p, err := loadProfile(paths, o)
 	if p == nil {
 		return fail(stderr, err)
 	}
@@ -115,6 +127,8 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 			return report.Flamegraph(w, p, flamegraph.Options{Weight: fw})
 		case "folded":
 			return report.Folded(w, p, fw)
+		case "pprof", "pgo":
+			return writePProf(w, p, *format == "pgo", *pgoWeight)
 		}
 		return report.Text(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 	}
@@ -160,22 +174,6 @@ func writeReport(path string, stdout io.Writer, render func(io.Writer) error) er
 		return errors.Join(err, o.Discard())
 	}
 	return o.Close()
-}
-
-// parseIDList reads a comma-separated list of pids or tids ("" is none).
-func parseIDList(flag, s string) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var ids []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("bad id %q in %s %s", f, flag, s)
-		}
-		ids = append(ids, n)
-	}
-	return ids, nil
 }
 
 // allIfZero turns the flags' 0 (all) into package report's -1.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -28,6 +29,9 @@ func (l *loader) finish() *profile.Profile {
 	}
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
+	if l.o.SiteLines {
+		p.Recording.GoBuildIDs = l.goBuildIDs(funcs, funcObj, p.Recording.BuildIDs)
+	}
 	for i, s := range l.ev.srcs {
 		if l.ev.used[i] && (s == profile.LBR || s == profile.Exact || s == profile.Calls) {
 			p.HasCalls = true
@@ -133,13 +137,14 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 			sym := locs[i].Symbol
 			fk.start, fk.name = uint64(sym.Start), sym.Name.Raw
 			fn.Name = cmp.Or(sym.Name.Short, sym.Name.Full, sym.Name.Raw)
+			fn.Start = uint64(sym.Start)
 		case k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule:
 			fk.name = symbolize.KernelPath
 			fn.Name = "[" + symbolize.KernelPath + "]"
 		default:
 			fk.start = uint64(k.addr)
 			fk.name = fmt.Sprintf("[%s+0x%x]", filepath.Base(k.obj.Path), uint64(k.addr))
-			fn.Name = fk.name
+			fn.Name, fn.Start = fk.name, uint64(k.addr)
 		}
 		if k.obj != nil {
 			fn.Object = k.obj.Path
@@ -155,8 +160,34 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 			objs = append(objs, k.obj)
 		}
 		fmap[i] = id
+		if fr := locs[i].Frames; l.o.SiteLines && len(fr) > 0 && funcs[id].StartLine == 0 {
+			// The outermost frame is the function itself.
+			funcs[id].File, funcs[id].StartLine = fr[len(fr)-1].File, fr[len(fr)-1].StartLine
+		}
 	}
 	return funcs, fmap, objs
+}
+
+// goBuildIDs reads the Go build-id of every object of funcs without a GNU
+// build-id, each file once.
+func (l *loader) goBuildIDs(funcs []profile.Func, objs []*procmap.Object, known map[string]buildid.ID) map[string]string {
+	out := map[string]string{}
+	seen := map[string]bool{}
+	for i, obj := range objs {
+		path := funcs[i].Object
+		if obj == nil || obj.Kind != procmap.KindFile || seen[path] || !known[path].IsZero() {
+			continue
+		}
+		seen[path] = true
+		file := l.eng.Objects.File(path)
+		if file == "" {
+			continue
+		}
+		if id, err := symbolize.GoBuildID(file); err == nil && id != "" {
+			out[path] = id
+		}
+	}
+	return out
 }
 
 // sites describes the call site of every edge of m: its object, its
@@ -179,9 +210,21 @@ func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procm
 			}
 			if id, ok := l.addrs.ids[newAddrKey(obj, 0, procmap.ObjAddr(e.Site.Addr))]; ok && len(locs[id].Frames) > 0 {
 				s.File, s.Line = locs[id].Frames[0].File, locs[id].Frames[0].Line
+				if l.o.SiteLines {
+					s.Frames = sourceFrames(locs[id].Frames)
+				}
 			}
 			out[e.Site] = s
 		}
+	}
+	return out
+}
+
+// sourceFrames copies a location's frames into the public model.
+func sourceFrames(fr []symbolize.Frame) []profile.SourceFrame {
+	out := make([]profile.SourceFrame, len(fr))
+	for i, f := range fr {
+		out[i] = profile.SourceFrame{Name: cmp.Or(f.Func.Short, f.Func.Full, f.Func.Raw), File: f.File, Line: f.Line, StartLine: f.StartLine}
 	}
 	return out
 }

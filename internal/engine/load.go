@@ -44,7 +44,11 @@ type LoadOptions struct {
 	// SiteLines resolves the source file and line of every call site
 	// from the objects' DWARF (slow for large debug packages: it reads
 	// all of their DWARF). Without it, functions are named by the objects'
-	// symbols and sites have their object and offset only.
+	// symbols and sites have their object and offset only. With it,
+	// functions also get their file and start line, call sites their
+	// inlined frames (profile.Site.Frames), and objects without a GNU
+	// build-id their Go build-id (Recording.GoBuildIDs): what a pprof
+	// profile needs.
 	SiteLines bool
 	// Workers, DedupRatio and Seed configure the folding (package
 	// pipeline): the number of folding goroutines (0: GOMAXPROCS), the

@@ -32,7 +32,7 @@ func Merge(ps ...*Profile) (*Profile, error) {
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("merge profiles: profile %d: %w", i, err)
 		}
-		if p.HasTime != ps[0].HasTime || p.HasCalls != ps[0].HasCalls {
+		if p.HasTime != ps[0].HasTime || p.HasCalls != ps[0].HasCalls || p.WeightType != ps[0].WeightType {
 			return nil, fmt.Errorf("merge profiles: profile %d has %s, profile 0 has %s", i, p.what(), ps[0].what())
 		}
 	}
@@ -87,7 +87,7 @@ type locKey struct {
 
 type edgeKey struct{ caller, callee, site int }
 
-type stackAcc struct{ samples, timeNS int64 }
+type stackAcc struct{ samples, timeNS, weight int64 }
 
 type merger struct {
 	fnIDs   map[Function]int
@@ -131,6 +131,7 @@ func (m *merger) add(p *Profile) {
 		}
 		w.samples += s.Samples
 		w.timeNS += s.TimeNS
+		w.weight += s.Weight
 	}
 	for _, e := range p.Edges {
 		site := -1
@@ -193,7 +194,7 @@ func (m *merger) object(k objKey, pm Mapping) {
 
 // result lays the merged profile out in canonical order.
 func (m *merger) result(ps []*Profile) *Profile {
-	out := &Profile{HasTime: ps[0].HasTime, HasCalls: ps[0].HasCalls, PeriodNS: ps[0].PeriodNS}
+	out := &Profile{HasTime: ps[0].HasTime, HasCalls: ps[0].HasCalls, WeightType: ps[0].WeightType, PeriodNS: ps[0].PeriodNS}
 	m.header(out, ps)
 	fnIdx := m.layoutFunctions(out)
 	objIdx := m.layoutMappings(out)
@@ -296,7 +297,7 @@ func (m *merger) layoutSamples(out *Profile, locIdx []int) {
 		for _, e := range m.stacks.get(id) {
 			stack = append(stack, locIdx[e[0]])
 		}
-		out.Samples = append(out.Samples, Sample{Stack: stack, Samples: w.samples, TimeNS: w.timeNS})
+		out.Samples = append(out.Samples, Sample{Stack: stack, Samples: w.samples, TimeNS: w.timeNS, Weight: w.weight})
 	}
 	slices.SortFunc(out.Samples, func(a, b Sample) int { return slices.Compare(a.Stack, b.Stack) })
 }

@@ -43,6 +43,10 @@ type Sample struct {
 	Stack   []int // indexes into Profile.Locations, leaf first
 	Samples int64 // samples with this stack
 	TimeNS  int64 // time they stand for, in nanoseconds (samples × period); used when Profile.HasTime
+	// Weight is their summed period in events (cycles, calls retired)
+	// when the sampling event is not a clock; used when
+	// Profile.WeightType is set.
+	Weight int64
 }
 
 // Edge is one measured call edge: how often Caller called Callee from one
@@ -79,8 +83,12 @@ type Profile struct {
 	// unknown. DurationNS is how long it ran; 0 when unknown.
 	StartNS, DurationNS int64
 
-	HasTime  bool // Sample.TimeNS is meaningful (a time source)
-	HasCalls bool // Edges hold measured call counts (lbr, calls, exact)
+	HasTime bool // Sample.TimeNS is meaningful (a time source)
+	// WeightType, when set, names the event whose periods Sample.Weight
+	// sums (a sample type WeightType/count, after samples/count): the
+	// sampled weight of a source whose event is not a clock.
+	WeightType string
+	HasCalls   bool // Edges hold measured call counts (lbr, calls, exact)
 }
 
 // Weight is what a profile's call-graph edges weigh: time or calls.

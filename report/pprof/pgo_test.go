@@ -254,11 +254,13 @@ func workloadProfile(t *testing.T, b *binTables, c counts) (*Profile, map[string
 	return p, sites
 }
 
-// TestGoPGO builds the workload, derives its profile, writes it with both
-// weights and builds the workload again with go build -pgo: the compiler
-// must read the hot call edges from the profile, with the weights written,
-// inline the hot small function at its call site and devirtualize the
-// interface call to its hot target.
+// TestGoPGO builds the workload, derives its profile and writes it with
+// both weights. The calls profile builds the workload again with go build
+// -pgo: the compiler must read the hot call edges from the profile, with
+// the weights written, inline the hot small function at its call site and
+// devirtualize the interface call to its hot target. The time profile is
+// read by go tool preprofile, the compiler's own reader (one PGO build in
+// the suite: each rebuilds the standard library).
 func TestGoPGO(t *testing.T) {
 	dir := workload(t)
 	base := filepath.Join(dir, "base")
@@ -278,15 +280,20 @@ func TestGoPGO(t *testing.T) {
 			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			bin := filepath.Join(dir, "pgo-"+w.String())
-			out := goBuild(t, dir, bin, "-pgo="+path, "-gcflags=-d=pgodebug=2 -m")
-
 			// The weight the compiler gives the hot interface edge is the
 			// one written: the measured calls, or the time.
 			want := c.squares
 			if w == Time {
 				want = p.Samples[0].TimeNS
+				// One go build -pgo in the suite (each rebuilds the
+				// standard library): the time profile is read by the
+				// compiler's own reader, go tool preprofile, which
+				// gives each edge its weight and call-site offset.
+				checkPreprofile(t, path, fnRun, fnSquare, sites[fnSquare].line-runStart, want)
+				return
 			}
+			bin := filepath.Join(dir, "pgo-"+w.String())
+			out := goBuild(t, dir, bin, "-pgo="+path, "-gcflags=-d=pgodebug=2 -m")
 			checks := []string{
 				`(?m)^hot-callsite-thres-from-CDF=\S+$`,
 				fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.run$`, sites[fnMix].line),
@@ -313,5 +320,23 @@ func TestGoPGO(t *testing.T) {
 			}
 			runWorkload(t, bin, "20ms")
 		})
+	}
+}
+
+// checkPreprofile checks that go tool preprofile, the Go compiler's
+// reader of PGO profiles, reads the profile at path with the edge caller
+// -> callee at call-site offset off (line minus the caller's start line)
+// weighing want.
+func checkPreprofile(t *testing.T, path, caller, callee string, off int, want int64) {
+	t.Helper()
+	cmd := exec.Command(goCommand(t), "tool", "preprofile", "-i", path)
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool preprofile: %v\n%s", err, out)
+	}
+	edge := fmt.Sprintf("\n%s\n%s\n%d %d\n", caller, callee, off, want)
+	if !strings.Contains(string(out), edge) {
+		t.Errorf("go tool preprofile has no edge %q:\n%s", edge, out)
 	}
 }

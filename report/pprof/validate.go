@@ -67,8 +67,8 @@ func (p *Profile) validateSample(i int, s Sample) error {
 			return fmt.Errorf("sample %d: location %d out of range (%d locations)", i, l, len(p.Locations))
 		}
 	}
-	if s.Samples < 0 || s.TimeNS < 0 {
-		return fmt.Errorf("sample %d: negative weight (%d samples, %d ns)", i, s.Samples, s.TimeNS)
+	if s.Samples < 0 || s.TimeNS < 0 || s.Weight < 0 {
+		return fmt.Errorf("sample %d: negative weight (%d samples, %d ns, %d events)", i, s.Samples, s.TimeNS, s.Weight)
 	}
 	return nil
 }

@@ -91,6 +91,7 @@ const (
 	valSamples value = iota // Sample.Samples
 	valTime                 // Sample.TimeNS
 	valCalls                // Edge.Calls
+	valWeight               // Sample.Weight
 )
 
 func (b *builder) buildOrdinary(p *Profile, w Weight) {
@@ -100,6 +101,9 @@ func (b *builder) buildOrdinary(p *Profile, w Weight) {
 		types, vals = append(types, typeTime), append(vals, valTime)
 	}
 	types, vals = append(types, typeSamples), append(vals, valSamples)
+	if p.WeightType != "" {
+		types, vals = append(types, &profile.ValueType{Type: p.WeightType, Unit: "count"}), append(vals, valWeight)
+	}
 	if p.HasCalls {
 		types, vals = append(types, typeCalls), append(vals, valCalls)
 	}
@@ -244,6 +248,8 @@ func (b *builder) addStack(s Sample, vals []value) {
 			ps.Value[i] = s.Samples
 		case valTime:
 			ps.Value[i] = s.TimeNS
+		case valWeight:
+			ps.Value[i] = s.Weight
 		}
 	}
 	b.out.Sample = append(b.out.Sample, ps)

@@ -1,0 +1,428 @@
+package main
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/fixtures"
+)
+
+// pprofCPPProg is a C++ program for the pprof test: methods of a class
+// in a namespace, a template and a virtual call, so that names are
+// demangled and functions have start lines from DWARF. It runs until it
+// has used the CPU milliseconds its argument gives.
+const pprofCPPProg = `#include <cstdio>
+#include <cstdlib>
+` + cpuMS + `
+namespace shapes {
+volatile unsigned long sink;
+struct Shape { virtual ~Shape() {} virtual void area(int n) = 0; };
+struct Square : Shape { __attribute__((noinline)) void area(int n) override { for (int i = 0; i < n; i++) sink += i * 3; } };
+template <typename T> __attribute__((noinline)) void spin(T n) { for (T i = 0; i < n; i++) sink += i; }
+__attribute__((noinline)) void work(Shape *s) { for (int i = 0; i < 4; i++) s->area(100000); spin<long>(100000); }
+}
+int main(int argc, char **argv) {
+	long ms = argc > 1 ? atol(argv[1]) : 1000, r = 0;
+	shapes::Square sq;
+	do { shapes::work(&sq); r++; } while (cpu_ms() < ms);
+	std::printf("rounds %ld\n", r);
+	return 0;
+}
+`
+
+// needGoTool skips when the go command is absent (go tool pprof is the
+// oracle).
+func needGoTool(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not installed: go tool pprof is the oracle")
+	}
+	return goBin
+}
+
+// goTool runs go tool ARGS and returns its standard output.
+func goTool(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(needGoTool(t), append([]string{"tool"}, args...)...)
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "PPROF_TMPDIR="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("go tool %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	return string(out)
+}
+
+// pprofShare is a function's flat and cumulative share in go tool
+// pprof -top, in percent.
+type pprofShare struct{ flat, cum float64 }
+
+var topRowRE = regexp.MustCompile(`^\s*\S+\s+([\d.]+)%\s+[\d.]+%\s+\S+\s+([\d.]+)%\s+(.+)$`)
+
+// pprofTop runs go tool pprof -top over every node (inlined frames given
+// to the function they were inlined into, as hwprof folds them).
+func pprofTop(t *testing.T, file, index string) map[string]pprofShare {
+	t.Helper()
+	out := goTool(t, "pprof", "-top", "-noinlines", "-nodefraction=0", "-nodecount=1000000", "-sample_index="+index, file)
+	rows := map[string]pprofShare{}
+	for line := range strings.SplitSeq(out, "\n") {
+		m := topRowRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		flat, _ := strconv.ParseFloat(m[1], 64)
+		cum, _ := strconv.ParseFloat(m[2], 64)
+		rows[strings.TrimSpace(m[3])] = pprofShare{flat, cum}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("go tool pprof -top printed no functions:\n%s", out)
+	}
+	return rows
+}
+
+// checkTopAgrees checks that go tool pprof -top shows every function of
+// hwprof's report with the same self and total shares (to pprof's two
+// decimals). Names hwprof gives several functions (one per object) are
+// summed by pprof and left out.
+func checkTopAgrees(t *testing.T, rep *reportJSON, top map[string]pprofShare) {
+	t.Helper()
+	count := map[string]int{}
+	for _, f := range rep.Functions {
+		count[f.Name]++
+	}
+	checked := 0
+	for _, f := range rep.Functions {
+		if count[f.Name] > 1 || f.Total == 0 && f.Self == 0 {
+			continue
+		}
+		got, ok := top[pprofName(f.Name)]
+		if !ok {
+			t.Errorf("go tool pprof -top does not show %s (self %.4f, total %.4f)", f.Name, f.Self, f.Total)
+			continue
+		}
+		if math.Abs(got.flat-100*f.Self) > 0.006 || math.Abs(got.cum-100*f.Total) > 0.006 {
+			t.Errorf("%s: pprof flat %.2f%% cum %.2f%%, hwprof self %.4f%% total %.4f%%", f.Name, got.flat, got.cum, 100*f.Self, 100*f.Total)
+		}
+		checked++
+	}
+	if checked < 3 {
+		t.Errorf("only %d functions compared", checked)
+	}
+}
+
+// templateArgs matches C++ template arguments (without nesting inside).
+var templateArgs = regexp.MustCompile(`<[^<>]*>`)
+
+// pprofName is the name go tool pprof shows for a function hwprof names
+// name: pprof shortens C++ names, dropping template arguments.
+func pprofName(name string) string {
+	if strings.HasPrefix(name, "[") {
+		return name
+	}
+	for {
+		n := templateArgs.ReplaceAllString(name, "")
+		if n == name {
+			return n
+		}
+		name = n
+	}
+}
+
+// pprofTraces returns the stacks of go tool pprof -traces, outermost
+// frame first, joined by " > ".
+func pprofTraces(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	out := goTool(t, "pprof", "-traces", "-noinlines", file)
+	traces := map[string]bool{}
+	blocks := strings.Split(out, "-----------+-------------------------------------------------------")
+	for _, b := range blocks[1:] {
+		var frames []string
+		for line := range strings.SplitSeq(b, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 0 || strings.HasSuffix(f[0], ":"):
+				continue // a label
+			case len(frames) == 0 && len(f) >= 2:
+				frames = append(frames, strings.Join(f[1:], " "))
+			default:
+				frames = append(frames, strings.Join(f, " "))
+			}
+		}
+		if len(frames) == 0 {
+			continue
+		}
+		slices.Reverse(frames)
+		traces[strings.Join(frames, " > ")] = true
+	}
+	return traces
+}
+
+// checkTracesAgree checks that the stacks of go tool pprof -traces are
+// hwprof's calling contexts.
+func checkTracesAgree(t *testing.T, rep *reportJSON, traces map[string]bool) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, c := range rep.Contexts {
+		if c.Weight > 0 {
+			names := make([]string, len(c.Path))
+			for i, n := range c.Path {
+				names[i] = pprofName(n)
+			}
+			want[strings.Join(names, " > ")] = true
+		}
+	}
+	for c := range want {
+		if !traces[c] {
+			t.Errorf("hwprof context %q is not a go tool pprof -traces stack", c)
+		}
+	}
+	for tr := range traces {
+		if !want[tr] {
+			t.Errorf("go tool pprof -traces stack %q is not a hwprof context", tr)
+		}
+	}
+	if len(want) == 0 {
+		t.Error("no contexts")
+	}
+}
+
+// TestPProfMatchesReportLive records a C, a C++ and a Go program with the
+// timer source and checks that go tool pprof reads hwprof's pprof of each
+// as hwprof's own report shows it: the same functions with the same self
+// and total shares (-top), the same calling contexts (-traces), and
+// functions with start lines.
+func TestPProfMatchesReportLive(t *testing.T) {
+	needPerfEvents(t)
+	needGoTool(t)
+	progs := []struct {
+		name string
+		bin  func(t *testing.T) string
+		arg  string
+		want string // a function the profile must have, with its start line
+		src  func(t *testing.T) string
+		decl string // how its declaration line starts in src
+	}{
+		{"c", func(t *testing.T) string { return buildReportProg(t, "-O0", "-fno-omit-frame-pointer") }, "1500", "b",
+			func(*testing.T) string { return reportProg }, "__attribute__((noinline)) void b("},
+		{"cpp", buildCPPProg, "1500", "shapes::Square::area",
+			func(*testing.T) string { return pprofCPPProg }, "struct Square"},
+		{"go", buildGoProg, "1.5s", "main.round", goSource, "func round("},
+	}
+	for _, pr := range progs {
+		t.Run(pr.name, func(t *testing.T) {
+			bin := pr.bin(t)
+			dir := t.TempDir()
+			data := filepath.Join(dir, "timer.data")
+			if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, pr.arg); r.code != 0 {
+				t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+			}
+			pb := filepath.Join(dir, "timer.pb.gz")
+			if r := hwprof(t, "report", "-i", data, "--format", "pprof", "-o", pb); r.code != 0 {
+				t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
+			}
+			rep := runReportJSON(t, "-i", data)
+			checkTopAgrees(t, rep, pprofTop(t, pb, "cpu"))
+			checkTracesAgree(t, rep, pprofTraces(t, pb))
+			raw := goTool(t, "pprof", "-raw", pb)
+			line := declLine(t, pr.src(t), pr.decl)
+			re := regexp.MustCompile(`(?m)^\s+\d+: 0x[0-9a-f]+ M=\d+ ` + regexp.QuoteMeta(pr.want) + ` \S+:\d+:\d+ s=` + strconv.Itoa(line) + `$`)
+			if !re.MatchString(raw) {
+				t.Errorf("no location of %s with its start line %d in go tool pprof -raw:\n%s", pr.want, line, raw)
+			}
+			if !strings.Contains(raw, "Build ID: ") && !regexp.MustCompile(`(?m)^1: 0x\S+ \S+ \S+`).MatchString(raw) {
+				t.Errorf("the main mapping has no build-id:\n%s", raw)
+			}
+		})
+	}
+}
+
+// TestPProfMatchesReportLBRFixture checks the same agreement of -top on a
+// real LBR recording (perf record -b -g on real hardware) by its sampled
+// cycles, and that its measured call counts are a calls/count type.
+func TestPProfMatchesReportLBRFixture(t *testing.T) {
+	needGoTool(t)
+	fx := filepath.Join(fixtures.Dir(t), "perf_data_converter", "perf.data.callgraph_and_branch-3.8")
+	pb := filepath.Join(t.TempDir(), "lbr.pb.gz")
+	if r := hwprof(t, "report", "-i", fx, "--format", "pprof", "-o", pb); r.code != 0 {
+		t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", fx)
+	if rep.Recording.Source != "lbr" {
+		t.Fatalf("source %q, want lbr", rep.Recording.Source)
+	}
+	checkTopAgrees(t, rep, pprofTop(t, pb, "cycles"))
+	var total uint64
+	for _, f := range rep.Functions {
+		if f.Calls != nil {
+			total += *f.Calls
+		}
+	}
+	// This recording's branch stacks (perf record -b: any branch) give
+	// hwprof no call counts; a pprof then has no calls/count either.
+	raw := goTool(t, "pprof", "-raw", pb)
+	if has := strings.Contains(raw, "calls/count"); has != (total > 0) {
+		t.Errorf("hwprof counts %d calls, the pprof has calls/count: %v", total, has)
+	}
+}
+
+// declLine is the line number of the first line of src that starts with
+// prefix (after indentation).
+func declLine(t *testing.T, src, prefix string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line starts with %q", prefix)
+	return 0
+}
+
+func goSource(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "pgoprog", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func buildCPPProg(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.cc")
+	if err := os.WriteFile(src, []byte(pprofCPPProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	if out, err := exec.Command("g++", "-g", "-O0", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// goModule copies testdata/pgoprog into a module of its own and returns
+// its directory.
+func goModule(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "pgoprog", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module pgoprog\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goBuild builds the module in dir into out with extra flags and returns
+// the compiler's output.
+func goBuild(t *testing.T, dir, out string, flags ...string) string {
+	t.Helper()
+	args := append([]string{"build", "-o", out}, flags...)
+	cmd := exec.Command(needGoTool(t), append(args, ".")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=-buildvcs=false")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return string(b)
+}
+
+func buildGoProg(t *testing.T) string {
+	t.Helper()
+	dir := goModule(t)
+	bin := filepath.Join(dir, "pgoprog")
+	goBuild(t, dir, bin)
+	return bin
+}
+
+// preprofileEdge finds the edge caller -> callee in go tool preprofile's
+// output (the compiler's own reading of a PGO profile: caller, callee,
+// then "call-site-offset weight") and returns its weight, -1 if absent.
+func preprofileEdge(out, caller, callee string) int64 {
+	lines := strings.Split(out, "\n")
+	var w int64 = -1
+	for i := 1; i+2 < len(lines); i += 3 {
+		if lines[i] == caller && lines[i+1] == callee {
+			f := strings.Fields(lines[i+2])
+			if len(f) == 2 {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				w = max(w, 0) + n
+			}
+		}
+	}
+	return w
+}
+
+// TestGoPGOLive records the Go workload with hwprof (the exact source for
+// measured call counts, the timer for time), writes each recording as a
+// profile for go build -pgo, and checks that the Go toolchain takes it:
+// go tool preprofile (the compiler's reader) sees the hot edges with the
+// weights hwprof measured, and go build -pgo of the exact profile inlines
+// the hot call the profile names (-d=pgodebug=1). One PGO build only: it
+// rebuilds the standard library (tens of seconds on a loaded machine);
+// scripts/bench-pgo.sh builds with the timer profile too.
+func TestGoPGOLive(t *testing.T) {
+	needPerfEvents(t)
+	needUprobes(t)
+	dir := goModule(t)
+	bin := filepath.Join(dir, "pgoprog")
+	goBuild(t, dir, bin)
+
+	exact := filepath.Join(dir, "exact.data")
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1s"); r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", exact)
+	_, mixCalls, ok := rep.edge("main.round", "main.mix")
+	if !ok || mixCalls == 0 {
+		t.Fatalf("the exact recording has no calls main.round -> main.mix: %+v", rep.Edges)
+	}
+	exactPGO := filepath.Join(dir, "exact.pgo")
+	if r := hwprof(t, "report", "-i", exact, "--pgo", "--pgo-weight", "calls", "-o", exactPGO); r.code != 0 {
+		t.Fatalf("report --pgo: exit %d\n%s", r.code, r.stderr)
+	}
+	pre := goTool(t, "preprofile", "-i", exactPGO)
+	if w := preprofileEdge(pre, "main.round", "main.mix"); w != int64(mixCalls) {
+		t.Errorf("go tool preprofile gives main.round -> main.mix weight %d, hwprof measured %d calls\n%s", w, mixCalls, pre)
+	}
+
+	timer := filepath.Join(dir, "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1.5s"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	timerPGO := filepath.Join(dir, "timer.pgo")
+	if r := hwprof(t, "report", "-i", timer, "--format", "pgo", "--pgo-weight", "time", "-o", timerPGO); r.code != 0 {
+		t.Fatalf("report --format pgo: exit %d\n%s", r.code, r.stderr)
+	}
+	pre = goTool(t, "preprofile", "-i", timerPGO)
+	if w := preprofileEdge(pre, "main.main", "main.round"); w <= 0 {
+		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
+	}
+
+	out := goBuild(t, dir, filepath.Join(dir, "pgo"), "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
+	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
+	if !re.MatchString(out) {
+		t.Errorf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+	}
+}
