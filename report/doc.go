@@ -4,6 +4,11 @@
 // (Folded); its subpackages draw one format each from a small input model
 // of their own (report/flamegraph: pages and folded stacks of Stacks).
 // FlameStacks is the adapter from a profile to report/flamegraph's model.
+// Comparison prints hwprof compare's table of an alignment of several
+// sources' profiles (profile.Alignment); Diff and DiffFlamegraph show
+// what changed between two profiles. report/script prints the samples of
+// a recording as perf script does, from the engine's visit of it rather
+// than from a profile.
 // It reads no files, does no I/O beyond the writer it is given and starts
 // no goroutines: the caller loads the profile (engine.Load) and passes a
 // writer.
