@@ -241,3 +241,25 @@ func (a *Alignment) TopEdges(i, n int) []EdgeShare {
 	}
 	return rows
 }
+
+// DCGColumns returns the columns hwprof compare shows, for profiles of
+// the sources named by names (the reference first): each profile's DCG as
+// the papers define it (Profile.DCGKind: call counts, or the top edge of
+// each sample), and beside each sampled source after the reference its
+// adjacent-frame edges, named SOURCE/adj, which weigh inclusive time
+// rather than calls. The results are the names, profiles and kinds to
+// pass to AlignKinds.
+func DCGColumns(names []string, profiles []*Profile) ([]string, []*Profile, []DCGKind) {
+	var cols []string
+	var ps []*Profile
+	var kinds []DCGKind
+	for i, p := range profiles {
+		cols, ps, kinds = append(cols, names[i]), append(ps, p), append(kinds, p.DCGKind())
+	}
+	for i, p := range profiles {
+		if i > 0 && p.DCGKind() == TopEdges {
+			cols, ps, kinds = append(cols, names[i]+"/adj"), append(ps, p), append(kinds, AdjacentFrames)
+		}
+	}
+	return cols, ps, kinds
+}

@@ -12,8 +12,9 @@
 //   - the typed values the model is made of: Source, the sample source
 //     (timer, lbr, calls, exact, or mixed), and BuildID;
 //   - the comparison of profiles (compare.go): aligning the edges and
-//     functions of several profiles by name, object and call site (Align)
-//     and the agreement metrics of each with a reference (Alignment.Stats:
+//     functions of several profiles by name, object and call site (Align,
+//     AlignKinds; DCGColumns: the columns of hwprof compare) and the
+//     agreement metrics of each with a reference (Alignment.Stats:
 //     overlap, hot-edge coverage, Pearson and Spearman correlation).
 //
 // It does not read recordings, symbolize, fold or print: internal/engine

@@ -6,6 +6,11 @@
 // FlameStacks is the adapter from a profile to report/flamegraph's model,
 // PProfProfile the one to report/pprof's (WritePProf writes it: pprof
 // for go tool pprof, profiling servers and go build -pgo).
+// Comparison prints hwprof compare's table of an alignment of several
+// sources' profiles (profile.Alignment); Diff and DiffFlamegraph show
+// what changed between two profiles. report/script prints the samples of
+// a recording as perf script does, from the engine's visit of it rather
+// than from a profile.
 // It reads no files, does no I/O beyond the writer it is given and starts
 // no goroutines: the caller loads the profile (engine.Load) and passes a
 // writer.

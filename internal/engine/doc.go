@@ -37,7 +37,7 @@
 // both over every fixture).
 //
 // It does not print or render: package report renders a Profile, and
-// hwprof script prints each visited sample.
+// report/script prints each visited sample (hwprof script).
 //
 // Goroutines start here, and end before the call that started them
 // returns:

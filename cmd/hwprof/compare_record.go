@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
+)
+
+// recordSources records argv in c.dir, once per run of groupRuns, and
+// loads each source's profile (engine.Load; one source's event of a shared
+// run). It returns the profiles in the order of sources and the files
+// written.
+func (c *compareFlags) recordSources(sources []source.Source, facts source.Facts, argv []string, stderr io.Writer) ([]*profile.Profile, []string, error) {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	profiles := make([]*profile.Profile, len(sources))
+	var files []string
+	for _, run := range groupRuns(sources) {
+		names := make([]string, len(run))
+		for i, src := range run {
+			names[i] = src.String()
+		}
+		path := filepath.Join(c.dir, strings.Join(names, "+")+".data")
+		events, err := c.record(run, facts, argv, path, stderr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("compare: recording with %s: %w", strings.Join(names, "+"), err)
+		}
+		files = append(files, path)
+		for i, src := range run {
+			lo := engine.LoadOptions{}
+			if len(run) > 1 {
+				lo.Event = events[i] // one source's event of a shared run
+			}
+			k := slices.Index(sources, src)
+			if profiles[k], err = engine.Load(path, lo); err != nil {
+				return nil, nil, fmt.Errorf("compare: reading %s: %w", path, err)
+			}
+		}
+	}
+	return profiles, files, nil
+}
+
+// groupRuns says which sources are recorded in one run: exact alone
+// (every call traps, which would slow the program under the others), all
+// the others together, so that they see the same execution and the
+// machine's load cannot tell them apart.
+func groupRuns(sources []source.Source) [][]source.Source {
+	var runs [][]source.Source
+	var shared []source.Source
+	for _, s := range sources {
+		if s == source.Exact {
+			runs = append(runs, []source.Source{s})
+		} else {
+			shared = append(shared, s)
+		}
+	}
+	if len(shared) > 0 {
+		runs = append(runs, shared)
+	}
+	return runs
+}
+
+// record runs the program once, recording with the sources of run into
+// path. It returns the name of each source's first event, by which its
+// samples are told apart in the file.
+func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []string, path string, stderr io.Writer) ([]string, error) {
+	o := record.Options{Argv: argv, Output: path}
+	var events []string
+	var first []int // each source's first event in o.Events
+	for _, src := range run {
+		var evs []perf.Event
+		if src == source.Exact {
+			var err error
+			if evs, err = c.exact.events(argv, nil, stderr); err != nil {
+				return nil, err
+			}
+			o.ShareRing = true
+		} else {
+			setup, err := source.Plan(src, facts)
+			if err != nil {
+				return nil, err
+			}
+			if evs, err = perf.BuildAttrs(setup.Config); err != nil {
+				return nil, err
+			}
+			source.AddLeafCopy(evs)
+		}
+		if len(evs) == 0 {
+			return nil, fmt.Errorf("source %s: no events to open", src)
+		}
+		if slices.Contains(events, evs[0].Name) {
+			return nil, fmt.Errorf("sources %v share the event %s: record them apart", run, evs[0].Name)
+		}
+		events = append(events, evs[0].Name)
+		first = append(first, len(o.Events))
+		o.Events = append(o.Events, evs...)
+	}
+	names := make([]string, len(run))
+	for i, s := range run {
+		names[i] = s.String()
+	}
+	src := strings.Join(names, "+") // for the messages below
+	if !c.quiet {
+		o.Notice = func(msg string) { fmt.Fprintln(stderr, "hwprof compare: "+msg) }
+	}
+	st, err := record.Record(o)
+	for i, ei := range first {
+		if ei < len(st.Events) {
+			events[i] = st.Events[ei].Name // as opened: a user-only fallback adds :u
+		}
+	}
+	if err != nil {
+		var ee *launch.ExecError
+		if errors.As(err, &ee) || st.Records == 0 {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "hwprof compare: %s: %v (the recording is kept)\n", src, err)
+	}
+	if !c.quiet {
+		fmt.Fprintf(stderr, "hwprof compare: %-5s %d samples, %d lost, in %.2fs -> %s\n",
+			src, st.Samples, st.Lost+st.LostSamples, st.Duration.Seconds(), path)
+	}
+	if st.ExitCode != 0 {
+		fmt.Fprintf(stderr, "hwprof compare: warning: the program exited with status %d under %s\n", st.ExitCode, src)
+	}
+	return events, nil
+}
