@@ -70,7 +70,14 @@ func TestDWARFAgainstPerf(t *testing.T) {
 	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "200")
 	want := perfScriptStacks(t, data)
-	u := New(Options{})
+	// The program reads the clock (it runs for a set CPU time), so some
+	// samples are in the vdso: unwind through it with this machine's
+	// image, as perf does and as hwprof does for a recording made here.
+	vdso, err := LocalVDSO()
+	if err != nil {
+		t.Logf("no vdso image (%v): samples in the vdso stop there", err)
+	}
+	u := New(Options{VDSO: vdso})
 	var n, missing, sameFirst, deeper int
 	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
 		frames, _ := u.Unwind(s, m)
