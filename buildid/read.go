@@ -107,21 +107,52 @@ func fromELF(f *elf.File) ([]byte, error) {
 // name and the descriptor, each padded to 4 bytes) and returns the
 // descriptor of the first "GNU" NT_GNU_BUILD_ID note, or nil.
 func findBuildIDNote(data []byte, bo binary.ByteOrder) []byte {
+	return findNote(data, bo, "GNU", ntGNUBuildID)
+}
+
+// findNote returns a copy of the descriptor of the first note of name and
+// type typ in a sequence of ELF notes in byte order bo; nil when there is
+// none, or its descriptor is empty, or the notes are cut short.
+func findNote(data []byte, bo binary.ByteOrder, name string, typ uint32) []byte {
 	for len(data) >= 12 {
 		namesz := uint64(bo.Uint32(data[0:]))
 		descsz := uint64(bo.Uint32(data[4:]))
-		typ := bo.Uint32(data[8:])
+		t := bo.Uint32(data[8:])
 		data = data[12:]
 		nameEnd := (namesz + 3) &^ 3
 		descEnd := nameEnd + (descsz+3)&^3
 		if descEnd > uint64(len(data)) || nameEnd+descsz > uint64(len(data)) {
 			return nil
 		}
-		name := bytes.TrimRight(data[:namesz], "\x00")
-		if typ == ntGNUBuildID && string(name) == "GNU" && descsz > 0 {
+		n := bytes.TrimRight(data[:namesz], "\x00")
+		if t == typ && string(n) == name && descsz > 0 {
 			return bytes.Clone(data[nameEnd : nameEnd+descsz])
 		}
 		data = data[descEnd:]
 	}
 	return nil
+}
+
+// ntGoBuildID is the type of the Go toolchain's build-id note
+// (cmd/internal/buildid), in section .note.go.buildid, of name "Go".
+const ntGoBuildID = 4
+
+// ReadGo returns the Go build-id of the ELF file at path, the text of its
+// .note.go.buildid note as `go tool buildid` prints it; "" when it has
+// none (a binary not built by the Go toolchain).
+func ReadGo(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read Go build-id: %w", err)
+	}
+	defer f.Close()
+	s := f.Section(".note.go.buildid")
+	if s == nil {
+		return "", nil
+	}
+	b, err := s.Data()
+	if err != nil {
+		return "", fmt.Errorf("read Go build-id: %s: %w", path, err)
+	}
+	return string(bytes.TrimRight(findNote(b, f.ByteOrder, "Go", ntGoBuildID), "\x00")), nil
 }

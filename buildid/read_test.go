@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -98,5 +99,32 @@ func mustWrite(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ReadGo reads a Go binary's build-id as `go tool buildid` prints it: the
+// test binary is one.
+func TestReadGo(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := ReadGo(exe)
+	if err != nil || id == "" {
+		t.Fatalf("ReadGo(%s) = %q, %v; want the test binary's Go build-id", exe, id, err)
+	}
+	if goCmd, err := exec.LookPath("go"); err == nil {
+		out, err := exec.Command(goCmd, "tool", "buildid", exe).Output()
+		if err != nil {
+			t.Fatalf("go tool buildid: %v", err)
+		}
+		if want := strings.TrimSpace(string(out)); id != want {
+			t.Errorf("ReadGo = %q, go tool buildid = %q", id, want)
+		}
+	} else {
+		t.Logf("no go command: the id is not compared with go tool buildid")
+	}
+	if id, err := ReadGo("/proc/self/status"); err == nil || id != "" {
+		t.Errorf("a file that is not ELF: %q, %v; want an error", id, err)
 	}
 }

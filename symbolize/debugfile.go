@@ -3,14 +3,12 @@ package symbolize
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/hwprof/hwprof/buildid"
 )
@@ -225,45 +223,4 @@ func debugLink(f *elf.File) (string, uint32, bool) {
 		return "", 0, false
 	}
 	return name, f.ByteOrder.Uint32(d[off:]), true
-}
-
-// GoBuildID returns the Go build-id of the ELF file at path (the
-// .note.go.buildid note's text, as `go tool buildid` prints it), or ""
-// when it has none.
-func GoBuildID(path string) (string, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("read Go build-id: %w", err)
-	}
-	defer f.Close()
-	s := f.Section(".note.go.buildid")
-	if s == nil {
-		return "", nil
-	}
-	b, err := s.Data()
-	if err != nil {
-		return "", fmt.Errorf("read Go build-id: %s: %w", path, err)
-	}
-	return parseGoBuildIDNote(f.ByteOrder, b), nil
-}
-
-// parseGoBuildIDNote reads the note of name "Go" and type 4
-// (cmd/internal/buildid's ELF note) from b, "" when b holds none.
-func parseGoBuildIDNote(bo binary.ByteOrder, b []byte) string {
-	for len(b) >= 12 {
-		nsz, dsz, typ := bo.Uint32(b), bo.Uint32(b[4:]), bo.Uint32(b[8:])
-		nEnd := 12 + (uint64(nsz)+3)&^3
-		dEnd := nEnd + (uint64(dsz)+3)&^3
-		if uint64(len(b)) < nEnd+uint64(dsz) {
-			return ""
-		}
-		if typ == 4 && nsz == 4 && string(b[12:15]) == "Go\x00" {
-			return strings.TrimRight(string(b[nEnd:nEnd+uint64(dsz)]), "\x00")
-		}
-		if uint64(len(b)) < dEnd {
-			return ""
-		}
-		b = b[dEnd:]
-	}
-	return ""
 }

@@ -183,7 +183,7 @@ func (l *loader) goBuildIDs(funcs []profile.Func, objs []*procmap.Object, known 
 		if file == "" {
 			continue
 		}
-		if id, err := symbolize.GoBuildID(file); err == nil && id != "" {
+		if id, err := buildid.ReadGo(file); err == nil && id != "" {
 			out[path] = id
 		}
 	}
