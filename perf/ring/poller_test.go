@@ -119,7 +119,10 @@ func TestPollerEINTR(t *testing.T) {
 	start := time.Now()
 	_, _, woken, err := p.Wait(60 * time.Millisecond)
 	el := time.Since(start)
-	if err != nil || woken || calls != 3 {
+	// Three calls at least: the two EINTRs made here, then the real wait,
+	// which a real signal can interrupt too (the Go runtime preempts with
+	// SIGURG, often on a loaded machine) and Wait then retries again.
+	if err != nil || woken || calls < 3 {
 		t.Fatalf("Wait: err %v woken %v after %d calls; want EINTR retried", err, woken, calls)
 	}
 	if el < 60*time.Millisecond || el > 2*time.Second {
