@@ -1,32 +1,107 @@
 #!/usr/bin/env bash
-# Report speed and memory: `hwprof report` against `perf report --stdio
-# --no-children` on one recording of about a million samples with
-# frame-pointer callchains (perf record -e cpu-clock -c 10000 -g: every
-# 10 us of CPU) of a C program, built here, that calls into shared
-# libraries (libc's qsort, strlen, memcpy and libm's sin through a call
-# tree of its own). Rounds alternate the two commands (output to
-# /dev/null); medians of wall time, CPU time (user+sys) and peak memory
-# (GNU time's "Maximum resident set size") are compared; a ratio is perf's
-# over hwprof's (above 1: hwprof faster or smaller). Then the
-# --dedup-ratio path is run once end to end and its top functions are
-# compared with the full report's.
-# Needs perf, gcc and GNU time (/usr/bin/time).
+# Report speed and memory on every kind of recording: `hwprof report`
+# against `perf report --stdio --no-children`, and both against the cost of
+# reading the file's bytes.
 #
-# usage: scripts/bench-report.sh [ROUNDS] [SECONDS] [FILE]
-#   ROUNDS   timing rounds (default 3)
-#   SECONDS  CPU seconds of the program when recording (default 10: ~1M samples)
-#   FILE     measure this recording instead of making one
+# Kinds (--kinds, default all four):
+#   fp     frame-pointer callchains: perf record -e cpu-clock -c 10000 -g
+#          (a sample every 10 us of CPU) of a C program, built here, that
+#          calls into shared libraries (libc's qsort, strlen, memcpy and
+#          libm's sin through a call tree of its own)
+#   dwarf  the same program under perf record -e cpu-clock -c 50000
+#          --call-graph dwarf (8 kB user stack copies)
+#   exact  the same program under hwprof record --source exact (a uprobe on
+#          every function of the program; a sample per call)
+#   lbr    the real LBR recordings in ../shared/fixtures beside the
+#          repository (reached through internal/fixtures/shared): every
+#          x86-64 file-mode recording with branch stacks that its
+#          EXPECTED.tsv lists, the two autofdo programs found through
+#          --symfs for both tools. No machine here records LBR, and these
+#          files are small (milliseconds each), so every run reads each file
+#          --lbr-repeat times and the figures are per pass (total / repeat).
+# The program runs for --size CPU seconds (clock(), so a slower or loaded
+# machine records as much). For each kind, ROUNDS rounds alternate hwprof
+# report, perf report, dd and cat (output to /dev/null; the file is in the
+# page cache after a first cat). Printed: medians of wall time, CPU time
+# (user+sys) and peak RSS from GNU time (-f '%e %U %S %M'), the ratios
+# hwprof/perf (below 1: hwprof faster or smaller), and the floor of reading
+# the bytes (dd bs=1M, cat), as a Markdown table; then each tool's top
+# functions, to show that both read the file alike.
+# Needs perf, gcc, python3, Go, GNU time (/usr/bin/time); exact needs root.
+#
+# usage: scripts/bench-report.sh [options]
+#   --kinds LIST       comma-separated kinds: fp,dwarf,lbr,exact (default all)
+#   --rounds N         timing rounds (default 3)
+#   --size SECONDS     CPU seconds of the recorded program (default 3)
+#   --lbr-repeat N     reads of each LBR file per run (default 5)
+#   --keep DIR         record into DIR (the program too) and keep it there
+#   --fp FILE, --dwarf FILE, --exact FILE
+#                      measure FILE for that kind instead of recording one
+#   --lbr FILE         measure FILE (repeatable) instead of the fixtures
+#   --dedup-ratio RR   also run hwprof report --dedup-ratio RR once on the
+#                      fp recording and compare its top functions
 set -euo pipefail
-rounds=${1:-3}
-secs_cpu=${2:-10}
-file=${3:-}
-cd "$(dirname "$0")/.."
+
+usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "bench-report: $*" >&2; exit 1; }
+
+kinds=fp,dwarf,lbr,exact rounds=3 size=3 lbr_repeat=5 keep= dedup=
+declare -A given=()
+lbr_given=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kinds | --rounds | --size | --lbr-repeat | --keep | --fp | --dwarf | --exact | --lbr | --dedup-ratio)
+		[ $# -ge 2 ] || die "$1 needs a value"
+		case $1 in
+		--kinds) kinds=$2 ;;
+		--rounds) rounds=$2 ;;
+		--size) size=$2 ;;
+		--lbr-repeat) lbr_repeat=$2 ;;
+		--keep) keep=$2 ;;
+		--lbr) lbr_given+=("$2") ;;
+		--dedup-ratio) dedup=$2 ;;
+		*) given[${1#--}]=$2 ;;
+		esac
+		shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "--rounds $rounds: want a positive whole number"
+[[ $lbr_repeat =~ ^[1-9][0-9]*$ ]] || die "--lbr-repeat $lbr_repeat: want a positive whole number"
+[[ $size =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v s="$size" 'BEGIN {exit !(s > 0)}' ||
+	die "--size $size: want a positive number of seconds"
+IFS=, read -r -a kind_list <<<"$kinds"
+for k in "${kind_list[@]}"; do
+	case $k in fp | dwarf | lbr | exact) ;; *) die "--kinds: unknown kind '$k' (fp, dwarf, lbr, exact)" ;; esac
+done
+for f in "${given[@]}" "${lbr_given[@]}"; do
+	[ -f "$f" ] || die "$f: not a regular file"
+done
+for t in perf gcc python3 go /usr/bin/time; do
+	command -v "$t" >/dev/null || die "needs $t"
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/hwprof" ./cmd/hwprof
+if [ -n "$keep" ]; then
+	mkdir -p "$keep" || die "--keep $keep: cannot make the directory"
+	work=$(cd "$keep" && pwd)
+else
+	work=$tmp
+fi
+(cd "$root" && go build -o "$tmp/hwprof" ./cmd/hwprof)
+hwprof=$tmp/hwprof
 
-if [ -z "$file" ]; then
-	cat >"$tmp/prog.c" <<'C'
+echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
+	"load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The program, built in the work directory (kept with --keep, so that kept
+# recordings still find it).
+build_prog() {
+	[ -x "$work/prog" ] && [ -n "${prog_built:-}" ] && return
+	cat >"$tmp/src.c" <<'C'
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,40 +127,184 @@ int main(int argc, char **argv) {
 	return 0;
 }
 C
-	gcc -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$tmp/prog" "$tmp/prog.c" -lm
-	file=$tmp/bench.data
-	perf record -q -e cpu-clock -c 10000 -g -o "$file" -- "$tmp/prog" "$secs_cpu" 2>"$tmp/record.err" ||
-		{ cat "$tmp/record.err"; exit 1; }
-fi
-samples=$("$tmp/hwprof" dump --stats -i "$file" | sed -n 's/^samples //p')
-echo "recording: $file, $(du -h "$file" | cut -f1), $samples samples"
+	if [ -e "$work/prog.c" ] || [ -e "$work/prog" ]; then
+		# a kept directory of an earlier run: reuse its program if it is this one
+		cmp -s "$tmp/src.c" "$work/prog.c" && [ -x "$work/prog" ] ||
+			die "$work/prog.c or $work/prog exists and is not this script's program: use another --keep DIR"
+	else
+		cp "$tmp/src.c" "$work/prog.c"
+		gcc -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o "$work/prog" "$work/prog.c" -lm
+	fi
+	prog_built=1
+}
 
-# run a command, output discarded; print wall s, CPU s (user+sys), peak RSS kB
+# record KIND: the recording of KIND in the work directory
+record() {
+	local k=$1 out=$work/$1.data
+	[ -e "$out" ] && die "$out exists: remove it, or measure it with --$k $out"
+	build_prog
+	echo "recording $k: $size s of CPU of the program" >&2
+	case $k in
+	fp) perf record -N -e cpu-clock -c 10000 -g -o "$out" -- "$work/prog" "$size" ;;
+	dwarf) perf record -N -e cpu-clock -c 50000 --call-graph dwarf -m 16M -o "$out" -- "$work/prog" "$size" ;;
+	exact) "$hwprof" record --source exact -o "$out" -- "$work/prog" "$size" ;;
+	esac 2>"$tmp/record.err" || { cat "$tmp/record.err" >&2; die "recording $k failed"; }
+	grep -i 'lost\|wrote\|recorded' "$tmp/record.err" | sed "s|^|  $k: |" >&2 || true
+	echo "$out"
+}
+
+# The LBR fixtures: every x86-64 file-mode recording with branch stacks in
+# EXPECTED.tsv, and a --symfs that holds the two programs at the paths the
+# autofdo recordings name (the other recordings' objects are not public).
+lbr_symfs=
+lbr_files() {
+	local fx
+	for fx in "$root/internal/fixtures/shared/fixtures" "$root/../shared/fixtures"; do
+		[ -f "$fx/EXPECTED.tsv" ] && break
+	done
+	[ -f "$fx/EXPECTED.tsv" ] || return 1
+	awk -F'\t' -v d="$fx" 'NR > 1 && $2 == "file" && $3 == "x86_64" && $7 == "Y" {print d "/" $1}' "$fx/EXPECTED.tsv"
+	lbr_symfs=$tmp/symfs
+	local prop=/build/work/11ef31a2a8be9640fa8d4c917e76f0db3923/google3/blaze-out/k8-opt/genfiles/devtools/crosstool/autofdo/testdata/propeller_sample_1.bin.gen
+	mkdir -p "$lbr_symfs/export/hda3/tmp" "$lbr_symfs$(dirname "$prop")"
+	ln -sf "$fx/autofdo/test.binary" "$lbr_symfs/export/hda3/tmp/test.binary"
+	ln -sf "$fx/autofdo/propeller_sample_1.bin" "$lbr_symfs$prop"
+}
+
+# A run reads each file of a list REPEAT times: the command's last argument
+# is joined with the file name (-i=FILE, --input=FILE, if=FILE).
+loop='n=$1 list=$2; shift 2
+for ((i = 0; i < n; i++)); do
+	while IFS= read -r f; do "${@:1:$#-1}" "${!#}$f" >/dev/null || exit; done <"$list"
+done'
+# measure OUT REPEAT LIST CMD...: append wall s, CPU s (user+sys) per pass
+# and peak RSS kB to OUT
 measure() {
-	/usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
-	awk '{printf "%s %.3f %s\n", $1, $2 + $3, $4}' "$tmp/t"
+	local out=$1 n=$2 list=$3
+	shift 3
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/t" bash -c "$loop" _ "$n" "$list" "$@" 2>"$tmp/err" ||
+		{ cat "$tmp/err" >&2; die "failed: $* (on a file of $list)"; }
+	awk -v n="$n" '{printf "%.4f %.4f %s\n", $1 / n, ($2 + $3) / n, $4}' "$tmp/t" >>"$out"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-
-for r in $(seq "$rounds"); do
-	measure "$tmp/hwprof" report -i "$file" >>"$tmp/hw"
-	measure perf report --stdio --no-children -i "$file" >>"$tmp/perf"
-	printf 'round %d (wall s/cpu s/peak kB): hwprof report %s  perf report %s\n' "$r" \
-		"$(tail -1 "$tmp/hw" | tr ' ' /)" "$(tail -1 "$tmp/perf" | tr ' ' /)"
-done
 col() { cut -d' ' -f"$1" "$2" | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
-hw_w=$(col 1 "$tmp/hw") hw_c=$(col 2 "$tmp/hw") hw_m=$(col 3 "$tmp/hw")
-pf_w=$(col 1 "$tmp/perf") pf_c=$(col 2 "$tmp/perf") pf_m=$(col 3 "$tmp/perf")
-echo "median hwprof report: wall ${hw_w}s, cpu ${hw_c}s, peak ${hw_m} kB"
-echo "median perf report:   wall ${pf_w}s, cpu ${pf_c}s, peak ${pf_m} kB"
-echo "perf/hwprof: wall $(ratio "$pf_w" "$hw_w")x, cpu $(ratio "$pf_c" "$hw_c")x, peak memory $(ratio "$pf_m" "$hw_m")x"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}'; }
+mb() { awk -v k="$1" 'BEGIN {printf "%.0f", k / 1024}'; }
+secs() { awk -v s="$1" 'BEGIN {printf (s < 0.1 ? "%.3f" : "%.2f"), s}'; }
 
-# --dedup-ratio end to end: the same functions on top, and how long it took
-"$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 1 >"$tmp/full.json"
-measure "$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 1 --dedup-ratio 0.1 >"$tmp/dd"
-"$tmp/hwprof" report -i "$file" --format json --top 5 --contexts 1 --dedup-ratio 0.1 >"$tmp/dedup.json"
-echo "--dedup-ratio 0.1 (wall s/cpu s/peak kB): $(tr ' ' / <"$tmp/dd")"
-top() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s=%.3f" % (f["name"], f["self"]) for f in d["functions"]))' "$1"; }
-echo "top self, all stacks:        $(top "$tmp/full.json")"
-echo "top self, --dedup-ratio 0.1: $(top "$tmp/dedup.json")"
+# top3 TOOL FILE ARGS...: the three hottest functions with their share
+# (perf: by samples, also where it would show its branch view)
+top3() {
+	local tool=$1 f=$2
+	shift 2
+	if [ "$tool" = hwprof ]; then
+		"$hwprof" report -i "$f" --format json --top 3 --contexts 1 "$@" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(", ".join("%s %.2f%%%s" % (f["name"], 100 * (f["self"] or f["calls_share"] or 0), "" if f["self"] else " of calls")
+                for f in d["functions"][:3]))'
+	else
+		perf report --stdio --no-children --no-branch-stack -g none --sort sym -q -i "$f" "$@" 2>/dev/null |
+			awk 'NF >= 3 && n < 3 {sub(/^ +/, ""); p = $1; $1 = ""; $2 = ""; sub(/^ +/, ""); out = out (n ? ", " : "") $0 " " p; n++} END {print out}'
+	fi
+}
+
+table=$tmp/table checks=$tmp/checks notes=$tmp/notes
+: >"$table" >"$checks" >"$notes"
+for k in "${kind_list[@]}"; do
+	list=$tmp/$k.files repeat=1 extra=()
+	: >"$list"
+	case $k in
+	lbr)
+		if [ ${#lbr_given[@]} -gt 0 ]; then
+			printf '%s\n' "${lbr_given[@]}" >"$list"
+		elif ! lbr_files >"$list"; then
+			echo "| lbr | skipped: the real LBR recordings (../shared/fixtures beside the repository) are absent; give --lbr FILE |" >>"$table"
+			echo "lbr: skipped: no ../shared/fixtures/EXPECTED.tsv beside the repository" >&2
+			continue
+		fi
+		repeat=$lbr_repeat
+		[ -n "$lbr_symfs" ] && extra=(--symfs "$lbr_symfs")
+		;;
+	exact)
+		if [ -n "${given[$k]:-}" ]; then
+			echo "${given[$k]}" >"$list"
+		elif [ "$(id -u)" != 0 ]; then
+			echo "| exact | skipped: recording with uprobes needs root; give --exact FILE |" >>"$table"
+			echo "exact: skipped: not root (uprobes)" >&2
+			continue
+		else
+			record exact >"$list"
+		fi
+		;;
+	*)
+		if [ -n "${given[$k]:-}" ]; then echo "${given[$k]}" >"$list"; else record "$k" >"$list"; fi
+		;;
+	esac
+
+	samples=0 bytes=0 nfiles=0
+	while IFS= read -r f; do
+		s=$("$hwprof" dump --stats -i "$f" | sed -n 's/^samples //p')
+		samples=$((samples + ${s:-0})) bytes=$((bytes + $(stat -c %s "$f"))) nfiles=$((nfiles + 1))
+		cat "$f" >/dev/null # into the page cache
+	done <"$list"
+	what="$(printf "%'d" "$samples") samples, $(mb $((bytes / 1024))) MB"
+	[ "$repeat" -gt 1 ] && what="$what; $nfiles files, times per pass over all (runs of $repeat passes)"
+	echo "== $k: $(head -1 "$list")$([ "$nfiles" -gt 1 ] && echo " and $((nfiles - 1)) more"): $what"
+
+	rm -f "$tmp"/{hw,pf,dd,cat}
+	for r in $(seq "$rounds"); do
+		measure "$tmp/hw" "$repeat" "$list" "$hwprof" report "${extra[@]}" -i=
+		measure "$tmp/pf" "$repeat" "$list" perf report --stdio --no-children "${extra[@]}" --input=
+		measure "$tmp/dd" "$repeat" "$list" dd of=/dev/null bs=1M status=none if=
+		measure "$tmp/cat" "$repeat" "$list" cat ""
+		printf '  round %d (wall s/cpu s/peak kB): hwprof %s  perf %s  dd %s  cat %s\n' "$r" \
+			"$(tail -1 "$tmp/hw" | tr ' ' /)" "$(tail -1 "$tmp/pf" | tr ' ' /)" \
+			"$(tail -1 "$tmp/dd" | cut -d' ' -f1-2 | tr ' ' /)" "$(tail -1 "$tmp/cat" | cut -d' ' -f1-2 | tr ' ' /)"
+	done
+	hw_w=$(col 1 "$tmp/hw") hw_c=$(col 2 "$tmp/hw") hw_m=$(col 3 "$tmp/hw")
+	pf_w=$(col 1 "$tmp/pf") pf_c=$(col 2 "$tmp/pf") pf_m=$(col 3 "$tmp/pf")
+	dd_w=$(col 1 "$tmp/dd") cat_w=$(col 1 "$tmp/cat")
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$what" \
+		"$(secs "$hw_w")" "$(secs "$hw_c")" "$(mb "$hw_m")" "$(secs "$pf_w")" "$(secs "$pf_c")" "$(mb "$pf_m")" \
+		"$(ratio "$hw_w" "$pf_w")" "$(ratio "$hw_c" "$pf_c")" "$(ratio "$hw_m" "$pf_m")" \
+		"$(secs "$dd_w")" "$(secs "$cat_w")" "$(ratio "$hw_w" "$dd_w")" >>"$table"
+
+	# both tools read the file alike: their hottest functions (the first file)
+	f=$(head -1 "$list")
+	{
+		echo "$k ($(basename "$f")):"
+		echo "  hwprof report: $(top3 hwprof "$f" "${extra[@]}")"
+		echo "  perf report:   $(top3 perf "$f" "${extra[@]}")"
+	} >>"$checks"
+	case $k in
+	exact) echo "- exact: perf report reads the uprobe samples (one per call) and counts the same calls per function; its call graph comes from the frame-pointer chain, which at a function's entry does not yet hold the caller, so perf shows no immediate callers where hwprof takes them from the return address in the 8-byte user stack copy." >>"$notes" ;;
+	lbr) echo "- lbr: perf report shows its branch view (from/to pairs) by itself on the recordings whose headers allow it, hwprof its usual report; both are timed as they run by default. Each run starts every command once per file and pass, so process start-up is a large part of these times." >>"$notes" ;;
+	esac
+done
+
+if [ -n "$dedup" ] && [ -s "$tmp/fp.files" ]; then
+	f=$(head -1 "$tmp/fp.files")
+	rm -f "$tmp/dedup"
+	measure "$tmp/dedup" 1 "$tmp/fp.files" "$hwprof" report --dedup-ratio "$dedup" -i=
+	{
+		echo "fp, --dedup-ratio $dedup (wall s/cpu s/peak kB $(tr ' ' / <"$tmp/dedup")):"
+		echo "  hwprof report: $(top3 hwprof "$f" --dedup-ratio "$dedup")"
+	} >>"$checks"
+fi
+
+echo
+echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; medians of $rounds rounds;" \
+	"CPU = user+sys; peak = maximum resident set; ratios hwprof/perf (below 1: hwprof faster or smaller);" \
+	"on a loaded machine wall times include waiting for a CPU: CPU times are the steadier measure"
+echo
+echo "| kind | recording | hwprof wall s | hwprof CPU s | hwprof peak MB | perf wall s | perf CPU s | perf peak MB | wall hwprof/perf | CPU hwprof/perf | memory hwprof/perf | dd s | cat s | hwprof wall / dd |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+cat "$table"
+echo
+cat "$notes"
+echo
+echo "Top functions (self share; exact: share of calls; perf report --no-branch-stack -g none --sort sym):"
+cat "$checks"
+[ -n "$keep" ] && echo "recordings kept in $work"
+exit 0
