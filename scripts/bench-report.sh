@@ -249,7 +249,8 @@ for k in "${kind_list[@]}"; do
 		cat "$f" >/dev/null # into the page cache
 	done <"$list"
 	what="$(printf "%'d" "$samples") samples, $(mb $((bytes / 1024))) MB"
-	[ "$repeat" -gt 1 ] && what="$what; $nfiles files, times per pass over all (runs of $repeat passes)"
+	[ "$nfiles" -gt 1 ] && what="$nfiles files, $what"
+	[ "$repeat" -gt 1 ] && what="$what; times per pass over all (runs of $repeat passes)"
 	echo "== $k: $(head -1 "$list")$([ "$nfiles" -gt 1 ] && echo " and $((nfiles - 1)) more"): $what"
 
 	rm -f "$tmp"/{hw,pf,dd,cat}
@@ -303,8 +304,10 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 cat "$table"
 echo
 cat "$notes"
-echo
-echo "Top functions (self share; exact: share of calls; perf report --no-branch-stack -g none --sort sym):"
-cat "$checks"
+if [ -s "$checks" ]; then
+	echo
+	echo "Top functions (self share; exact: share of calls; perf report --no-branch-stack -g none --sort sym):"
+	cat "$checks"
+fi
 [ -n "$keep" ] && echo "recordings kept in $work"
 exit 0
