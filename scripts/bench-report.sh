@@ -265,11 +265,11 @@ for k in "${kind_list[@]}"; do
 	done
 	hw_w=$(col 1 "$tmp/hw") hw_c=$(col 2 "$tmp/hw") hw_m=$(col 3 "$tmp/hw")
 	pf_w=$(col 1 "$tmp/pf") pf_c=$(col 2 "$tmp/pf") pf_m=$(col 3 "$tmp/pf")
-	dd_w=$(col 1 "$tmp/dd") cat_w=$(col 1 "$tmp/cat")
+	dd_w=$(col 1 "$tmp/dd") dd_c=$(col 2 "$tmp/dd") cat_w=$(col 1 "$tmp/cat") cat_c=$(col 2 "$tmp/cat")
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$what" \
 		"$(secs "$hw_w")" "$(secs "$hw_c")" "$(mb "$hw_m")" "$(secs "$pf_w")" "$(secs "$pf_c")" "$(mb "$pf_m")" \
 		"$(ratio "$hw_w" "$pf_w")" "$(ratio "$hw_c" "$pf_c")" "$(ratio "$hw_m" "$pf_m")" \
-		"$(secs "$dd_w")" "$(secs "$cat_w")" "$(ratio "$hw_w" "$dd_w")" >>"$table"
+		"$(secs "$dd_w") / $(secs "$dd_c")" "$(secs "$cat_w") / $(secs "$cat_c")" "$(ratio "$hw_w" "$dd_w")" >>"$table"
 
 	# both tools read the file alike: their hottest functions (the first file)
 	f=$(head -1 "$list")
@@ -299,7 +299,7 @@ echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs;
 	"CPU = user+sys; peak = maximum resident set; ratios hwprof/perf (below 1: hwprof faster or smaller);" \
 	"on a loaded machine wall times include waiting for a CPU: CPU times are the steadier measure"
 echo
-echo "| kind | recording | hwprof wall s | hwprof CPU s | hwprof peak MB | perf wall s | perf CPU s | perf peak MB | wall hwprof/perf | CPU hwprof/perf | memory hwprof/perf | dd s | cat s | hwprof wall / dd |"
+echo "| kind | recording | hwprof wall s | hwprof CPU s | hwprof peak MB | perf wall s | perf CPU s | perf peak MB | wall hwprof/perf | CPU hwprof/perf | memory hwprof/perf | dd wall / CPU s | cat wall / CPU s | hwprof wall / dd wall |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 cat "$table"
 echo
