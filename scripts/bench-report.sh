@@ -22,11 +22,13 @@
 # The program runs for --size CPU seconds (clock(), so a slower or loaded
 # machine records as much). For each kind, ROUNDS rounds alternate hwprof
 # report, perf report, dd and cat (output to /dev/null; the file is in the
-# page cache after a first cat). Printed: medians of wall time, CPU time
-# (user+sys) and peak RSS from GNU time (-f '%e %U %S %M'), the ratios
-# hwprof/perf (below 1: hwprof faster or smaller), and the floor of reading
-# the bytes (dd bs=1M, cat), as a Markdown table; then each tool's top
-# functions, to show that both read the file alike.
+# page cache after a first cat; dd and cat read it 10 times a run, their
+# times being near the clock's 10 ms resolution, and are timed per read).
+# Printed: medians of wall time, CPU time (user+sys) and peak RSS from GNU
+# time (-f '%e %U %S %M'), the ratios hwprof/perf (below 1: hwprof faster
+# or smaller), and the floor of reading the bytes (dd bs=1M, cat), as a
+# Markdown table; then each tool's top functions, to show that both read
+# the file alike.
 # Needs perf, gcc, python3, Go, GNU time (/usr/bin/time); exact needs root.
 #
 # usage: scripts/bench-report.sh [options]
@@ -257,8 +259,8 @@ for k in "${kind_list[@]}"; do
 	for r in $(seq "$rounds"); do
 		measure "$tmp/hw" "$repeat" "$list" "$hwprof" report "${extra[@]}" -i=
 		measure "$tmp/pf" "$repeat" "$list" perf report --stdio --no-children "${extra[@]}" --input=
-		measure "$tmp/dd" "$repeat" "$list" dd of=/dev/null bs=1M status=none if=
-		measure "$tmp/cat" "$repeat" "$list" cat ""
+		measure "$tmp/dd" $((10 * repeat)) "$list" dd of=/dev/null bs=1M status=none if=
+		measure "$tmp/cat" $((10 * repeat)) "$list" cat ""
 		printf '  round %d (wall s/cpu s/peak kB): hwprof %s  perf %s  dd %s  cat %s\n' "$r" \
 			"$(tail -1 "$tmp/hw" | tr ' ' /)" "$(tail -1 "$tmp/pf" | tr ' ' /)" \
 			"$(tail -1 "$tmp/dd" | cut -d' ' -f1-2 | tr ' ' /)" "$(tail -1 "$tmp/cat" | cut -d' ' -f1-2 | tr ' ' /)"
