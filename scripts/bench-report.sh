@@ -211,6 +211,16 @@ print(", ".join("%s %.2f%%%s" % (f["name"], 100 * (f["self"] or f["calls_share"]
 	fi
 }
 
+# callers FILE (exact): hwprof's two hottest call edges, and the two hottest
+# call chains of perf's graph (callee first) into the hottest function
+callers() {
+	echo "  hwprof report, top call edges: $("$hwprof" report -i "$1" --format json --top 2 --contexts 1 2>/dev/null | python3 -c '
+import json, sys
+print(", ".join("%s -> %s %.2f%%" % (e["caller"], e["callee"], 100 * e["weight"]) for e in json.load(sys.stdin)["edges"][:2]))')"
+	echo "  perf report, top chains (-g folded,0,callee): $(perf report --stdio --no-children --sort sym -g folded,0,callee -q -i "$1" 2>/dev/null |
+		awk '/^[0-9.]+% / {print $2 " " $1; if (++n == 2) exit}' | paste -sd, | sed 's/,/, /g')"
+}
+
 table=$tmp/table checks=$tmp/checks notes=$tmp/notes
 : >"$table" >"$checks" >"$notes"
 for k in "${kind_list[@]}"; do
@@ -279,9 +289,10 @@ for k in "${kind_list[@]}"; do
 		echo "$k ($(basename "$f")):"
 		echo "  hwprof report: $(top3 hwprof "$f" "${extra[@]}")"
 		echo "  perf report:   $(top3 perf "$f" "${extra[@]}")"
+		[ "$k" = exact ] && callers "$f"
 	} >>"$checks"
 	case $k in
-	exact) echo "- exact: perf report reads the uprobe samples (one per call) and counts the same calls per function; its call graph comes from the frame-pointer chain, which at a function's entry does not yet hold the caller, so perf shows no immediate callers where hwprof takes them from the return address in the 8-byte user stack copy." >>"$notes" ;;
+	exact) echo "- exact: perf report reads the uprobe samples (one per call) and counts the same calls per function (below). Its call graph is the frame-pointer chain taken at the callee's first instruction, before the callee pushed its frame, so the immediate caller can be missing from it (compare the callers below); hwprof takes the caller from the return address in the 8-byte user stack copy." >>"$notes" ;;
 	lbr) echo "- lbr: perf report shows its branch view (from/to pairs) by itself on the recordings whose headers allow it, hwprof its usual report; both are timed as they run by default. Each run starts every command once per file and pass, so process start-up is a large part of these times." >>"$notes" ;;
 	esac
 done
