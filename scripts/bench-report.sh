@@ -22,8 +22,9 @@
 # The program runs for --size CPU seconds (clock(), so a slower or loaded
 # machine records as much). For each kind, ROUNDS rounds alternate hwprof
 # report, perf report, dd and cat (output to /dev/null; the file is in the
-# page cache after a first cat; dd and cat read it 10 times a run, their
-# times being near the clock's 10 ms resolution, and are timed per read).
+# page cache after a first cat; dd and cat read a single file 10 times a
+# run, their times being near the clock's 10 ms resolution, and are timed
+# per read).
 # Printed: medians of wall time, CPU time (user+sys) and peak RSS from GNU
 # time (-f '%e %U %S %M'), the ratios hwprof/perf (below 1: hwprof faster
 # or smaller), and the floor of reading the bytes (dd bs=1M, cat), as a
@@ -35,7 +36,7 @@
 #   --kinds LIST       comma-separated kinds: fp,dwarf,lbr,exact (default all)
 #   --rounds N         timing rounds (default 3)
 #   --size SECONDS     CPU seconds of the recorded program (default 3)
-#   --lbr-repeat N     reads of each LBR file per run (default 5)
+#   --lbr-repeat N     reads of each LBR file per run (default 3)
 #   --keep DIR         record into DIR (the program too) and keep it there
 #   --fp FILE, --dwarf FILE, --exact FILE
 #                      measure FILE for that kind instead of recording one
@@ -47,7 +48,7 @@ set -euo pipefail
 usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "bench-report: $*" >&2; exit 1; }
 
-kinds=fp,dwarf,lbr,exact rounds=3 size=3 lbr_repeat=5 keep= dedup=
+kinds=fp,dwarf,lbr,exact rounds=3 size=3 lbr_repeat=3 keep= dedup=
 declare -A given=()
 lbr_given=()
 while [ $# -gt 0 ]; do
@@ -265,12 +266,14 @@ for k in "${kind_list[@]}"; do
 	[ "$repeat" -gt 1 ] && what="$what; times per pass over all (runs of $repeat passes)"
 	echo "== $k: $(head -1 "$list")$([ "$nfiles" -gt 1 ] && echo " and $((nfiles - 1)) more"): $what"
 
+	floor_repeat=$repeat
+	[ "$repeat" = 1 ] && floor_repeat=10
 	rm -f "$tmp"/{hw,pf,dd,cat}
 	for r in $(seq "$rounds"); do
 		measure "$tmp/hw" "$repeat" "$list" "$hwprof" report "${extra[@]}" -i=
 		measure "$tmp/pf" "$repeat" "$list" perf report --stdio --no-children "${extra[@]}" --input=
-		measure "$tmp/dd" $((10 * repeat)) "$list" dd of=/dev/null bs=1M status=none if=
-		measure "$tmp/cat" $((10 * repeat)) "$list" cat ""
+		measure "$tmp/dd" "$floor_repeat" "$list" dd of=/dev/null bs=1M status=none if=
+		measure "$tmp/cat" "$floor_repeat" "$list" cat ""
 		printf '  round %d (wall s/cpu s/peak kB): hwprof %s  perf %s  dd %s  cat %s\n' "$r" \
 			"$(tail -1 "$tmp/hw" | tr ' ' /)" "$(tail -1 "$tmp/pf" | tr ' ' /)" \
 			"$(tail -1 "$tmp/dd" | cut -d' ' -f1-2 | tr ' ' /)" "$(tail -1 "$tmp/cat" | cut -d' ' -f1-2 | tr ' ' /)"
