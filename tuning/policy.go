@@ -210,7 +210,21 @@ func (p Policy) Validate() error {
 // String formats the policy's user-facing settings as ParsePolicy reads
 // them: "min,max,budget", e.g. "1%,15%,2%".
 func (p Policy) String() string {
-	return pct(p.MinRepeat) + "," + pct(p.MaxRepeat) + "," + pct(p.Budget)
+	return exactPct(p.MinRepeat) + "," + exactPct(p.MaxRepeat) + "," + exactPct(p.Budget)
+}
+
+// exactPct writes a share as a percentage with the fewest digits (three at
+// least) that parseShare reads back as the same share, so that a policy's
+// String parses to the same policy: 1% stays "1%", and a share between two
+// three-digit percentages (0.01001) is not rounded onto its neighbour.
+func exactPct(v float64) string {
+	for prec := 3; prec < 17; prec++ {
+		s := strconv.FormatFloat(v*100, 'g', prec, 64) + "%"
+		if back, err := parseShare(s); err == nil && back == v {
+			return s
+		}
+	}
+	return strconv.FormatFloat(v*100, 'g', -1, 64) + "%"
 }
 
 // ParsePolicy reads the value of --adaptive=min,max,budget: the repetition
