@@ -47,9 +47,10 @@ type Analysis interface {
 }
 
 // A window of samples is printed once it holds windowSamples samples or
-// windowFrames frames: a few megabytes, and few enough turns that the
-// symbols of each are resolved in one batch.
-const (
+// windowFrames addresses (frames and branch ends): a few megabytes, and few enough turns that the
+// symbols of each are resolved in one batch. (Variables for the test that
+// prints with small windows.)
+var (
 	windowSamples = 1 << 13
 	windowFrames  = 1 << 17
 )
@@ -150,7 +151,7 @@ func (p *Printer) Add(s *perf.Sample, ev int, frames []unwind.Frame) {
 	}
 	ss.branchTo = uint32(len(p.branches))
 	p.samples = append(p.samples, ss)
-	if len(p.samples) >= windowSamples || len(p.frames) >= windowFrames {
+	if len(p.samples) >= windowSamples || len(p.frames)+2*len(p.branches) >= windowFrames {
 		p.printWindow(false)
 	}
 }
