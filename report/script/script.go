@@ -47,9 +47,9 @@ type Analysis interface {
 }
 
 // A window of samples is printed once it holds windowSamples samples or
-// windowFrames addresses (frames and branch ends): a few megabytes, and few enough turns that the
-// symbols of each are resolved in one batch. (Variables for the test that
-// prints with small windows.)
+// windowFrames addresses (frames and branch ends): a few megabytes, and
+// few enough turns that the symbols of each are resolved in one batch.
+// (Variables for the test that prints with small windows.)
 var (
 	windowSamples = 1 << 13
 	windowFrames  = 1 << 17
