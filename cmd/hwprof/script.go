@@ -13,8 +13,10 @@ import (
 // cmdScript prints every sample of a recording as `perf script` does
 // (report/script: the default layout, --srcline, -F's branch stack or
 // perf's fields). It reads the file in one pass (the engine's Visit:
-// process model, unwinding), symbolizes each unique address of each
-// object once, objects in parallel, and then prints. Warnings and the
+// process model, unwinding) and prints as it reads, a window of samples at
+// a time: each object is read once and each unique address of it
+// symbolized once, objects in parallel, so memory grows with the
+// addresses, not with the samples. Warnings and the
 // exit status follow package diag's rule, as in every reading command:
 // every sample that could be read is printed, and the status is 1 when
 // records were lost.
@@ -48,12 +50,15 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	defer r.Close()
 	eng := engine.New(r, eo)
 	defer eng.Close() // removes the files the engine wrote
-	p := script.New(r, eng, o)
+	p := script.New(r, eng.ScriptView(), o, stdout)
 	var log diag.Log
 	eng.Visit(p.Add) // an error that stops reading is in the log: the samples before it are printed
 	eng.Diagnose(&log)
-	p.Symbolize(&log)
-	if err := p.Print(stdout); err != nil {
+	notes, err := p.Finish()
+	for _, n := range notes {
+		log.Note(n)
+	}
+	if err != nil {
 		log.Print(stderr)
 		return fail(stderr, err)
 	}

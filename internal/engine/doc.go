@@ -15,9 +15,11 @@
 //     unwinding of each sample into typed frames (Frames: runtime address,
 //     object, object address, instruction pointer or return address);
 //   - symbolization once per unique address of each object key (Symbols),
-//     after the samples are read;
+//     after the samples are read (Resolve), or a window of samples at a
+//     time, each object read once and kept (ResolveAdded);
 //   - a per-sample visitor over a whole recording (Visit), in time order:
-//     hwprof script is a consumer of it;
+//     hwprof script is a consumer of it, through ScriptView (the engine in
+//     public types: report/script's Analysis);
 //   - what reading found wrong (Diagnose, into package diag's Log): the
 //     reader's warnings and error and the records that did not decode
 //     (Skips; Analyzed says which types count), the same for the loader,
@@ -45,9 +47,9 @@
 //     samples on one sample worker (load.go: startWorker), handed batches
 //     of records in order; the folding itself runs on internal/pipeline's
 //     workers;
-//   - Symbols.Resolve opens objects in parallel, and Symbols.PreloadKernel
-//     reads kallsyms on a goroutine of its own while the records are read
-//     (ended by Resolve or Close).
+//   - Symbols.Resolve and ResolveAdded open objects in parallel, and
+//     Symbols.PreloadKernel reads kallsyms on a goroutine of its own while
+//     the records are read (ended by Resolve or Close).
 //
 // The caller provides the perfdata.Reader to New (and closes it), and
 // calls Close to remove the files the engine wrote (the vdso's image);

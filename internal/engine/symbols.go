@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"runtime"
@@ -42,7 +43,8 @@ type Symbols struct {
 	lastKey int32
 	addrs   [][]symbolize.Addr
 	addrIdx []map[symbolize.Addr]uint32
-	results []symbolize.Result
+	results []symbolize.Result   // by key: the locations of addrs[k] looked up so far
+	open    []symbolize.Resolver // by key: its file, read, kept by ResolveAdded
 
 	// the kallsyms text, read ahead by PreloadKernel
 	kallsyms   chan struct{}
@@ -152,32 +154,22 @@ type KeyError struct {
 	Err error
 }
 
-// Resolve looks up every address added, each key's file opened once,
-// keys in parallel (at most GOMAXPROCS goroutines, all ended when it
-// returns): with DWARF (source lines, inlined frames) when dwarf is set,
-// else by the symbol tables alone. It returns the keys that could not be
-// read, in the order they were first added; the kernel's is
-// ErrNoKernelSymbols when no kallsyms names it.
+// Resolve looks up every address added and not yet looked up, each
+// key's file opened once, keys in parallel (at most GOMAXPROCS
+// goroutines, all ended when it returns): with DWARF (source lines,
+// inlined frames) when dwarf is set, else by the symbol tables alone. It
+// then lets go of the files read (ResolveAdded keeps them). It returns
+// every key that could not be read, in the order they were first added;
+// the kernel's is ErrNoKernelSymbols when no kallsyms names it.
 func (s *Symbols) Resolve(dwarf bool) []KeyError {
-	s.results = make([]symbolize.Result, len(s.keys))
-	opts := s.objs.symbolizeOptions()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for k, key := range s.keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r, err := s.resolver(key, opts, dwarf)
-			if err != nil {
-				s.results[k].Err = err
-				return
-			}
-			s.results[k].Locations = r.Symbolize(s.addrs[k])
-		}()
-	}
-	wg.Wait()
+	s.resolve(dwarf)
+	clear(s.open)
+	return s.Errors()
+}
+
+// Errors returns the keys looked up that could not be read, in the order
+// they were first added, as Resolve does.
+func (s *Symbols) Errors() []KeyError {
 	var errs []KeyError
 	for k, r := range s.results {
 		if r.Err != nil {
@@ -187,11 +179,80 @@ func (s *Symbols) Resolve(dwarf bool) []KeyError {
 	return errs
 }
 
+// ResolveAdded looks up the addresses added since the last ResolveAdded
+// or Resolve, as Resolve does, and keeps each key's file read for the
+// next call, so that a caller adding and resolving in turns (a window of
+// samples at a time) reads each object once and holds the addresses, not
+// the samples. Resolve ends the turns and returns what could not be read.
+// The first call's dwarf holds for every key it reads.
+func (s *Symbols) ResolveAdded(dwarf bool) { s.resolve(dwarf) }
+
+// resolve looks up the addresses of each key not looked up yet.
+func (s *Symbols) resolve(dwarf bool) {
+	for len(s.results) < len(s.keys) {
+		s.results = append(s.results, symbolize.Result{})
+		s.open = append(s.open, nil)
+	}
+	var todo []int
+	for k, r := range s.results {
+		if r.Err == nil && len(r.Locations) < len(s.addrs[k]) {
+			todo = append(todo, k)
+		}
+	}
+	opts := s.objs.symbolizeOptions()
+	if len(todo) == 1 { // the usual case once the objects are read
+		s.resolveKey(todo[0], opts, dwarf)
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, k := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s.resolveKey(k, opts, dwarf)
+		}()
+	}
+	wg.Wait()
+}
+
+// resolveKey looks up key k's addresses not looked up yet, reading its
+// file the first time. The kernel's kallsyms text is read once: the first
+// time only the symbols of the addresses are kept (KallsymsFor, one scan),
+// the next time all of them, for every later address.
+func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
+	r := &s.results[k]
+	addrs := s.addrs[k][len(r.Locations):]
+	res := s.open[k]
+	if res == nil {
+		var err error
+		switch {
+		case s.keys[k].Path != symbolize.KernelPath:
+			res, err = s.resolver(s.keys[k], opts, dwarf)
+			s.open[k] = res
+		case len(r.Locations) == 0:
+			res, err = s.kernel(addrs)
+		default:
+			res, err = s.kernel(nil)
+			s.open[k] = res
+		}
+		if err != nil {
+			r.Err = err
+			return
+		}
+	}
+	if locs := res.Symbolize(addrs); r.Locations == nil {
+		r.Locations = locs
+	} else {
+		r.Locations = append(r.Locations, locs...)
+	}
+}
+
 // resolver opens the symbols of one key.
 func (s *Symbols) resolver(key symbolize.ObjectKey, opts symbolize.Options, dwarf bool) (symbolize.Resolver, error) {
 	switch {
-	case key.Path == symbolize.KernelPath:
-		return s.kernel(s.addrs[s.keyIdx[key]])
 	case IsPerfMap(key.Path):
 		m, err := symbolize.LoadPerfMap(File(opts.SymFS, key.Path))
 		if err != nil {
@@ -213,20 +274,25 @@ func (s *Symbols) resolver(key symbolize.ObjectKey, opts symbolize.Options, dwar
 }
 
 // kernel returns a resolver of the kernel addresses addrs: the symbols of
-// the kallsyms text that contain them, from the text preloaded or read
-// now.
+// the kallsyms text that contain them, or all its symbols for nil addrs,
+// from the text preloaded or read now (once).
 func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
 	path, _ := s.objs.Kernel()
 	if path == "" {
 		return nil, ErrNoKernelSymbols
 	}
 	if s.kallsyms == nil {
+		s.kallsyms = make(chan struct{})
 		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
+		close(s.kallsyms)
 	} else {
 		<-s.kallsyms
 	}
 	if s.kernelErr != nil {
 		return nil, s.kernelErr
+	}
+	if addrs == nil {
+		return symbolize.ParseKallsyms(bytes.NewReader(s.kernelText))
 	}
 	return symbolize.KallsymsFor(s.kernelText, addrs)
 }

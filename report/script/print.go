@@ -3,29 +3,15 @@ package script
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/hwprof/hwprof/perf"
 )
 
-// Print writes every sample added, in the order added: by default as
-// perf script prints it (command, pid/tid, cpu, time, period and event,
-// then one line per frame: address, function+offset, object), with the
-// source lines of each frame for Srcline and the branch stack for -F
-// brstack/brstacksym; with perf's -F fields, those fields in perf
-// script's layout (printFields). It returns the error of writing to w.
-func (p *Printer) Print(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if p.o.perfFields {
-		p.printFields(bw)
-	} else {
-		p.printDefault(bw)
-	}
-	return bw.Flush()
-}
-
-// printDefault prints every sample in perf script's default layout.
+// printDefault prints the window's samples in perf script's default
+// layout (command, pid/tid, cpu, time, period and event, then one line per
+// frame: address, function+offset, object), with the source lines of each
+// frame for Srcline and the branch stack for -F brstack/brstacksym.
 func (p *Printer) printDefault(w *bufio.Writer) {
 	attrs := p.r.Attrs()
 	var b []byte
@@ -69,7 +55,7 @@ func (p *Printer) printDefault(w *bufio.Writer) {
 	}
 }
 
-// printFields prints the -F fields of every sample in perf script 6.1's
+// printFields prints the -F fields of the window's samples in perf script 6.1's
 // layout (perf_sample__fprintf_start, process_event, sample__fprintf_sym
 // and perf_sample__fprintf_brstack* in tools/perf/builtin-script.c): the
 // fields in perf's order whatever the order given, the event name padded

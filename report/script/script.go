@@ -1,24 +1,62 @@
 package script
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io"
 	"strconv"
-	"strings"
 
-	"github.com/hwprof/hwprof/internal/diag"
-	"github.com/hwprof/hwprof/internal/engine"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/unwind"
 )
 
+// Analysis is what a Printer needs of the analysis of a recording, in
+// public types (hwprof's engine provides it: internal/engine's
+// ScriptView): the processes' commands, the objects of addresses and
+// their names, and the symbols of addresses. The printer asks for the
+// symbols of a window of samples (Want), has them resolved (Resolve),
+// then prints the window and forgets it; the analysis keeps each object
+// read and each address resolved, so memory grows with the addresses, not
+// with the samples.
+type Analysis interface {
+	// Comm returns the command of process pid, false when unknown.
+	Comm(pid uint32) (string, bool)
+	// Lookup returns the object mapped at runtime address a of s's
+	// process at s's time and a's address in it; a nil object when none.
+	Lookup(s *perf.Sample, a uint64) (unwind.Object, unwind.ObjAddr)
+	// ObjectName is the name printed for an object (perf's dso name).
+	ObjectName(obj unwind.Object) string
+	// Want asks for the symbol at address a of obj (a return address's
+	// call, ra-1) in process pid, and returns the id Location takes;
+	// false when nothing names obj.
+	Want(obj unwind.Object, pid uint32, a unwind.ObjAddr) (id uint64, ok bool)
+	// Resolve looks up every address asked for since the last call,
+	// with source lines and inlined frames when srcline is set; last
+	// says nothing will be asked for after it.
+	Resolve(srcline, last bool)
+	// Location returns the location of the address id names once
+	// resolved; false when its object could not be read.
+	Location(id uint64) (symbolize.Location, bool)
+	// Unread returns, after the last Resolve, why kernel addresses have
+	// no names ("" when they have, or none was asked for), and the other
+	// objects whose symbols could not be read, with why.
+	Unread() (kernel string, objs []string, errs []error)
+}
+
+// A window of samples is printed once it holds windowSamples samples or
+// windowFrames addresses (frames and branch ends): a few megabytes, and
+// few enough turns that the symbols of each are resolved in one batch.
+// (Variables for the test that prints with small windows.)
+var (
+	windowSamples = 1 << 13
+	windowFrames  = 1 << 17
+)
+
 // scriptSample is what is printed of one sample; its frames and branches
-// are ranges of the Printer's shared slices. It holds no pointers, so a
-// million of them cost the garbage collector nothing.
+// are ranges of the Printer's shared slices. It holds no pointers.
 type scriptSample struct {
 	pid, tid, cpu    uint32
 	comm             int32 // index in Printer.commList, -1 when unknown
@@ -31,15 +69,16 @@ type scriptSample struct {
 }
 
 // scriptAddr is one address to print: its object (an index in
-// Printer.objs, -1 when unmapped) and the handle of its symbol in the
-// engine's Symbols. back marks a return address, looked up at the call
-// (ra-1): the offset printed is still addr's own, as perf prints it. It
-// holds no pointers.
+// Printer.objNames, -1 when unmapped) and the id of its symbol in the
+// Analysis (when named). back marks a return address, looked up at the
+// call (ra-1): the offset printed is still addr's own, as perf prints it.
+// It holds no pointers.
 type scriptAddr struct {
-	addr uint64
-	obj  int32
-	h    engine.Handle
-	back bool
+	addr  uint64
+	id    uint64
+	obj   int32
+	named bool
+	back  bool
 }
 
 type scriptBranch struct {
@@ -47,40 +86,41 @@ type scriptBranch struct {
 	flags    perf.BranchFlags
 }
 
-// Printer prints what the analysis engine (internal/engine) reads: it
-// keeps each sample's printed fields and frames while the engine visits
-// them (Add), asks the engine's Symbols for every address, and prints once
-// they are resolved (Symbolize, then Print).
+// Printer prints what the analysis of a recording reads, as it reads it:
+// it keeps a window of samples with their printed fields and frames (Add),
+// has the window's addresses resolved, prints it and forgets it; Finish
+// prints the last window.
 type Printer struct {
 	r        *perfdata.Reader
 	o        Options
-	eng      *engine.Engine
+	a        Analysis
+	w        *bufio.Writer
 	samples  []scriptSample
 	frames   []scriptAddr
 	branches []scriptBranch
-	// the objects of the addresses, each with its printed name
-	objs     []*procmap.Object
+	// the printed names of the addresses' objects
 	objNames []string
-	objIdx   map[*procmap.Object]int32
-	lastObj  *procmap.Object // the object of the last address asked for
-	lastIdx  int32           // and its index
+	objIdx   map[unwind.Object]int32
+	lastObj  unwind.Object // the object of the last address asked for
+	lastIdx  int32         // and its index
 	commList []string
 	comms    map[string]int32 // index in commList
 }
 
-// New returns the printer of the recording r reads, whose samples eng
-// (the engine of r) visits.
-func New(r *perfdata.Reader, eng *engine.Engine, o Options) *Printer {
+// New returns the printer of the recording r reads, whose samples the
+// analysis a of r hands it (Add), printing to w.
+func New(r *perfdata.Reader, a Analysis, o Options, w io.Writer) *Printer {
 	return &Printer{
-		r: r, o: o, eng: eng,
-		objIdx: map[*procmap.Object]int32{},
+		r: r, o: o, a: a, w: bufio.NewWriterSize(w, 1<<16),
+		objIdx: map[unwind.Object]int32{},
 		comms:  map[string]int32{},
 	}
 }
 
-// Add keeps what is printed of one sample the engine's Visit hands it,
-// with its unwound frames, and asks the engine's Symbols for the unique
-// addresses of each object. Pass it to Visit.
+// Add keeps what is printed of one sample, with its unwound frames (s
+// and frames may be reused after it returns), and asks the Analysis for
+// the symbols of its addresses; it prints the window of samples once it is
+// full. An error of writing is kept: Finish returns it.
 func (p *Printer) Add(s *perf.Sample, ev int, frames []unwind.Frame) {
 	ss := scriptSample{
 		pid: s.PID, tid: s.TID, cpu: s.CPU, hasCPU: s.Has(perf.SampleCPU), comm: -1,
@@ -92,12 +132,12 @@ func (p *Printer) Add(s *perf.Sample, ev int, frames []unwind.Frame) {
 			ss.period = a.SamplePeriod // a fixed period (-c) is not in the samples
 		}
 	}
-	if proc, ok := p.eng.Maps.Process(s.PID); ok {
-		ss.comm = p.intern(proc.Comm)
+	if comm, ok := p.a.Comm(s.PID); ok {
+		ss.comm = p.intern(comm)
 	}
 	for _, f := range frames {
-		a := p.want(uint64(f.Addr), engine.FrameObject(&f), procmap.ObjAddr(f.LookupAddr()), s.PID)
-		a.back = f.ObjAddr != f.LookupAddr() && a.h.Valid()
+		a := p.want(uint64(f.Addr), f.Object, f.LookupAddr(), s.PID)
+		a.back = f.ObjAddr != f.LookupAddr() && a.named
 		p.frames = append(p.frames, a)
 	}
 	ss.framesTo = uint32(len(p.frames))
@@ -111,6 +151,42 @@ func (p *Printer) Add(s *perf.Sample, ev int, frames []unwind.Frame) {
 	}
 	ss.branchTo = uint32(len(p.branches))
 	p.samples = append(p.samples, ss)
+	if len(p.samples) >= windowSamples || len(p.frames)+2*len(p.branches) >= windowFrames {
+		p.printWindow(false)
+	}
+}
+
+// Finish prints the samples not printed yet and returns the error of
+// writing, with what kept frames unnamed: one note for the kernel
+// (without kallsyms) and one for each object whose symbols could not be
+// read (missing, build-id mismatch). Nothing may be added after it.
+func (p *Printer) Finish() (notes []string, err error) {
+	p.printWindow(true)
+	kernel, objs, errs := p.a.Unread()
+	if kernel != "" {
+		notes = append(notes, fmt.Sprintf("%s: kernel frames print as [unknown]", kernel))
+	}
+	for i, err := range errs {
+		var mm *symbolize.BuildIDMismatchError
+		if errors.As(err, &mm) {
+			notes = append(notes, fmt.Sprintf("%v: its frames print as [unknown]", err))
+		} else {
+			notes = append(notes, fmt.Sprintf("cannot symbolize %s: %v", objs[i], err))
+		}
+	}
+	return notes, p.w.Flush()
+}
+
+// printWindow resolves the window's addresses, prints its samples and
+// empties it.
+func (p *Printer) printWindow(last bool) {
+	p.a.Resolve(p.o.Srcline, last)
+	if p.o.perfFields {
+		p.printFields(p.w)
+	} else {
+		p.printDefault(p.w)
+	}
+	p.samples, p.frames, p.branches = p.samples[:0], p.frames[:0], p.branches[:0]
 }
 
 func (p *Printer) intern(s string) int32 {
@@ -126,14 +202,13 @@ func (p *Printer) intern(s string) int32 {
 // wantRuntime resolves a runtime address (a branch end) of the sample's
 // process and asks for it.
 func (p *Printer) wantRuntime(s *perf.Sample, a uint64) scriptAddr {
-	obj, oa := p.eng.Lookup(s, a)
+	obj, oa := p.a.Lookup(s, a)
 	return p.want(a, obj, oa, s.PID)
 }
 
-// want records that addr (in obj at objAddr) is to be symbolized, once
-// per unique address of its object (the engine's Symbols).
-func (p *Printer) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAddr, pid uint32) scriptAddr {
-	sa := scriptAddr{addr: addr, obj: -1, h: engine.NoHandle}
+// want asks the Analysis for the symbol of addr (in obj at objAddr).
+func (p *Printer) want(addr uint64, obj unwind.Object, objAddr unwind.ObjAddr, pid uint32) scriptAddr {
+	sa := scriptAddr{addr: addr, obj: -1}
 	if obj == nil {
 		return sa
 	}
@@ -141,44 +216,27 @@ func (p *Printer) want(addr uint64, obj *procmap.Object, objAddr procmap.ObjAddr
 	if obj != p.lastObj {
 		var ok bool
 		if o, ok = p.objIdx[obj]; !ok {
-			o = int32(len(p.objs))
+			o = int32(len(p.objNames))
 			p.objIdx[obj] = o
-			p.objs = append(p.objs, obj)
-			p.objNames = append(p.objNames, objName(obj))
+			p.objNames = append(p.objNames, p.a.ObjectName(obj))
 		}
 		p.lastObj, p.lastIdx = obj, o
 	}
 	sa.obj = o
-	sa.h = p.eng.Symbols.Add(obj, pid, objAddr)
+	sa.id, sa.named = p.a.Want(obj, pid, objAddr)
 	return sa
 }
 
-// Symbolize resolves every object's unique addresses at once; objects
-// that cannot be read (missing, build-id mismatch) are noted in log.
-func (p *Printer) Symbolize(log *diag.Log) {
-	if _, why := p.eng.Objects.Kernel(); why != "" && p.eng.Symbols.KernelAsked() {
-		log.Note(fmt.Sprintf("%s: kernel frames print as [unknown]", why))
-	}
-	for _, ke := range p.eng.Symbols.Resolve(p.o.Srcline) {
-		if ke.Key.Path == symbolize.KernelPath || engine.IsPerfMap(ke.Key.Path) {
-			continue
-		}
-		var mm *symbolize.BuildIDMismatchError
-		if errors.As(ke.Err, &mm) {
-			log.Note(fmt.Sprintf("%v: its frames print as [unknown]", ke.Err))
-		} else {
-			log.Note(fmt.Sprintf("cannot symbolize %s: %v", ke.Key.Path, ke.Err))
-		}
-	}
-}
-
 func (p *Printer) location(a scriptAddr) (symbolize.Location, bool) {
-	return p.eng.Symbols.Location(a.h)
+	if !a.named {
+		return symbolize.Location{}, false
+	}
+	return p.a.Location(a.id)
 }
 
 // sym returns the name of a's symbol and a's offset in it, or false.
 func (p *Printer) sym(a scriptAddr) (string, uint64, bool) {
-	loc, ok := p.eng.Symbols.Location(a.h)
+	loc, ok := p.location(a)
 	if !ok || loc.Symbol == nil || loc.Symbol.Name.Full == "" {
 		return "", 0, false
 	}
@@ -208,27 +266,6 @@ func (p *Printer) appendSym(b []byte, a scriptAddr) []byte {
 		return append(b, "[unknown]"...)
 	}
 	return append(b, name...)
-}
-
-// objName names an object as perf's dso name does: the recorded path,
-// "[kernel.kallsyms]" for the kernel image (whose mapping is
-// "[kernel.kallsyms]_text") and "[name]" for a module (kmod_path__parse:
-// the file name without .ko and compression suffix, '-' made '_').
-func objName(obj *procmap.Object) string {
-	switch obj.Kind {
-	case procmap.KindKernel:
-		return symbolize.KernelPath
-	case procmap.KindModule:
-		if strings.HasPrefix(obj.Path, "[") {
-			return obj.Path
-		}
-		name := filepath.Base(obj.Path)
-		for _, ext := range []string{".gz", ".xz", ".zst", ".ko"} {
-			name = strings.TrimSuffix(name, ext)
-		}
-		return "[" + strings.ReplaceAll(name, "-", "_") + "]"
-	}
-	return obj.Path
 }
 
 // objName is the name printed for a's object, "[unknown]" when unmapped.
