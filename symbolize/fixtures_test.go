@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bufio"
 	"compress/gzip"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,7 +100,7 @@ func TestPLTAgainstObjdump(t *testing.T) {
 	label := regexp.MustCompile(`^([0-9a-f]+) <(.+@plt)>:$`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bin := buildNative(t, t.TempDir(), "gcc", "prog.c", tt.flags...)
+			bin := testprog.Build(t, "c/symprog.c", tt.flags...)
 			out := run(t, ".", nil, "objdump", "-d", bin)
 			want := map[Addr]string{}
 			for _, line := range strings.Split(string(out), "\n") {

@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"fmt"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,7 +15,7 @@ func TestSymbolizeAllParallel(t *testing.T) {
 	need(t, "gcc")
 	req := map[ObjectKey][]Addr{}
 	for _, flags := range [][]string{{"-O0", "-g"}, {"-O2", "-g"}, {"-O2", "-g", "-fomit-frame-pointer"}, {"-Os", "-g"}} {
-		bin := buildNative(t, t.TempDir(), "gcc", "prog.c", flags...)
+		bin := testprog.Build(t, "c/symprog.c", flags...)
 		req[ObjectKey{Path: bin}] = testAddrs(t, bin, all, 0)
 	}
 	req[ObjectKey{Path: KernelPath}] = []Addr{0xffffffff81001010}

@@ -220,3 +220,19 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// Copy copies the built program bin into dir under the same name and
+// returns the copy's path: for a test that changes, strips or moves the
+// binary, which others share.
+func Copy(t testing.TB, bin, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, filepath.Base(bin))
+	if err := os.WriteFile(out, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
