@@ -164,6 +164,9 @@ func compile(tool, lang, src string, text []byte, key string, flags []string) (s
 		args := append(append([]string{"build", "-o", bin}, flags...), src)
 		cmd = exec.Command(tool, args...)
 		cmd.Dir = filepath.Dir(src)
+		// The toolchain installed, and no version control stamp (the
+		// program is not the module's own product).
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
 	} else {
 		var before, after []string
 		for _, f := range flags {
