@@ -239,3 +239,18 @@ func Copy(t testing.TB, bin, dir string) string {
 	}
 	return out
 }
+
+// Source returns the text of testdata/NAME (a file: "c/FILE.c",
+// "go/DIR/main.go"), for a test that reads the program's lines.
+func Source(t testing.TB, name string) string {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "testdata", filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatalf("testprog: %v", err)
+	}
+	return string(b)
+}
