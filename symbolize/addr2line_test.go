@@ -7,7 +7,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // need skips the test when a tool is absent.

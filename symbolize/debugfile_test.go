@@ -2,7 +2,6 @@ package symbolize
 
 import (
 	"errors"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // stripped builds the C test program with -O2 -g, copies it to dir, keeps an

@@ -3,7 +3,6 @@ package symbolize
 import (
 	"bufio"
 	"compress/gzip"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // TestPerfScriptSymbolsOfFixture resolves every sample address that perf

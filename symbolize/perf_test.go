@@ -2,13 +2,14 @@ package symbolize
 
 import (
 	"debug/elf"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // mapping is one executable mapping of a perf MMAP2 record.

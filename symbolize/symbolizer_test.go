@@ -2,11 +2,12 @@ package symbolize
 
 import (
 	"fmt"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // TestSymbolizeAllParallel resolves several objects at once and checks

@@ -1,11 +1,11 @@
 package unwind
 
 import (
-	"github.com/hwprof/hwprof/internal/testprog"
 	"slices"
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 

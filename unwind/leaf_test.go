@@ -1,7 +1,6 @@
 package unwind
 
 import (
-	"github.com/hwprof/hwprof/internal/testprog"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 

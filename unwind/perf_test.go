@@ -3,13 +3,13 @@ package unwind
 import (
 	"bufio"
 	"bytes"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // readelfRow is one row of `readelf --debug-dump=frames-interp`: from loc

@@ -3,11 +3,11 @@ package engine
 import (
 	"debug/elf"
 	"encoding/binary"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"path/filepath"
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"

@@ -3,7 +3,6 @@ package flamegraph_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/hwprof/hwprof/internal/testprog"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/report"

@@ -5,11 +5,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <time.h>
-static long cpu_ms(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "cpu_ms.h"
 static int cmp(const void *a, const void *b) { return *(const int*)a - *(const int*)b; }
 int main(int argc, char **argv) {
 	long ms = argc > 1 ? atol(argv[1]) : 1000;

@@ -3,12 +3,7 @@
  * milliseconds given (default 2500). */
 #include <stdlib.h>
 #include <time.h>
-
-static long cpu_ms(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "cpu_ms.h"
 
 int main(int argc, char **argv) {
 	long ms = argc > 1 ? atol(argv[1]) : 2500;

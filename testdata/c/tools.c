@@ -3,7 +3,7 @@
    CPU milliseconds given (default 1500). */
 #include <stdlib.h>
 #include <time.h>
-static long cpu_ms(void) { struct timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); return t.tv_sec * 1000 + t.tv_nsec / 1000000; }
+#include "cpu_ms.h"
 __attribute__((noinline)) unsigned long leaf(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1; return x; }
 __attribute__((noinline)) unsigned long mid(unsigned long x) { return leaf(x) + leaf(x + 1); }
 __attribute__((noinline)) unsigned long top(unsigned long x) { x = mid(x); for (int j = 0; j < 3000; j++) x ^= x >> 3; return x + leaf(x); }
