@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // note encodes one ELF note (Elf_Nhdr, name, descriptor, 4-byte padding).
@@ -79,15 +81,7 @@ func TestReadErrors(t *testing.T) {
 		t.Error("Read accepted a missing file")
 	}
 	// An ELF object linked without a build-id.
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc to link an object without a build-id")
-	}
-	src, obj := filepath.Join(dir, "x.c"), filepath.Join(dir, "x")
-	mustWrite(t, os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644))
-	if out, err := exec.Command(gcc, "-Wl,--build-id=none", "-o", obj, src).CombinedOutput(); err != nil {
-		t.Skipf("gcc cannot link here: %v\n%s", err, out)
-	}
+	obj := testprog.BuildText(t, "x.c", "int main(void){return 0;}\n", "-Wl,--build-id=none")
 	if _, err := Read(obj); !errors.Is(err, ErrNone) {
 		t.Errorf("Read of an object without build-id: %v, want ErrNone", err)
 	}

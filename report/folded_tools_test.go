@@ -15,28 +15,9 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/report/flamegraph"
 )
-
-// toolsProg runs for the seconds given: a hot leaf under two callers, a
-// recursion, and qsort calling back into the program through libc, so
-// that stacks cross objects.
-const toolsProg = `#include <stdlib.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
-__attribute__((noinline)) unsigned long leaf(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1; return x; }
-__attribute__((noinline)) unsigned long mid(unsigned long x) { return leaf(x) + leaf(x + 1); }
-__attribute__((noinline)) unsigned long top(unsigned long x) { x = mid(x); for (int j = 0; j < 3000; j++) x ^= x >> 3; return x + leaf(x); }
-__attribute__((noinline)) unsigned long rec(int n, unsigned long x) { return n == 0 ? mid(x) + mid(x + 1) + mid(x + 2) : rec(n - 1, x + n); }
-static int cmp(const void *a, const void *b) { unsigned long x = leaf(*(const unsigned long *)a) & 0xff, y = leaf(*(const unsigned long *)b) & 0xff; return (x > y) - (x < y); }
-__attribute__((noinline)) void sorter(unsigned long s) { unsigned long v[8]; for (int i = 0; i < 8; i++) v[i] = s + i * 7919; qsort(v, 8, sizeof v[0], cmp); }
-int main(int argc, char **argv) {
-	double end = now() + atof(argv[1]);
-	unsigned long s = 0;
-	while (now() < end) { s += top(s) + mid(s) + rec(6, s); sorter(s); }
-	return (int)(s & 1);
-}
-`
 
 // flameTools returns the directory of Brendan Gregg's FlameGraph scripts
 // kept beside the repository (../shared/tools/flamegraph), or skips.
@@ -71,24 +52,16 @@ func flameTools(t *testing.T) string {
 // machine has no perf, no gcc, or perf cannot record here.
 func perfRecording(t *testing.T) string {
 	t.Helper()
-	for _, bin := range []string{"perf", "gcc"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("no %s on PATH", bin)
-		}
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skipf("no perf on PATH")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-o", filepath.Join(dir, "probe.data"), "--", "true").CombinedOutput(); err != nil {
 		t.Skipf("perf cannot record here: %v\n%s", err, out)
 	}
-	src, prog := filepath.Join(dir, "prog.c"), filepath.Join(dir, "prog")
-	if err := os.WriteFile(src, []byte(toolsProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-o", prog, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	prog := testprog.Build(t, "c/tools.c", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(dir, "perf.data")
-	if out, err := exec.Command("perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "4000", "-o", data, "--", prog, "1.5").CombinedOutput(); err != nil {
+	if out, err := exec.Command("perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "4000", "-o", data, "--", prog, "1500").CombinedOutput(); err != nil {
 		t.Fatalf("perf record: %v\n%s", err, out)
 	}
 	return data

@@ -3,12 +3,12 @@
 # that timer stacks show are real calls.
 #
 # Two programs built with `-O2 -g -fno-omit-frame-pointer` (gcc 12 leaves
-# leaf functions without a frame there), from cmd/hwprof/testdata/leaf:
+# leaf functions without a frame there), from testdata/c and testdata/cpp:
 #   leaf.c   leaves called from several callers, an indirect call through a
 #            table, a recursion, tail calls
 #   leaf.cc  virtual calls through a base class, a recursion, a leaf shared
 #            by several callers
-# Each runs for a set time. Per program:
+# Each runs for a set CPU time. Per program:
 #   exact  hwprof record --source exact: every call, the reference edges
 #   timer  hwprof record --source timer -c 250000 (4 kHz; the small stack
 #          copy that repairs leaf frames included), read by hwprof report
@@ -19,16 +19,17 @@
 # (caller, callee) is an edge of the exact profile. Also the share of the
 # timer's samples whose chain hwprof repaired.
 #
-# usage: scripts/bench-leaf.sh [SECONDS]
+# usage: scripts/bench-leaf.sh [SECONDS]   (of CPU time per timer run)
 set -euo pipefail
 secs=${1:-3}
+ms=$((secs * 1000))
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
 hw=$tmp/hwprof
-gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/leaf-c" cmd/hwprof/testdata/leaf/leaf.c
-g++ -O2 -g -fno-omit-frame-pointer -o "$tmp/leaf-cc" cmd/hwprof/testdata/leaf/leaf.cc
+gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/leaf-c" testdata/c/leaf.c
+g++ -O2 -g -fno-omit-frame-pointer -o "$tmp/leaf-cc" testdata/cpp/leaf.cc
 
 # share PAIRS EXACT FUNCS: PAIRS is "caller<TAB>callee<TAB>weight" lines,
 # EXACT the exact edges ("caller<TAB>callee"), FUNCS the program's
@@ -58,9 +59,9 @@ perfpairs() {
 printf '%-8s %8s %8s %10s %12s %12s %12s\n' program samples repaired unknown hwprof perf-same perf-record
 for prog in leaf-c leaf-cc; do
 	bin=$tmp/$prog
-	"$hw" record -q --source exact -o "$tmp/$prog.exact" -- "$bin" 1 >/dev/null 2>&1
-	"$hw" record -q --source timer -c 250000 -o "$tmp/$prog.timer" -- "$bin" "$secs" >/dev/null 2>&1
-	perf record -q -g -e cpu-clock -c 250000 -o "$tmp/$prog.perf" -- "$bin" "$secs" >/dev/null 2>&1
+	"$hw" record -q --source exact -o "$tmp/$prog.exact" -- "$bin" 1000 >/dev/null 2>&1
+	"$hw" record -q --source timer -c 250000 -o "$tmp/$prog.timer" -- "$bin" "$ms" >/dev/null 2>&1
+	perf record -q -g -e cpu-clock -c 250000 -o "$tmp/$prog.perf" -- "$bin" "$ms" >/dev/null 2>&1
 	"$hw" report -i "$tmp/$prog.exact" --format json --top 100000 | jq -r '.edges[] | "\(.caller)\t\(.callee)"' | sort -u >"$tmp/$prog.edges"
 	"$hw" report -i "$tmp/$prog.timer" --format json --top 100000 >"$tmp/$prog.json"
 	jq -r --arg bin "$bin" '.functions[] | select(.object == $bin) | .name' "$tmp/$prog.json" | sort -u >"$tmp/$prog.funcs"

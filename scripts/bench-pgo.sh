@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What hwprof's profiles do for Go's PGO: builds cmd/hwprof/testdata/pgoprog
+# What hwprof's profiles do for Go's PGO: builds testdata/go/pgoprog
 # (interface calls whose hot target depends on the input, and a small hot
 # function just over the inliner's budget) four ways —
 #   base     no PGO
@@ -28,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
 mod=$tmp/mod
 mkdir -p "$mod"
-cp cmd/hwprof/testdata/pgoprog/main.go "$mod/"
+cp testdata/go/pgoprog/main.go "$mod/"
 printf 'module pgoprog\n\ngo 1.22\n' >"$mod/go.mod"
 export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-buildvcs=false
 
@@ -40,12 +40,12 @@ build() { # NAME [PROFILE]
 # profile KIND BIN OUT: take a profile of kind KIND (runtime, timer, exact) of BIN on the input.
 profile() {
 	case $1 in
-	runtime) PGOPROG_CPUPROFILE=$3 "$2" 3s "$input" >/dev/null ;;
+	runtime) PGOPROG_CPUPROFILE=$3 "$2" 3000 "$input" >/dev/null ;;
 	timer)
-		"$tmp/hwprof" record -q -g -o "$tmp/p.data" -- "$2" 3s "$input" >/dev/null
+		"$tmp/hwprof" record -q -g -o "$tmp/p.data" -- "$2" 3000 "$input" >/dev/null
 		"$tmp/hwprof" report -i "$tmp/p.data" --pgo --pgo-weight time -o "$3" 2>/dev/null ;;
 	exact)
-		"$tmp/hwprof" record -q --source exact --probe-filter '^main\.' -o "$tmp/p.data" -- "$2" 1s "$input" >/dev/null
+		"$tmp/hwprof" record -q --source exact --probe-filter '^main\.' -o "$tmp/p.data" -- "$2" 1000 "$input" >/dev/null
 		"$tmp/hwprof" report -i "$tmp/p.data" --pgo --pgo-weight calls -o "$3" 2>/dev/null ;;
 	esac
 }
@@ -64,7 +64,7 @@ for kind in runtime timer exact; do
 done
 
 # Work for about a second of the base build.
-per_s=$("$tmp/base" 1s "$input" | awk '{print $2}')
+per_s=$("$tmp/base" 1000 "$input" | awk '{print $2}')
 n=$((per_s > 0 ? per_s : 1))
 echo "input $input, $n rounds of 1000 shapes per run, $rounds runs per build (alternating)"
 for b in "${builds[@]}"; do : >"$tmp/$b.times"; done

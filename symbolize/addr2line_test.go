@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // need skips the test when a tool is absent.
@@ -39,40 +41,6 @@ func run(t testing.TB, dir string, env []string, name string, args ...string) []
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return out
-}
-
-// buildNative compiles testdata/src with compiler and flags into dir.
-func buildNative(t testing.TB, dir, compiler, src string, flags ...string) string {
-	t.Helper()
-	need(t, compiler)
-	abs, err := filepath.Abs(filepath.Join("testdata", src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	args := append(append([]string{}, flags...), "-o", bin, abs)
-	run(t, dir, nil, compiler, args...)
-	return bin
-}
-
-// buildGo builds testdata/prog.go.txt as a module in dir.
-func buildGo(t testing.TB, dir string, flags ...string) string {
-	t.Helper()
-	need(t, "go")
-	src, err := os.ReadFile(filepath.Join("testdata", "prog.go.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	args := append(append([]string{"build"}, flags...), "-o", bin, ".")
-	run(t, dir, []string{"GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local"}, "go", args...)
-	return bin
 }
 
 // testAddrs picks addresses of bin to check: the start and middle of every
@@ -300,31 +268,31 @@ func TestAgainstAddr2line(t *testing.T) {
 		wantInline bool
 	}{
 		{name: "c-O0-frame-pointers", keep: all, maxRows: -1, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "gcc", "prog.c", "-O0", "-g", "-fno-omit-frame-pointer")
+			return testprog.Build(t, "c/symprog.c", "-O0", "-g", "-fno-omit-frame-pointer")
 		}},
 		{name: "c-O2-inlining", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g")
+			return testprog.Build(t, "c/symprog.c", "-O2", "-g")
 		}},
 		{name: "c-O2-omit-frame-pointer", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-fomit-frame-pointer")
+			return testprog.Build(t, "c/symprog.c", "-O2", "-g", "-fomit-frame-pointer")
 		}},
 		{name: "c-O2-pie-dwarf4", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-gdwarf-4", "-fPIE", "-pie")
+			return testprog.Build(t, "c/symprog.c", "-O2", "-g", "-gdwarf-4", "-fPIE", "-pie")
 		}},
 		{name: "c-shared-library", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-fPIC", "-shared")
+			return testprog.Build(t, "c/symprog.c", "-O2", "-g", "-fPIC", "-shared")
 		}},
 		{name: "c-O3-gc-sections", keep: all, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "gcc", "prog.c", "-O3", "-g", "-ffunction-sections", "-Wl,--gc-sections")
+			return testprog.Build(t, "c/symprog.c", "-O3", "-g", "-ffunction-sections", "-Wl,--gc-sections")
 		}},
 		{name: "cxx-namespaces-templates-virtual", keep: isTestProgFunc, maxRows: -1, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "g++", "prog.cc", "-O2", "-g")
+			return testprog.Build(t, "cpp/symprog.cc", "-O2", "-g")
 		}},
 		{name: "cxx-O0", keep: all, build: func(t *testing.T, dir string) string {
-			return buildNative(t, dir, "g++", "prog.cc", "-O0", "-g")
+			return testprog.Build(t, "cpp/symprog.cc", "-O0", "-g")
 		}},
 		{name: "go-dwarf", oracle: "llvm-symbolizer", keep: isTestProgFunc, maxRows: 2000, wantInline: true, build: func(t *testing.T, dir string) string {
-			return buildGo(t, dir)
+			return testprog.Build(t, "go/symprog")
 		}},
 	}
 	for _, tt := range tests {
@@ -447,8 +415,8 @@ func TestSystemLibraryWithDebugPackage(t *testing.T) {
 func TestGoPclntabInlinesAgainstLLVMSymbolizer(t *testing.T) {
 	need(t, "go", "objcopy", "llvm-symbolizer")
 	dir := t.TempDir()
-	full := buildGo(t, dir)
-	bin := full + ".nodwarf"
+	full := testprog.Build(t, "go/symprog")
+	bin := filepath.Join(dir, "symprog.nodwarf")
 	run(t, dir, nil, "objcopy", "--strip-debug", full, bin)
 	o, err := Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
 	if err != nil {
@@ -483,8 +451,7 @@ func TestGoPclntabInlinesAgainstLLVMSymbolizer(t *testing.T) {
 
 func TestGoPclntabAgainstGoAddr2line(t *testing.T) {
 	need(t, "go")
-	dir := t.TempDir()
-	bin := buildGo(t, dir, "-ldflags=-w")
+	bin := testprog.Build(t, "go/symprog", "-ldflags=-w")
 	o, err := Open(ObjectKey{Path: bin}, Options{DebugRoots: []string{}})
 	if err != nil {
 		t.Fatal(err)

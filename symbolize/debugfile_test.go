@@ -10,15 +10,16 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
-// stripped builds the C test program with -O2 -g in dir, keeps an
-// unstripped copy (prog.full), writes prog.debug with only the debug
-// information and strips prog; it returns the paths and the build-id.
+// stripped builds the C test program with -O2 -g, copies it to dir, keeps an
+// unstripped copy (symprog.full), writes symprog.debug with only the debug
+// information and strips symprog; it returns the paths and the build-id.
 func stripped(t *testing.T, dir string, debuglink bool) (bin, full, dbg, id string) {
 	t.Helper()
 	need(t, "gcc", "objcopy")
-	bin = buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id")
+	bin = testprog.Copy(t, testprog.Build(t, "c/symprog.c", "-O2", "-g", "-Wl,--build-id"), dir)
 	full = bin + ".full"
 	dbg = bin + ".debug"
 	run(t, dir, nil, "cp", bin, full)
@@ -83,12 +84,12 @@ func TestSeparateDebugFile(t *testing.T) {
 			return Options{DebugRoots: []string{}}
 		}},
 		{"debuglink-dot-debug-dir", true, func(t *testing.T, dir, dbg, id string) Options {
-			mkdirMove(t, dbg, filepath.Join(dir, ".debug", "prog.debug"))
+			mkdirMove(t, dbg, filepath.Join(dir, ".debug", "symprog.debug"))
 			return Options{DebugRoots: []string{}}
 		}},
 		{"debuglink-under-debug-root", true, func(t *testing.T, dir, dbg, id string) Options {
 			root := t.TempDir()
-			mkdirMove(t, dbg, filepath.Join(root, dir, "prog.debug"))
+			mkdirMove(t, dbg, filepath.Join(root, dir, "symprog.debug"))
 			return Options{DebugRoots: []string{root}}
 		}},
 		{"build-id-under-debug-root", false, func(t *testing.T, dir, dbg, id string) Options {
@@ -150,7 +151,7 @@ func TestDebuglinkCRCMismatch(t *testing.T) {
 	dir := t.TempDir()
 	need(t, "gcc", "objcopy")
 	// Without a build-id the debuglink CRC decides.
-	bin := buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id=none")
+	bin := testprog.Copy(t, testprog.Build(t, "c/symprog.c", "-O2", "-g", "-Wl,--build-id=none"), dir)
 	dbg := bin + ".debug"
 	run(t, dir, nil, "objcopy", "--only-keep-debug", bin, dbg)
 	run(t, dir, nil, "objcopy", "--strip-debug", "--add-gnu-debuglink="+dbg, bin)
@@ -218,7 +219,7 @@ func TestBuildIDMismatch(t *testing.T) {
 func TestSymFS(t *testing.T) {
 	need(t, "gcc")
 	symfs := t.TempDir()
-	bin := buildNative(t, filepath.Join(symfs), "gcc", "prog.c", "-O2", "-g")
+	bin := testprog.Copy(t, testprog.Build(t, "c/symprog.c", "-O2", "-g"), symfs)
 	mkdirMove(t, bin, filepath.Join(symfs, "usr", "bin", "prog"))
 	s := New(Options{SymFS: symfs, DebugRoots: []string{}})
 	r, err := s.Resolver(ObjectKey{Path: "/usr/bin/prog"})
@@ -240,8 +241,7 @@ func TestSymFS(t *testing.T) {
 // bytes; the --debug-dir file named by the short id is found and used.
 func TestDebugDirPaddedBuildID(t *testing.T) {
 	need(t, "gcc")
-	dir := t.TempDir()
-	bin := buildNative(t, dir, "gcc", "prog.c", "-O2", "-g", "-Wl,--build-id=0x572ac72487ae1966")
+	bin := testprog.Build(t, "c/symprog.c", "-O2", "-g", "-Wl,--build-id=0x572ac72487ae1966")
 	id, err := fileHex(bin)
 	if err != nil || id != "572ac72487ae1966" {
 		t.Fatalf("build-id %q, %v", id, err)

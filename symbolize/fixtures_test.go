@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // TestPerfScriptSymbolsOfFixture resolves every sample address that perf
@@ -99,7 +100,7 @@ func TestPLTAgainstObjdump(t *testing.T) {
 	label := regexp.MustCompile(`^([0-9a-f]+) <(.+@plt)>:$`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bin := buildNative(t, t.TempDir(), "gcc", "prog.c", tt.flags...)
+			bin := testprog.Build(t, "c/symprog.c", tt.flags...)
 			out := run(t, ".", nil, "objdump", "-d", bin)
 			want := map[Addr]string{}
 			for _, line := range strings.Split(string(out), "\n") {

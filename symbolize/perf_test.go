@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // mapping is one executable mapping of a perf MMAP2 record.
@@ -37,9 +39,9 @@ func objectAddr(t *testing.T, path string, m mapping, ip uint64) (Addr, bool) {
 func TestAgainstPerfScript(t *testing.T) {
 	need(t, "gcc", "perf")
 	dir := t.TempDir()
-	bin := buildNative(t, dir, "gcc", "libcheavy.c", "-O2", "-g")
+	bin := testprog.Build(t, "c/libcheavy.c", "-O2", "-g")
 	data := filepath.Join(dir, "perf.data")
-	rec := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-c", "100000", "-o", data, bin)
+	rec := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-c", "100000", "-o", data, bin, "1000")
 	if out, err := rec.CombinedOutput(); err != nil {
 		t.Skipf("perf record cannot sample here (root or kernel.perf_event_paranoid <= 1 needed): %v\n%s", err, out)
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // TestSymbolizeAllParallel resolves several objects at once and checks
@@ -14,7 +16,7 @@ func TestSymbolizeAllParallel(t *testing.T) {
 	need(t, "gcc")
 	req := map[ObjectKey][]Addr{}
 	for _, flags := range [][]string{{"-O0", "-g"}, {"-O2", "-g"}, {"-O2", "-g", "-fomit-frame-pointer"}, {"-Os", "-g"}} {
-		bin := buildNative(t, t.TempDir(), "gcc", "prog.c", flags...)
+		bin := testprog.Build(t, "c/symprog.c", flags...)
 		req[ObjectKey{Path: bin}] = testAddrs(t, bin, all, 0)
 	}
 	req[ObjectKey{Path: KernelPath}] = []Addr{0xffffffff81001010}

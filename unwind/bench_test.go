@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -13,7 +14,7 @@ import (
 // caches: the cost per sample of CFI unwinding from a 16 KB stack copy.
 func BenchmarkUnwindDWARF(b *testing.B) {
 	dir := b.TempDir()
-	prog := buildC(b, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
+	prog := testprog.Build(b, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(b, dir, prog, "150")
 	var samples []perf.Sample
 	var maps *procmap.Map

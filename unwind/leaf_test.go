@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -82,13 +83,13 @@ func TestRepairLeafFrames(t *testing.T) {
 		t.Skip("records a program: not in -short")
 	}
 	dir := t.TempDir()
-	prog := buildC(t, dir, "leafrec", "-O2", "-g", "-fno-omit-frame-pointer")
+	prog := testprog.Build(t, "c/leafrec.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	hwprof := filepath.Join(dir, "hwprof")
 	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
 		t.Fatalf("go build hwprof: %v\n%s", err, b)
 	}
 	data := filepath.Join(dir, "leafrec.data")
-	cmd := []string{"record", "-q", "--source", "timer", "-c", "100000", "-o", data, "--", prog, "2"}
+	cmd := []string{"record", "-q", "--source", "timer", "-c", "100000", "-o", data, "--", prog, "2000"}
 	// An ordinary user at paranoid 2 records user space only: a failure
 	// here is hwprof's, never a reason to skip.
 	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {

@@ -9,24 +9,10 @@ import (
 
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
-
-// buildC compiles testdata/NAME.c with gcc and flags into dir.
-func buildC(t testing.TB, dir, name string, flags ...string) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not installed: cannot build the test program")
-	}
-	out := filepath.Join(dir, name)
-	args := append(flags, "-o", out, filepath.Join("testdata", name+".c"))
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	return out
-}
 
 // recordDWARF records prog with hwprof's recorder:
 // hwprof record -e cpu-clock -c 200000 --call-graph dwarf,16384 -o F -- prog args...
@@ -147,7 +133,7 @@ func TestDWARFDeepRecursion(t *testing.T) {
 		t.Skip("records a program: not in -short")
 	}
 	dir := t.TempDir()
-	prog := buildC(t, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
+	prog := testprog.Build(t, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
 	t.Run("hwprof record", func(t *testing.T) {
 		checkRecursion(t, prog, recordDWARF(t, dir, prog, "400"))
 	})
@@ -229,7 +215,7 @@ func TestDWARFThroughLibc(t *testing.T) {
 		t.Skip("records a program: not in -short")
 	}
 	dir := t.TempDir()
-	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
+	prog := testprog.Build(t, "c/qsortcmp.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "600")
 	st := newSymtab(t, prog)
 	u := New(Options{})
@@ -277,7 +263,7 @@ func TestDWARFThroughVDSO(t *testing.T) {
 		t.Skipf("no vdso here: %v", err)
 	}
 	dir := t.TempDir()
-	prog := buildC(t, dir, "clock", "-O1", "-g", "-fomit-frame-pointer")
+	prog := testprog.Build(t, "c/clock.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "300")
 	st := newSymtab(t, prog)
 	with, without := New(Options{VDSO: image}), New(Options{})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -67,7 +68,7 @@ func TestDWARFAgainstPerf(t *testing.T) {
 		t.Skip("records a program: not in -short")
 	}
 	dir := t.TempDir()
-	prog := buildC(t, dir, "qsortcmp", "-O1", "-g", "-fomit-frame-pointer")
+	prog := testprog.Build(t, "c/qsortcmp.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "200")
 	want := perfScriptStacks(t, data)
 	// The program reads the clock (it runs for a set CPU time), so some

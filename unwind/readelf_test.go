@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // readelfRow is one row of `readelf --debug-dump=frames-interp`: from loc
@@ -118,8 +120,7 @@ func describeCFA(ru rule) string {
 // .eh_frame (binutils, independent of delve): the CFA rule and each
 // register's rule at the first and the last address of every row.
 func TestCFIAgainstReadelf(t *testing.T) {
-	dir := t.TempDir()
-	prog := buildC(t, dir, "recurse", "-O1", "-g", "-fomit-frame-pointer")
+	prog := testprog.Build(t, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
 	objs := []string{prog}
 	if libc := systemLibc(t); libc != "" {
 		objs = append(objs, libc)

@@ -6,35 +6,9 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/profile"
 )
-
-// phasedProgram has a call-heavy phase (short calls among four functions)
-// and then a loop-heavy one (one function, no calls), each running for the
-// CPU milliseconds its argument gives (default 1000), whatever the CPU's
-// speed or the machine's load.
-const phasedProgram = `#include <stdlib.h>
-` + cpuMS + `
-__attribute__((noinline)) long fa(long x) { return x * 3 + 1; }
-__attribute__((noinline)) long fb(long x) { return x ^ (x >> 3); }
-__attribute__((noinline)) long fc(long x) { return fa(x) + fb(x); }
-__attribute__((noinline)) long calls(long until) {
-	long s = 0;
-	for (long i = 0; (i & 0xffff) || cpu_ms() < until; i++) s += fc(i) + fa(s);
-	return s;
-}
-__attribute__((noinline)) long spin(long until) {
-	volatile long s = 0;
-	for (long i = 0; (i & 0xffff) || cpu_ms() < until; i++) s += i;
-	return s;
-}
-int main(int argc, char **argv) {
-	long ms = argc > 1 ? atol(argv[1]) : 1000;
-	long s = calls(ms);
-	s += spin(2 * ms);
-	return s == 42;
-}
-`
 
 // selfShares returns each function's share of a profile's sampled weight
 // (self), by function name.
@@ -61,7 +35,7 @@ func selfShares(p *profile.Profile) map[string]float64 {
 // slows the two phases differently, cannot tell them apart.
 func TestAdaptiveAgreesWithFinePeriod(t *testing.T) {
 	needPerfEvents(t)
-	prog := compile(t, "c", phasedProgram, "-O1", "-fno-omit-frame-pointer")
+	prog := testprog.Build(t, "c/phased.c", "-O1", "-fno-omit-frame-pointer")
 	out := filepath.Join(t.TempDir(), "adaptive.data")
 	// Two seconds of CPU per phase. The overlap's shortfall is sampling
 	// noise of the adaptive profile in the call phase, where three

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -12,48 +11,8 @@ import (
 
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
-
-// fig1C and balancedC run for the CPU milliseconds their argument gives.
-const fig1C = `#include <stdio.h>
-#include <stdlib.h>
-` + cpuMS + `
-__attribute__((noinline)) unsigned long shortA(unsigned long x) { return x >> 3; }
-__attribute__((noinline)) unsigned long shortB(unsigned long x) { return x << 1; }
-/* Figure 1 of the counter-based sampling paper: long work without calls,
-   then two short calls, per iteration. */
-long rounds;
-__attribute__((noinline)) unsigned long work(long ms) {
-	unsigned long s = 0;
-	for (int i = 0; i == 0 || cpu_ms() < ms; i++, rounds++) {
-		unsigned long x = i;
-		for (int j = 0; j < 200000; j++) x = x * 6364136223846793005UL + 1442695040888963407UL;
-		s += shortA(x) + shortB(x);
-	}
-	return s;
-}
-int main(int argc, char **argv) {
-	unsigned long s = work(atol(argv[1]));
-	printf("%lu\nrounds %ld\n", s % 1000, rounds);
-	return 0;
-}
-`
-
-const balancedC = `#include <stdio.h>
-#include <stdlib.h>
-` + cpuMS + `
-/* Every call does the same work and the caller almost none: time and
-   call counts agree. */
-#define BODY(name) __attribute__((noinline)) unsigned long name(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1442695040888963407UL; return x; }
-BODY(fa) BODY(fb) BODY(fc)
-int main(int argc, char **argv) {
-	unsigned long s = 0;
-	long ms = atol(argv[1]);
-	for (int i = 0; (i & 63) || cpu_ms() < ms; i++) s += fa(i) + fb(i) + fc(i);
-	printf("%lu\n", s % 1000);
-	return 0;
-}
-`
 
 var timerRowRE = regexp.MustCompile(`(?m)^timer\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)`)
 
@@ -66,27 +25,17 @@ var timerRowRE = regexp.MustCompile(`(?m)^timer\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]
 // callers from the stack copy).
 func TestCompareTimerVsExact(t *testing.T) {
 	needUprobes(t) // the exact source
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		name, src, ms string
-		check         func(overlap, hot float64) bool
-		want          string
+		name, prog, ms string
+		check          func(overlap, hot float64) bool
+		want           string
 	}{
-		{"fig1", fig1C, "1500", func(o, h float64) bool { return o < 20 && h < 0.5 }, "overlap < 20% and hot-edge coverage < 0.5"},
-		{"balanced", balancedC, "1500", func(o, h float64) bool { return o >= 90 && h == 1 }, "overlap >= 90% and hot-edge coverage 1"},
+		{"fig1", "c/fig1.c", "1500", func(o, h float64) bool { return o < 20 && h < 0.5 }, "overlap < 20% and hot-edge coverage < 0.5"},
+		{"balanced", "c/balanced.c", "1500", func(o, h float64) bool { return o >= 90 && h == 1 }, "overlap >= 90% and hot-edge coverage 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join(dir, tc.name+".c")
-			bin := filepath.Join(dir, tc.name)
-			if err := os.WriteFile(src, []byte(tc.src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := exec.Command("gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-				t.Fatalf("gcc: %v\n%s", err, out)
-			}
+			bin := testprog.Build(t, tc.prog, "-O2", "-g", "-fno-omit-frame-pointer")
 			out := filepath.Join(dir, tc.name+"-cmp")
 			r := hwprof(t, "compare", "-q", "-o", out, "--", bin, tc.ms)
 			if r.code != 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -28,29 +29,6 @@ import (
 func needUprobes(t *testing.T) {
 	t.Helper()
 	testenv.Uprobes(t)
-}
-
-// compile builds src (C when lang is "c", else C++) into t.TempDir().
-func compile(t *testing.T, lang, src string, flags ...string) string {
-	t.Helper()
-	cc, ext := "gcc", ".c"
-	if lang != "c" {
-		cc, ext = "g++", ".cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("%s not installed", cc)
-	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "prog"+ext)
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	args := append(append([]string{}, flags...), "-o", bin, file)
-	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
-	}
-	return bin
 }
 
 // recordExact records argv with the exact source as `hwprof record
@@ -193,33 +171,6 @@ func edgeDiff(got, want map[edge]uint64) string {
 	return b.String()
 }
 
-// knownCalls makes N rounds of: main calls a and b, a calls c twice (two
-// call sites), main calls rec(5) (rec recurses 5 times) and, through one
-// function-pointer call site, f1 and f2 in turn. noipa keeps gcc -O2 from
-// inlining, cloning or turning the recursion into a loop.
-const knownCalls = `
-#include <stdlib.h>
-#define F __attribute__((noipa))
-volatile int sink;
-F int c(int x) { sink += x; return x + 1; }
-F int a(int x) { int r = c(x); r += 2 * c(x + 1); sink += r; return r; }
-F int b(int x) { sink += x; return 3 * x; }
-F int rec(int n) { if (n == 0) return 0; int r = rec(n - 1); sink += r; return r + n; }
-F int f1(int x) { sink += x; return x; }
-F int f2(int x) { sink -= x; return x; }
-int (*table[2])(int) = {f1, f2};
-int main(int argc, char **argv) {
-	int n = atoi(argv[1]);
-	for (int i = 0; i < n; i++) {
-		sink += a(i);
-		sink += b(i);
-		sink += rec(5);
-		sink += table[i & 1](i);
-	}
-	return 0;
-}
-`
-
 func TestExactKnownCounts(t *testing.T) {
 	needUprobes(t)
 	const n = 2000
@@ -230,7 +181,7 @@ func TestExactKnownCounts(t *testing.T) {
 	}
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
-			bin := compile(t, "c", knownCalls, opt, "-fno-omit-frame-pointer")
+			bin := testprog.Build(t, "c/knowncalls.c", opt, "-fno-omit-frame-pointer")
 			file, st := recordExact(t, exactFlags{}, bin, fmt.Sprint(n))
 			obj, err := uprobe.Functions(bin, nil)
 			if err != nil {
@@ -276,7 +227,7 @@ func manyFuncs(n int) string {
 func TestExactManyProbesPerfReads(t *testing.T) {
 	needUprobes(t)
 	const n = 500
-	bin := compile(t, "c", manyFuncs(n), "-O1", "-fno-omit-frame-pointer")
+	bin := testprog.BuildText(t, "many.c", manyFuncs(n), "-O1", "-fno-omit-frame-pointer")
 	const filter = `^(f[0-9]+|main)$`
 	file, st := recordExact(t, exactFlags{filter: filter}, bin)
 	cpus, err := perf.OnlineCPUs()
@@ -453,72 +404,19 @@ func TestExactAgainstCallgrindC(t *testing.T) {
 	needUprobes(t)
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
-			checkAgainstCallgrind(t, compile(t, "c", knownCalls, opt, "-fno-omit-frame-pointer"), "300")
+			checkAgainstCallgrind(t, testprog.Build(t, "c/knowncalls.c", opt, "-fno-omit-frame-pointer"), "300")
 		})
 	}
 }
-
-// virtualCalls has a virtual call site with two targets (Circle::area and
-// Square::area), a template, a constructor chain and a static function.
-const virtualCalls = `
-#include <cstdlib>
-#define F __attribute__((noinline))
-volatile long sink;
-struct Shape { virtual long area(long) const = 0; virtual ~Shape() {} };
-struct Circle : Shape { F long area(long r) const override { return 3 * r * r; } };
-struct Square : Shape { F long area(long s) const override { return s * s; } };
-template <typename T> F T twice(T x) { sink += x; return 2 * x; }
-static F long total(Shape *const *shapes, long n) {
-	long sum = 0;
-	for (long i = 0; i < n; i++) sum += shapes[i & 1]->area(i);  // one site, two targets
-	long r = twice(sum);  // not a tail call: hwprof would see the caller's caller
-	sink += r;
-	return r;
-}
-int main(int argc, char **argv) {
-	long n = atol(argv[1]);
-	Circle c; Square s;
-	Shape *shapes[2] = {&c, &s};
-	for (int round = 0; round < 10; round++) sink += total(shapes, n) + twice<int>(round);
-	return 0;
-}
-`
 
 func TestExactAgainstCallgrindCXX(t *testing.T) {
 	needUprobes(t)
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
-			checkAgainstCallgrind(t, compile(t, "c++", virtualCalls, opt, "-fno-omit-frame-pointer"), "501")
+			checkAgainstCallgrind(t, testprog.Build(t, "cpp/virtualcalls.cc", opt, "-fno-omit-frame-pointer"), "501")
 		})
 	}
 }
-
-// goProg calls main.leaf exactly 3 × n times from two functions, through
-// Go's register ABI.
-const goProg = `package main
-
-import (
-	"fmt"
-	"os"
-	"strconv"
-)
-
-var sink int
-
-//go:noinline
-func leaf(x int) int { sink += x; return x + 1 }
-
-//go:noinline
-func twice(x int) int { return leaf(x) + leaf(x+1) }
-
-func main() {
-	n, _ := strconv.Atoi(os.Args[1])
-	for i := 0; i < n; i++ {
-		sink += twice(i) + leaf(i)
-	}
-	fmt.Println(sink)
-}
-`
 
 // A Go executable: probes attach to its main package and the runtime's
 // scheduler functions (many), and the calls of main.leaf are counted by
@@ -526,17 +424,7 @@ func main() {
 // Go's register ABI too.
 func TestExactGo(t *testing.T) {
 	needUprobes(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(goProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module leaf\n\ngo 1.21\n"), 0o644)
-	bin := filepath.Join(dir, "leaf")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testprog.Build(t, "go/leafcalls")
 	const n = 5000
 	filter := `^main\.|^runtime\.(schedule|findRunnable|mallocgc|newobject|gcStart|morestack_noctxt\.abi0)$`
 	file, st := recordExact(t, exactFlags{filter: filter}, bin, fmt.Sprint(n))
@@ -605,7 +493,7 @@ func TestExactErrors(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nexit 0\n"), 0o755)
-	bin := compile(t, "c", knownCalls, "-O1")
+	bin := testprog.Build(t, "c/knowncalls.c", "-O1")
 	for _, tc := range []struct {
 		name string
 		e    exactFlags
@@ -635,10 +523,11 @@ func TestExactErrors(t *testing.T) {
 // that cannot be executed is a clear error.
 func TestExactTargetExitsEarly(t *testing.T) {
 	needUprobes(t)
-	bin := compile(t, "c", `#include <stdlib.h>
+	// A copy: the test makes it non-executable.
+	bin := testprog.Copy(t, testprog.BuildText(t, "prog.c", `#include <stdlib.h>
 int used(int x) { return x + 1; }
 int main(int argc, char **argv) { if (argc > 1) abort(); exit(used(2)); }
-`, "-O0")
+`, "-O0"), t.TempDir())
 	for _, tc := range []struct {
 		argv    []string
 		code    int
@@ -667,28 +556,14 @@ int main(int argc, char **argv) { if (argc > 1) abort(); exit(used(2)); }
 // inside it are counted, with their callers, as for the executable's.
 func TestExactProbeObjects(t *testing.T) {
 	needUprobes(t)
-	dir := t.TempDir()
-	lib := filepath.Join(dir, "libcount.so")
-	libSrc := filepath.Join(dir, "count.c")
-	if err := os.WriteFile(libSrc, []byte(`
+	lib := testprog.BuildText(t, "libcount.so.c", `
 __attribute__((noinline)) int lib_helper(int x) { return x * 3; }
 __attribute__((noinline)) int lib_add(int x) { return lib_helper(x) + 1; }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O1", "-fPIC", "-shared", "-o", lib, libSrc).CombinedOutput(); err != nil {
-		t.Fatalf("gcc -shared: %v\n%s", err, out)
-	}
-	mainSrc, bin := filepath.Join(dir, "main.c"), filepath.Join(dir, "prog")
-	if err := os.WriteFile(mainSrc, []byte(`int lib_add(int);
+`, "-O1", "-fPIC", "-shared")
+	dir := filepath.Dir(lib)
+	bin := testprog.BuildText(t, "prog.c", `int lib_add(int);
 int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += lib_add(i); return s == 0; }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The library after the program's source, for the linker.
-	if out, err := exec.Command("gcc", "-O1", "-o", bin, mainSrc, "-L"+dir, "-Wl,-rpath,"+dir, "-lcount").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+`, "-O1", "-L"+dir, "-Wl,-rpath,"+dir, "-lcount")
 	file, _ := recordExact(t, exactFlags{objects: lib, filter: `^(main|lib_add|lib_helper)$`}, bin)
 	p, err := engine.Load(file, engine.LoadOptions{})
 	if err != nil {
@@ -711,7 +586,7 @@ int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += lib_add(i); return 
 // calls it makes while attached are counted.
 func TestExactAttach(t *testing.T) {
 	needUprobes(t)
-	bin := compile(t, "c", `#include <unistd.h>
+	bin := testprog.BuildText(t, "prog.c", `#include <unistd.h>
 __attribute__((noinline)) int tick(int x) { return x + 1; }
 int main(void) { int s = 0; for (int i = 0; i < 3000; i++) { s = tick(s); usleep(1000); } return s == 0; }
 `, "-O1", "-fno-omit-frame-pointer")

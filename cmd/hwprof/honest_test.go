@@ -2,38 +2,21 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// buildC compiles a C program for a live test (skipped without gcc).
-func buildC(t *testing.T, name, src string, flags ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	c, bin := filepath.Join(dir, name+".c"), filepath.Join(dir, name)
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append(append([]string{}, flags...), "-o", bin, c)
-	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
-}
+	"github.com/hwprof/hwprof/internal/testprog"
+)
 
 // An exact recording reads as calls: functions by calls and their share
 // of all calls, and no edge invented from _start's entry, where the top
 // of the stack holds argc, not a return address.
 func TestExactReportShowsCalls(t *testing.T) {
 	needUprobes(t) // the exact source
-	bin := buildC(t, "calls", balancedC, "-O2", "-g", "-fno-omit-frame-pointer")
+	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
 	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "300"); r.code != 0 { // 300 ms of CPU
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
@@ -68,27 +51,6 @@ func TestExactReportShowsCalls(t *testing.T) {
 	}
 }
 
-// nowC gives C programs a clock, to run for the seconds their argument
-// gives rather than a fixed amount of work.
-const nowC = `#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
-`
-
-const deepC = nowC + `
-/* Recursion 300 deep, then work in the innermost call until the time is
-   up: every stack is deeper than the kernel walks. */
-__attribute__((noinline)) unsigned long spin(double end) {
-	unsigned long x = 1;
-	while (now() < end)
-		for (int j = 0; j < 100000; j++) x = x * 6364136223846793005UL + 1442695040888963407UL;
-	return x;
-}
-__attribute__((noinline)) unsigned long down(int n, double end) { return n == 0 ? spin(end) : down(n - 1, end) + 1; }
-int main(int argc, char **argv) { printf("%lu\n", down(300, now() + atof(argv[1])) % 10); return 0; }
-`
-
 var cutRE = regexp.MustCompile(`(\d+) samples \(([\d.]+)% of the sampled weight\) have stacks cut at the kernel's limit of (\d+) frames`)
 
 // A recursion deeper than the kernel walks: its stacks are cut at
@@ -99,7 +61,7 @@ var brokenRE = regexp.MustCompile(`samples \(([\d.]+)% of the sampled weight\) h
 func TestDeepRecursionCut(t *testing.T) {
 	needPerfEvents(t)
 	// -O0: gcc keeps the recursion a recursion
-	bin := buildC(t, "deep", deepC, "-O0", "-fno-omit-frame-pointer")
+	bin := testprog.Build(t, "c/deep.c", "-O0", "-fno-omit-frame-pointer")
 	b, err := os.ReadFile("/proc/sys/kernel/perf_event_max_stack")
 	if err != nil {
 		t.Skipf("no perf_event_max_stack sysctl: %v", err)
@@ -113,7 +75,7 @@ func TestDeepRecursionCut(t *testing.T) {
 		limit int
 	}{{nil, sysMax}, {[]string{"--max-stack", "64"}, 64}} {
 		data := filepath.Join(t.TempDir(), "deep.data")
-		args := append(append([]string{"record", "-q", "-o", data}, tc.args...), "--", bin, "1")
+		args := append(append([]string{"record", "-q", "-o", data}, tc.args...), "--", bin, "1000")
 		if r := hwprof(t, args...); r.code != 0 {
 			t.Fatalf("record %q: exit %d\n%s", tc.args, r.code, r.stderr)
 		}

@@ -2,9 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // leafReport is what the leaf test reads of `hwprof report --format json`.
@@ -74,19 +75,15 @@ func exactEdgeShare(timer, exact leafReport, bin string) (share, total float64) 
 func TestLeafEdgesAreReal(t *testing.T) {
 	needUprobes(t)
 	needPerfEvents(t)
-	for _, tc := range []struct{ lang, file string }{{"c", "leaf.c"}, {"c++", "leaf.cc"}} {
+	for _, tc := range []struct{ prog, file string }{{"c/leaf.c", "leaf.c"}, {"cpp/leaf.cc", "leaf.cc"}} {
 		t.Run(tc.file, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join("testdata", "leaf", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			bin := compile(t, tc.lang, string(src), "-O2", "-g", "-fno-omit-frame-pointer")
+			bin := testprog.Build(t, tc.prog, "-O2", "-g", "-fno-omit-frame-pointer")
 			dir := t.TempDir()
 			exactData, timerData := filepath.Join(dir, "exact.data"), filepath.Join(dir, "timer.data")
-			if r := hwprof(t, "record", "-q", "--source", "exact", "-o", exactData, "--", bin, "0.5"); r.code != 0 {
+			if r := hwprof(t, "record", "-q", "--source", "exact", "-o", exactData, "--", bin, "500"); r.code != 0 {
 				t.Fatalf("record exact: exit %d\n%s", r.code, r.stderr)
 			}
-			if r := hwprof(t, "record", "-q", "--source", "timer", "-c", "250000", "-o", timerData, "--", bin, "2"); r.code != 0 {
+			if r := hwprof(t, "record", "-q", "--source", "timer", "-c", "250000", "-o", timerData, "--", bin, "2000"); r.code != 0 {
 				t.Fatalf("record timer: exit %d\n%s", r.code, r.stderr)
 			}
 			timer, exact := leafJSON(t, timerData), leafJSON(t, exactData)

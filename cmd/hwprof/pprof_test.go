@@ -12,30 +12,8 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
-
-// pprofCPPProg is a C++ program for the pprof test: methods of a class
-// in a namespace, a template and a virtual call, so that names are
-// demangled and functions have start lines from DWARF. It runs until it
-// has used the CPU milliseconds its argument gives.
-const pprofCPPProg = `#include <cstdio>
-#include <cstdlib>
-` + cpuMS + `
-namespace shapes {
-volatile unsigned long sink;
-struct Shape { virtual ~Shape() {} virtual void area(int n) = 0; };
-struct Square : Shape { __attribute__((noinline)) void area(int n) override { for (int i = 0; i < n; i++) sink += i * 3; } };
-template <typename T> __attribute__((noinline)) void spin(T n) { for (T i = 0; i < n; i++) sink += i; }
-__attribute__((noinline)) void work(Shape *s) { for (int i = 0; i < 4; i++) s->area(100000); spin<long>(100000); }
-}
-int main(int argc, char **argv) {
-	long ms = argc > 1 ? atol(argv[1]) : 1000, r = 0;
-	shapes::Square sq;
-	do { shapes::work(&sq); r++; } while (cpu_ms() < ms);
-	std::printf("rounds %ld\n", r);
-	return 0;
-}
-`
 
 // needGoTool skips when the go command is absent (go tool pprof is the
 // oracle).
@@ -223,11 +201,16 @@ func TestPProfMatchesReportLive(t *testing.T) {
 		src  func(t *testing.T) string
 		decl string // how its declaration line starts in src
 	}{
-		{"c", func(t *testing.T) string { return buildReportProg(t, "-O0", "-fno-omit-frame-pointer") }, "1500", "b",
-			func(*testing.T) string { return reportProg }, "__attribute__((noinline)) void b("},
-		{"cpp", buildCPPProg, "1500", "shapes::Square::area",
-			func(*testing.T) string { return pprofCPPProg }, "struct Square"},
-		{"go", buildGoProg, "1.5s", "main.round", goSource, "func round("},
+		{"c", func(t *testing.T) string {
+			return testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
+		}, "1500", "b",
+			func(t *testing.T) string { return testprog.Source(t, "c/hotpath.c") }, "__attribute__((noinline)) void b("},
+		{"cpp", func(t *testing.T) string {
+			return testprog.Build(t, "cpp/shapes.cc", "-g", "-O0", "-fno-omit-frame-pointer")
+		}, "1500", "shapes::Square::area",
+			func(t *testing.T) string { return testprog.Source(t, "cpp/shapes.cc") }, "struct Square"},
+		{"go", func(t *testing.T) string { return testprog.Build(t, "go/pgoprog") }, "1500", "main.round",
+			func(t *testing.T) string { return testprog.Source(t, "go/pgoprog/main.go") }, "func round("},
 	}
 	for _, pr := range progs {
 		t.Run(pr.name, func(t *testing.T) {
@@ -299,73 +282,6 @@ func declLine(t *testing.T, src, prefix string) int {
 	return 0
 }
 
-func goSource(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "pgoprog", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func buildCPPProg(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil {
-		t.Skip("g++ not found")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "prog.cc")
-	if err := os.WriteFile(src, []byte(pprofCPPProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	if out, err := exec.Command("g++", "-g", "-O0", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("g++: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// goModule copies testdata/pgoprog into a module of its own and returns
-// its directory.
-func goModule(t *testing.T) string {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "pgoprog", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module pgoprog\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// goBuild builds the module in dir into out with extra flags and returns
-// the compiler's output.
-func goBuild(t *testing.T, dir, out string, flags ...string) string {
-	t.Helper()
-	args := append([]string{"build", "-o", out}, flags...)
-	cmd := exec.Command(needGoTool(t), append(args, ".")...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	return string(b)
-}
-
-func buildGoProg(t *testing.T) string {
-	t.Helper()
-	dir := goModule(t)
-	bin := filepath.Join(dir, "pgoprog")
-	goBuild(t, dir, bin)
-	return bin
-}
-
 // preprofileEdge finds the edge caller -> callee in go tool preprofile's
 // output (the compiler's own reading of a PGO profile: caller, callee,
 // then "call-site-offset weight") and returns its weight, -1 if absent.
@@ -395,12 +311,11 @@ func preprofileEdge(out, caller, callee string) int64 {
 func TestGoPGOLive(t *testing.T) {
 	needPerfEvents(t)
 	needUprobes(t)
-	dir := goModule(t)
-	bin := filepath.Join(dir, "pgoprog")
-	goBuild(t, dir, bin)
+	bin := testprog.Build(t, "go/pgoprog")
+	dir := t.TempDir()
 
 	exact := filepath.Join(dir, "exact.data")
-	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1s"); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1000"); r.code != 0 {
 		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", exact)
@@ -418,7 +333,7 @@ func TestGoPGOLive(t *testing.T) {
 	}
 
 	timer := filepath.Join(dir, "timer.data")
-	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1.5s"); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1500"); r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	timerPGO := filepath.Join(dir, "timer.pgo")
@@ -430,7 +345,7 @@ func TestGoPGOLive(t *testing.T) {
 		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
 	}
 
-	out := goBuild(t, dir, filepath.Join(dir, "pgo"), "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
+	_, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
 	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
 	if !re.MatchString(out) {
 		t.Errorf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)

@@ -12,30 +12,9 @@ import (
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/symbolize"
 )
-
-// reportProg has a known shape: main calls a, which calls b ten times
-// (the hot path: b does 10/11 of the work), and main calls c once per
-// round (the cold path: 1/11 of the work). It runs rounds (at least one)
-// until it has used the CPU milliseconds its argument gives, and prints
-// how many. Built at -O0 with frame pointers, so every function sets up
-// its frame and every sampled stack is complete (at -O1 gcc leaves the
-// frame out of leaf loops like b).
-const reportProg = `#include <stdio.h>
-#include <stdlib.h>
-` + cpuMS + `
-volatile unsigned long sink;
-__attribute__((noinline)) void b(int n) { for (int i = 0; i < n; i++) sink += i * 7; }
-__attribute__((noinline)) void a(int n) { for (int i = 0; i < 10; i++) b(n); }
-__attribute__((noinline)) void c(int n) { for (int i = 0; i < n; i++) sink += i * 7; }
-int main(int argc, char **argv) {
-	long ms = argc > 1 ? atol(argv[1]) : 1000, r = 0;
-	do { a(100000); c(100000); r++; } while (cpu_ms() < ms);
-	printf("rounds %ld\n", r);
-	return 0;
-}
-`
 
 // reportJSON is the part of the --format json output the tests read.
 type reportJSON struct {
@@ -98,24 +77,6 @@ func (r *reportJSON) edge(caller, callee string) (w float64, count uint64, ok bo
 	return w, count, ok
 }
 
-func buildReportProg(t *testing.T, flags ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "prog.c")
-	if err := os.WriteFile(src, []byte(reportProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	args := append(append([]string{"-g"}, flags...), "-o", bin, src)
-	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func runReportJSON(t *testing.T, args ...string) *reportJSON {
 	t.Helper()
 	r := hwprof(t, append([]string{"report", "--format", "json", "--top", "0"}, args...)...)
@@ -171,7 +132,7 @@ func checkTimerShape(t *testing.T, rep *reportJSON) {
 // frame-pointer callchains) and checks the JSON report's shape.
 func TestReportTimerLive(t *testing.T) {
 	needPerfEvents(t)
-	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
+	bin := testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "timer.data")
 	// 2.5 s of CPU: at least about 300 samples even at the adaptive
 	// period's largest value, 8 ms, which the budget rule reaches within
@@ -201,7 +162,7 @@ func TestReportTimerLive(t *testing.T) {
 // per round, a -> b ten times per round.
 func TestReportExactLive(t *testing.T) {
 	needUprobes(t)
-	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
+	bin := testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
 	r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, "20")
 	if r.code != 0 {
@@ -237,7 +198,7 @@ func TestReportPerfRecordFile(t *testing.T) {
 	if err != nil {
 		t.Skip("perf not found")
 	}
-	bin := buildReportProg(t, "-O0", "-fno-omit-frame-pointer")
+	bin := testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "perf.data")
 	if out, err := exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", bin, "1000").CombinedOutput(); err != nil {
 		t.Skipf("perf record cannot record here: %v\n%s", err, out)
@@ -403,24 +364,11 @@ func TestReportKernelSymbols(t *testing.T) {
 // report names it.
 func TestReportVDSO(t *testing.T) {
 	needPerfEvents(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
 	dir := t.TempDir()
-	src := filepath.Join(dir, "clock.c")
-	// clock_gettime(CLOCK_MONOTONIC) for 300 ms of CPU time (the CPU
-	// clock, a system call, read every 4096 calls)
-	prog := cpuMS + "int main(void) { struct timespec ts; long n = 0;\n" +
-		"for (long i = 0; (i & 4095) || cpu_ms() < 300; i++) { clock_gettime(CLOCK_MONOTONIC, &ts); n += ts.tv_nsec & 1; }\nreturn n == -1; }\n"
-	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "clock")
-	if out, err := exec.Command("gcc", "-O1", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	// clock_gettime(CLOCK_MONOTONIC) for 300 ms of CPU time
+	bin := testprog.Build(t, "c/clock.c", "-O1", "-fno-omit-frame-pointer")
 	file := filepath.Join(dir, "v.data")
-	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-c", "20000", "-g", "-o", file, "--", bin); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-c", "20000", "-g", "-o", file, "--", bin, "300"); r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", file)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/testprog"
 )
 
 // perfAttrs returns the attr blocks `perf record -vv ARGS -- true` prints
@@ -164,17 +165,8 @@ func TestSourceDefault(t *testing.T) {
 // the source line saying so.
 func TestSourceExactRecords(t *testing.T) {
 	needUprobes(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
+	bin := testprog.Build(t, "c/fig1.c", "-O0")
 	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "fig1.c"), filepath.Join(dir, "fig1")
-	if err := os.WriteFile(src, []byte(fig1C), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O0", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
 	r := hwprof(t, "record", "--source", "exact", "-o", filepath.Join(dir, "x.data"), "--", bin, "3")
 	if r.code != 0 || !strings.Contains(r.stderr, "source exact: uprobe events") {
 		t.Fatalf("exit %d:\n%s", r.code, r.stderr)

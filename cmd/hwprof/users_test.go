@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
@@ -82,28 +83,11 @@ func openToAll(t *testing.T, path string) {
 	}
 }
 
-// timedProgram is a C program that calls f for about 300 ms of its own
-// CPU time (so the timer sees it at any CPU speed, and under load), then
-// exits 0.
-const timedProgram = `
-#include <time.h>
-static volatile long x;
-__attribute__((noinline)) void f(void) { for (int i = 0; i < 1000; i++) x += i; }
-int main(void) {
-	struct timespec a, b;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-	do {
-		for (int i = 0; i < 100; i++) f();
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-	} while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 300000000L);
-	return 0;
-}
-`
-
-// userProgram compiles timedProgram where the unprivileged uid can run it.
+// userProgram builds testdata/c/timed.c (it runs for 300 ms of CPU) where
+// the unprivileged uid can run it.
 func userProgram(t *testing.T) string {
 	t.Helper()
-	bin := compile(t, "c", timedProgram, "-O1", "-fno-omit-frame-pointer")
+	bin := testprog.Build(t, "c/timed.c", "-O1", "-fno-omit-frame-pointer")
 	openToAll(t, bin)
 	openToAll(t, hwprofBin)
 	return bin
@@ -366,7 +350,7 @@ func TestTracefsUnmountedAfterExact(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(perf.SysfsPMURoot, "uprobe")); err != nil {
 		t.Skipf("no uprobe PMU: %v", err)
 	}
-	prog := compile(t, "c", timedProgram, "-O1", "-fno-omit-frame-pointer")
+	prog := testprog.Build(t, "c/timed.c", "-O1", "-fno-omit-frame-pointer")
 	out := filepath.Join(t.TempDir(), "ns.data")
 	// Prints the number of tracefs mounts before, after record and after
 	// check, one per line, then record's output.

@@ -3,12 +3,11 @@ package engine
 import (
 	"debug/elf"
 	"encoding/binary"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
@@ -62,22 +61,11 @@ func directCalls(t *testing.T, f *elf.File, fn string) map[string][]uint64 {
 // hardware PMU here) around a program built by the test, whose code the
 // loader reads to decode the calls.
 func TestCallsSamples(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "calls.c")
-	bin := filepath.Join(dir, "calls")
-	if err := os.WriteFile(src, []byte(`
+	bin := testprog.BuildText(t, "calls.c", `
 __attribute__((noinline)) int foo(int x) { return x + 1; }
 __attribute__((noinline)) int bar(int x) { return x * 2; }
 int main(void) { int s = 0; for (int i = 0; i < 1000; i++) { s += foo(s); s += bar(s); } return s & 1; }
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O1", "-no-pie", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+`, "-O1", "-no-pie", "-fno-omit-frame-pointer")
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +89,7 @@ int main(void) { int s = 0; for (int i = 0; i < 1000; i++) { s += foo(s); s += b
 	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SamplePeriod | perf.SampleCallchain
 	attr := perf.Attr{Type: perf.TypeRaw, Config: 0x20c4, SamplePeriod: period, SampleType: st, PreciseIP: 2,
 		Flags: perf.FlagSampleIDAll | perf.FlagExcludeKernel | perf.FlagMmap2}
-	path := filepath.Join(dir, "calls.data")
+	path := filepath.Join(t.TempDir(), "calls.data")
 	w, err := perfdata.Create(path, []perfdata.EventAttr{{Attr: attr, IDs: []uint64{1}, Name: "calls"}})
 	if err != nil {
 		t.Fatal(err)

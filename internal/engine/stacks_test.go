@@ -3,8 +3,6 @@ package engine
 import (
 	"debug/elf"
 	"encoding/binary"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
@@ -41,17 +40,7 @@ type stacksProgram struct {
 // runtime addresses) and finds its call instructions by decoding it.
 func buildStacksProgram(t *testing.T) *stacksProgram {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "s.c"), filepath.Join(dir, "s")
-	if err := os.WriteFile(src, []byte(stacksC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O0", "-no-pie", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := testprog.BuildText(t, "s.c", stacksC, "-O0", "-no-pie", "-fno-omit-frame-pointer")
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
@@ -326,24 +327,6 @@ func TestAttachNoSuchProcess(t *testing.T) {
 	}
 }
 
-// buildC compiles a C program with frame pointers, or skips the test.
-func buildC(t *testing.T, src string) string {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	dir := t.TempDir()
-	c := filepath.Join(dir, "prog.c")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	if out, err := exec.Command("gcc", "-O1", "-fno-omit-frame-pointer", "-o", bin, c).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // The adaptive controller changes the period live, and the samples'
 // PERIOD fields follow it: the period history is in the recording.
 func TestAdaptivePeriodApplied(t *testing.T) {
@@ -367,13 +350,9 @@ func TestAdaptivePeriodApplied(t *testing.T) {
 	// (sooner only if the budget rule acts): the loop runs for 2.5 s of
 	// CPU time, leaving 1.5 s (≥ 180 samples at the largest period, 8 ms)
 	// after the change, whatever the CPU's speed or the machine's load.
-	prog := buildC(t, `#include <time.h>
-		static long cpu_ms(void) { struct timespec ts; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-			return ts.tv_sec * 1000 + ts.tv_nsec / 1000000; }
-		int main(void) { volatile unsigned long s = 0;
-		for (unsigned long i = 0; (i & 0xffff) || cpu_ms() < 2500; i++) s += i; return 0; }`)
+	prog := testprog.Build(t, "c/mainloop.c", "-O1", "-fno-omit-frame-pointer")
 	st, err := Record(Options{
-		Events: events, Argv: []string{prog},
+		Events: events, Argv: []string{prog, "2500"},
 		Output: out, Adaptive: &p, Tuned: tuned,
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -33,23 +34,6 @@ struct Sq : Shape { int area(int x) const override { return x * x; } };
 }
 int main(int argc, char **) { ns::Sq s; const ns::Shape &r = s; std::printf("%d\n", r.area(argc)); return 0; }
 `
-
-func build(t *testing.T, cc, src, ext string, flags ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("%s not installed", cc)
-	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "prog"+ext)
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "prog")
-	if out, err := exec.Command(cc, append(flags, "-o", bin, file)...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cc, err, out)
-	}
-	return bin
-}
 
 // nmFuncs reads what binutils says: the text symbols (type T/t) with a
 // size, by address, from nm -S.
@@ -107,15 +91,15 @@ func readelfOffset(t *testing.T, bin string, addr uint64) uint64 {
 // file offset readelf's program headers give, for PIE and non-PIE.
 func TestFunctionsAgainstBinutils(t *testing.T) {
 	for _, tc := range []struct {
-		name, cc, src, ext string
-		flags              []string
+		name, file, src string
+		flags           []string
 	}{
-		{"c-pie", "gcc", cProg, ".c", []string{"-O1", "-pie", "-fPIE"}},
-		{"c-nopie", "gcc", cProg, ".c", []string{"-O1", "-no-pie", "-fno-PIE"}},
-		{"cxx", "g++", cxxProg, ".cc", []string{"-O0"}},
+		{"c-pie", "prog.c", cProg, []string{"-O1", "-pie", "-fPIE"}},
+		{"c-nopie", "prog.c", cProg, []string{"-O1", "-no-pie", "-fno-PIE"}},
+		{"cxx", "prog.cc", cxxProg, []string{"-O0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bin := build(t, tc.cc, tc.src, tc.ext, tc.flags...)
+			bin := testprog.BuildText(t, tc.file, tc.src, tc.flags...)
 			obj, err := Functions(bin, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -172,7 +156,7 @@ func contains(s []string, v string) bool {
 
 // The filter matches the mangled or the demangled name.
 func TestFilter(t *testing.T) {
-	bin := build(t, "g++", cxxProg, ".cc", "-O0")
+	bin := testprog.BuildText(t, "prog.cc", cxxProg, "-O0")
 	for _, tc := range []struct {
 		re   string
 		want []string
@@ -199,7 +183,7 @@ func TestFilter(t *testing.T) {
 // A stripped executable falls back to .dynsym; a shared library's
 // exported functions are all there.
 func TestDynsymAndLibraries(t *testing.T) {
-	bin := build(t, "gcc", cProg, ".c", "-O1", "-rdynamic")
+	bin := testprog.Copy(t, testprog.BuildText(t, "prog.c", cProg, "-O1", "-rdynamic"), t.TempDir())
 	if out, err := exec.Command("strip", bin).CombinedOutput(); err != nil {
 		t.Skipf("strip: %v %s", err, out)
 	}
@@ -213,7 +197,7 @@ func TestDynsymAndLibraries(t *testing.T) {
 	if obj.find(t, "work") == nil {
 		t.Error("work not found in .dynsym")
 	}
-	bin2 := build(t, "gcc", cProg, ".c", "-O1")
+	bin2 := testprog.Copy(t, testprog.BuildText(t, "prog.c", cProg, "-O1"), t.TempDir())
 	exec.Command("strip", bin2).Run()
 	if obj, err := Functions(bin2, nil); err != nil || len(obj.Probes) != 0 {
 		t.Errorf("stripped without -rdynamic: %v probes, %v; want none of its own", obj, err)
@@ -284,7 +268,7 @@ func TestDefineUndefine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := build(t, "gcc", cProg, ".c", "-O1")
+	bin := testprog.BuildText(t, "prog.c", cProg, "-O1")
 	obj, err := Functions(bin, regexp.MustCompile(`^(work|main)$`))
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
@@ -32,23 +31,13 @@ const largeFuncs = 96
 // function, an address in its body and the return address of its call.
 func buildLargeProg(t *testing.T) (string, []uint64, []uint64, *elf.Prog) {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("no gcc on PATH")
-	}
-	dir := t.TempDir()
 	var src strings.Builder
 	src.WriteString("typedef unsigned long (*fn)(unsigned long);\nvolatile fn next;\n")
 	for i := range largeFuncs {
 		fmt.Fprintf(&src, "__attribute__((noinline)) unsigned long method_%d(unsigned long x) { return next(x * %d) + %d; }\n", i, i+3, i)
 	}
 	src.WriteString("int main(void) { return 0; }\n")
-	c, bin := filepath.Join(dir, "large.c"), filepath.Join(dir, "large")
-	if err := os.WriteFile(c, []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O1", "-no-pie", "-fno-omit-frame-pointer", "-o", bin, c).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := testprog.BuildText(t, "large.c", src.String(), "-O1", "-no-pie", "-fno-omit-frame-pointer")
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)

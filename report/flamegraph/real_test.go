@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/report"
@@ -113,37 +113,12 @@ func TestBrowserRealLBR(t *testing.T) {
 	checkRealPage(t, "real-lbr", p)
 }
 
-// liveProg runs for the seconds given, in a few functions.
-const liveProg = `#include <stdlib.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
-__attribute__((noinline)) unsigned long leaf(unsigned long x) { for (int j = 0; j < 2000; j++) x = x * 6364136223846793005UL + 1; return x; }
-__attribute__((noinline)) unsigned long parse(unsigned long x) { return leaf(x) + leaf(x + 1); }
-__attribute__((noinline)) unsigned long render(unsigned long x) { for (int j = 0; j < 3000; j++) x ^= x >> 3; return parse(x) + leaf(x); }
-__attribute__((noinline)) unsigned long walk(int n, unsigned long x) { return n == 0 ? render(x) : walk(n - 1, x + n); }
-int main(int argc, char **argv) {
-	double end = now() + atof(argv[1]);
-	unsigned long s = 0;
-	while (now() < end) s += render(s) + parse(s) + walk(4, s);
-	return (int)(s & 1);
-}
-`
-
 // TestBrowserRealTimer: a live timer recording (cpu-clock, frame-pointer
 // callchains, as hwprof demo records) of a C program that runs for a set
 // time.
 func TestBrowserRealTimer(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("no gcc on PATH")
-	}
+	prog := testprog.Build(t, "c/flamelive.c", "-O0", "-fno-omit-frame-pointer")
 	dir := t.TempDir()
-	src, prog := filepath.Join(dir, "live.c"), filepath.Join(dir, "live")
-	if err := os.WriteFile(src, []byte(liveProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O0", "-fno-omit-frame-pointer", "-o", prog, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
 	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +132,7 @@ func TestBrowserRealTimer(t *testing.T) {
 		t.Skipf("cannot open perf events here: %v", err)
 	}
 	data := filepath.Join(dir, "live.data")
-	st, err := record.Record(record.Options{Events: events, Argv: []string{prog, "1.5"}, Output: data})
+	st, err := record.Record(record.Options{Events: events, Argv: []string{prog, "1500"}, Output: data})
 	if err != nil {
 		t.Fatalf("record: %v", err)
 	}

@@ -13,69 +13,41 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/testprog"
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// The workload of the PGO test (testdata/pgoprog) and the functions the
-// test finds in its binary.
+// The workload of the PGO test (the module's testdata/go/pgoprog) and the
+// functions the test finds in its binary.
 const (
 	fnMain   = "main.main"
-	fnRun    = "main.run"
+	fnRun    = "main.round"
 	fnSquare = "main.(*Square).Area"
 	fnCircle = "main.(*Circle).Area"
 	fnMix    = "main.mix"
 )
 
-// goBuild builds the workload module in dir into out with extra flags and
-// returns the compiler's output.
-func goBuild(t *testing.T, dir, out string, flags ...string) string {
-	t.Helper()
-	args := append([]string{"build", "-o", out}, flags...)
-	cmd := exec.Command(goCommand(t), append(args, ".")...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	return string(b)
-}
-
-// workload copies testdata/pgoprog into its own module in a temporary
-// directory.
-func workload(t *testing.T) string {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "pgoprog", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module pgoprog\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // counts are the call counts of one run of the workload, as it reports
 // them.
 type counts struct{ rounds, squares, circles, mix int64 }
 
-func runWorkload(t *testing.T, bin string, d string) counts {
+func runWorkload(t *testing.T, bin string, ms string) counts {
 	t.Helper()
-	out, err := exec.Command(bin, "-d", d).Output()
+	out, err := exec.Command(bin, ms).Output()
 	if err != nil {
-		t.Fatalf("%s -d %s: %v", bin, d, err)
+		t.Fatalf("%s %s: %v", bin, ms, err)
 	}
 	var c counts
-	if _, err := fmt.Sscanf(string(out), "rounds %d squares %d circles %d mix %d", &c.rounds, &c.squares, &c.circles, &c.mix); err != nil {
+	var calls int64
+	if _, err := fmt.Sscanf(string(out), "rounds %d calls %d", &c.rounds, &calls); err != nil {
 		t.Fatalf("workload output %q: %v", out, err)
 	}
-	if c.rounds == 0 {
-		t.Fatalf("workload ran no round in %s: %q", d, out)
+	if c.rounds == 0 || calls != 2000*c.rounds {
+		t.Fatalf("workload ran %d rounds (%d calls) in %s ms: %q", c.rounds, calls, ms, out)
 	}
+	// Each round calls Area on 999 squares and 1 circle, and mix once
+	// per shape.
+	c.squares, c.circles, c.mix = 999*c.rounds, c.rounds, 1000*c.rounds
 	return c
 }
 
@@ -227,16 +199,16 @@ func workloadProfile(t *testing.T, b *binTables, c counts) (*Profile, map[string
 
 	sites := map[string]pgoSite{}
 	direct, _ := b.calls(t, fnMain)
-	mainSite, s := site(fnMain, onlyOne(t, "main.main → main.run", direct[b.fn(t, fnRun).Entry]))
+	mainSite, s := site(fnMain, onlyOne(t, "main.main → main.round", direct[b.fn(t, fnRun).Entry]))
 	sites[fnRun] = s
 	direct, indirect := b.calls(t, fnRun)
-	ifaceSite, s := site(fnRun, onlyOne(t, "indirect calls in main.run", indirect))
+	ifaceSite, s := site(fnRun, onlyOne(t, "indirect calls in main.round", indirect))
 	sites[fnSquare] = s
-	mixSite, s := site(fnRun, onlyOne(t, "main.run → main.mix (not inlined without a profile)", direct[b.fn(t, fnMix).Entry]))
+	mixSite, s := site(fnRun, onlyOne(t, "main.round → main.mix (not inlined without a profile)", direct[b.fn(t, fnMix).Entry]))
 	sites[fnMix] = s
 
 	p.Edges = []Edge{
-		{Caller: idx[fnMain], Callee: idx[fnRun], Site: mainSite, Calls: 1},
+		{Caller: idx[fnMain], Callee: idx[fnRun], Site: mainSite, Calls: c.rounds},
 		{Caller: idx[fnRun], Callee: idx[fnSquare], Site: ifaceSite, Calls: c.squares},
 		{Caller: idx[fnRun], Callee: idx[fnCircle], Site: ifaceSite, Calls: c.circles},
 		{Caller: idx[fnRun], Callee: idx[fnMix], Site: mixSite, Calls: c.mix},
@@ -262,10 +234,9 @@ func workloadProfile(t *testing.T, b *binTables, c counts) (*Profile, map[string
 // read by go tool preprofile, the compiler's own reader (one PGO build in
 // the suite: each rebuilds the standard library).
 func TestGoPGO(t *testing.T) {
-	dir := workload(t)
-	base := filepath.Join(dir, "base")
-	goBuild(t, dir, base)
-	c := runWorkload(t, base, "300ms")
+	dir := t.TempDir()
+	base := testprog.Build(t, "go/pgoprog")
+	c := runWorkload(t, base, "300")
 	b := readTables(t, base)
 	p, sites := workloadProfile(t, b, c)
 
@@ -292,12 +263,11 @@ func TestGoPGO(t *testing.T) {
 				checkPreprofile(t, path, fnRun, fnSquare, sites[fnSquare].line-runStart, want)
 				return
 			}
-			bin := filepath.Join(dir, "pgo-"+w.String())
-			out := goBuild(t, dir, bin, "-pgo="+path, "-gcflags=-d=pgodebug=2 -m")
+			bin, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+path, "-gcflags=-d=pgodebug=2 -m")
 			checks := []string{
 				`(?m)^hot-callsite-thres-from-CDF=\S+$`,
-				fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.run$`, sites[fnMix].line),
-				fmt.Sprintf(`(?m)^\S+:%d:\d+: call main\.run:%d: hottest callee %s \(weight %d\)$`,
+				fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.round$`, sites[fnMix].line),
+				fmt.Sprintf(`(?m)^\S+:%d:\d+: call main\.round:%d: hottest callee %s \(weight %d\)$`,
 					sites[fnSquare].line, sites[fnSquare].line-runStart, regexp.QuoteMeta(fnSquare), want),
 				fmt.Sprintf(`(?m)^\S+:%d:\d+: PGO devirtualizing interface call s\.Area to \(\*Square\)\.Area$`, sites[fnSquare].line),
 			}
@@ -312,13 +282,13 @@ func TestGoPGO(t *testing.T) {
 				t.Logf("go build -pgo output:\n%s", out)
 			}
 
-			// The rebuilt main.run no longer calls main.mix, and works.
+			// The rebuilt main.round no longer calls main.mix, and works.
 			pb := readTables(t, bin)
 			direct, _ := pb.calls(t, fnRun)
 			if mix := pb.tab.LookupFunc(fnMix); mix != nil && len(direct[mix.Entry]) > 0 {
-				t.Errorf("the PGO build still calls main.mix from main.run")
+				t.Errorf("the PGO build still calls main.mix from main.round")
 			}
-			runWorkload(t, bin, "20ms")
+			runWorkload(t, bin, "20")
 		})
 	}
 }

@@ -2,9 +2,10 @@
  * recurses down to rec(0), which calls leaf. Built with -O2 -g
  * -fno-omit-frame-pointer: gcc 12 gives leaf no frame, so the kernel's
  * frame-pointer callchain of a sample in leaf skips rec(0). Runs for the
- * seconds given (default 2). */
+ * CPU milliseconds given (default 2000). */
 #include <stdlib.h>
 #include <time.h>
+#include "cpu_ms.h"
 
 volatile unsigned long sink;
 
@@ -26,12 +27,9 @@ __attribute__((noinline)) int rec(int n) {
 }
 
 int main(int argc, char **argv) {
-	double secs = argc > 1 ? atof(argv[1]) : 2;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	long ms = argc > 1 ? atol(argv[1]) : 2000;
+	do
 		rec(20);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	while (cpu_ms() < ms);
 	return 0;
 }

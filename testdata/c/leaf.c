@@ -1,7 +1,8 @@
-#include <stdlib.h>
-#include <time.h>
 /* Leaves called from several callers, an indirect call through a table, a
-   recursion: run for the seconds given on the command line. */
+   recursion: run for the CPU milliseconds given on the command line
+   (default 2000). */
+#include <stdlib.h>
+#include "cpu_ms.h"
 typedef long (*op_fn)(long);
 __attribute__((noinline)) long leaf_a(long x) { for (int i = 0; i < 40; i++) x = x * 31 + i; return x; }
 __attribute__((noinline)) long leaf_b(long x) { for (int i = 0; i < 25; i++) x ^= x >> 3 ^ i; return x; }
@@ -20,16 +21,11 @@ __attribute__((noinline)) long top(long i) {
 	return rec(5, i);
 }
 int main(int argc, char **argv) {
-	double secs = argc > 1 ? atof(argv[1]) : 2;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long ms = argc > 1 ? atol(argv[1]) : 2000;
 	long s = 0;
 	for (long i = 0;; i++) {
 		s += top(i);
-		if ((i & 1023) == 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 >= secs) break;
-		}
+		if ((i & 1023) == 0 && cpu_ms() >= ms) break;
 	}
 	return s == 42;
 }

@@ -2,17 +2,9 @@
  * spin, called from main. Built with -O1 -g -fomit-frame-pointer. */
 #include <stdlib.h>
 #include <time.h>
+#include "cpu_ms.h"
 
 volatile long sink;
-
-/* The CPU time the process has used, in milliseconds: the program runs
- * for the time its argument gives, on a fast or slow, idle or loaded
- * machine. */
-static long cpu_ms(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 __attribute__((noinline)) void spin(long ms) {
 	struct timespec ts;

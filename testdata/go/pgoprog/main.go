@@ -1,14 +1,15 @@
-// Command pgoprog is the call-heavy Go workload of hwprof's PGO test and
-// of scripts/bench-pgo.sh: interface calls whose hot target depends on
+// Command pgoprog is the call-heavy Go workload of hwprof's PGO tests
+// and of scripts/bench-pgo.sh: interface calls whose hot target depends on
 // the input, and a small hot function over the inliner's ordinary budget.
 //
-//	pgoprog DURATION [SHAPE]
+//	pgoprog MS [SHAPE]
 //
-// runs rounds for DURATION (a time.ParseDuration string) over 1000 shapes
-// of which all but one are SHAPE (square, the default, or circle) and
-// prints the rounds and the calls made. With DURATION given as a count of
-// rounds (rounds=N) it runs exactly N rounds instead, for timing a fixed
-// amount of work. With PGOPROG_CPUPROFILE=FILE in its environment it
+// runs rounds for MS milliseconds of the process's CPU time (at least one
+// round) over 1000 shapes of which all but one are SHAPE (square, the
+// default, or circle) and prints the rounds and the calls made: each round
+// calls Area and mix once per shape. With MS given as a count of rounds
+// (rounds=N) it runs exactly N rounds instead, for timing a fixed amount
+// of work. With PGOPROG_CPUPROFILE=FILE in its environment it
 // writes the Go runtime's own CPU profile (runtime/pprof) to FILE, the
 // profile Go's PGO documentation starts from.
 package main
@@ -18,7 +19,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"time"
+	"syscall"
 )
 
 type Shape interface{ Area() float64 }
@@ -73,15 +74,15 @@ func round(shapes []Shape, area float64, h uint64) (float64, uint64) {
 
 func main() {
 	if len(os.Args) < 2 {
-		os.Stderr.WriteString("usage: pgoprog DURATION|rounds=N [square|circle]\n")
+		os.Stderr.WriteString("usage: pgoprog MS|rounds=N [square|circle]\n")
 		os.Exit(2)
 	}
-	var d time.Duration
+	var ms int64
 	limit, err := int64(-1), error(nil)
 	if n, ok := strings.CutPrefix(os.Args[1], "rounds="); ok {
 		limit, err = strconv.ParseInt(n, 10, 64)
 	} else {
-		d, err = time.ParseDuration(os.Args[1])
+		ms, err = strconv.ParseInt(os.Args[1], 10, 64)
 	}
 	if err != nil {
 		os.Stderr.WriteString("pgoprog: " + err.Error() + "\n")
@@ -113,11 +114,24 @@ func main() {
 	var rounds int64
 	var area float64
 	var h uint64
-	end := time.Now().Add(d)
-	for limit < 0 && time.Now().Before(end) || rounds < limit {
+	for limit < 0 || rounds < limit {
 		area, h = round(shapes, area, h)
 		rounds++
+		if limit < 0 && rounds%16 == 0 && cpuMS() >= ms {
+			break
+		}
 	}
 	os.Stdout.WriteString("rounds " + strconv.FormatInt(rounds, 10) + " calls " + strconv.FormatInt(2000*rounds, 10) +
 		" area " + strconv.FormatFloat(area, 'g', -1, 64) + " hash " + strconv.FormatUint(h, 16) + "\n")
+}
+
+// cpuMS returns the CPU time the process has used, in milliseconds: the
+// program runs for the time its argument gives, on a fast or slow, idle
+// or loaded machine.
+func cpuMS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 1 << 62 // no clock: stop
+	}
+	return (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
 }

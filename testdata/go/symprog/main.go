@@ -1,4 +1,4 @@
-// A Go test program for package symbolize (copied to main.go by the test).
+// A Go test program for package symbolize.
 package main
 
 import (

@@ -1,0 +1,256 @@
+// Package testprog builds the workloads of the module's top-level
+// testdata directory for tests: testdata/c/NAME.c with gcc,
+// testdata/cpp/NAME.cc with g++, testdata/go/NAME (a package main) with go
+// build. Each program and set of flags is built once per test process,
+// under a temporary directory of that process, whatever the number of
+// tests asking for it and whether they run in parallel.
+//
+// A test without the compiler skips, naming the missing tool (a fact of
+// the machine, checked with exec.LookPath); a program that does not build
+// fails the test. The caller provides the program's name and the
+// compiler's flags; the package finds testdata from the module root (the
+// nearest directory with a go.mod above the test's working directory).
+// For tests only.
+package testprog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/testenv"
+)
+
+// Build returns the path of the program testdata/NAME built with flags:
+// NAME is "c/FILE.c", "cpp/FILE.cc" or "go/DIR". C and C++ flags go to
+// the compiler before the source ("-l" flags after it); Go flags go to go
+// build. The binary is named after the program (FILE or DIR).
+func Build(t testing.TB, name string, flags ...string) string {
+	t.Helper()
+	bin, _ := BuildLog(t, name, flags...)
+	return bin
+}
+
+// BuildLog is Build that also returns what the compiler printed while
+// building (for flags such as -gcflags that make it report decisions).
+func BuildLog(t testing.TB, name string, flags ...string) (bin, log string) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "testdata", filepath.FromSlash(name))
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("testprog: %v", err)
+	}
+	return build(t, src, nil, flags)
+}
+
+// BuildText builds a program whose text the test makes itself (one
+// generated for the test, or too small and specific to stand in
+// testdata): file names it and its language by its extension (".c" or
+// ".cc"). It is built once per text and flags, as Build does.
+func BuildText(t testing.TB, file, text string, flags ...string) string {
+	t.Helper()
+	bin, _ := build(t, file, []byte(text), flags)
+	return bin
+}
+
+// Root returns the module's root directory: the nearest directory above
+// the working directory (a test runs in its package's directory) with a
+// go.mod, or else the one above this source file.
+func Root() (string, error) {
+	rootOnce.Do(func() {
+		if wd, err := os.Getwd(); err == nil {
+			for d := wd; ; d = filepath.Dir(d) {
+				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+					rootDir = d
+					return
+				}
+				if filepath.Dir(d) == d {
+					break
+				}
+			}
+		}
+		if _, file, _, ok := runtime.Caller(0); ok {
+			d := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				rootDir = d
+				return
+			}
+		}
+		rootErr = errors.New("testprog: no go.mod above the working directory")
+	})
+	return rootDir, rootErr
+}
+
+var (
+	rootOnce sync.Once
+	rootDir  string
+	rootErr  error
+)
+
+// A program built (or failed to build) once for this process.
+type program struct {
+	once     sync.Once
+	bin, log string
+	err      error
+}
+
+var (
+	mu       sync.Mutex
+	programs = map[string]*program{}
+)
+
+// build compiles src (a path; with text, the program's text, and src
+// only names it) with flags, once per process for the same inputs.
+func build(t testing.TB, src string, text []byte, flags []string) (string, string) {
+	t.Helper()
+	tool, lang := "go", "go"
+	switch filepath.Ext(src) {
+	case ".c":
+		tool, lang = "gcc", "c"
+	case ".cc":
+		tool, lang = "g++", "c++"
+	}
+	testenv.Tool(t, tool)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", src, text, flags)
+	key := hex.EncodeToString(h.Sum(nil))[:16]
+	mu.Lock()
+	p := programs[key]
+	if p == nil {
+		p = &program{}
+		programs[key] = p
+	}
+	mu.Unlock()
+	p.once.Do(func() { p.bin, p.log, p.err = compile(tool, lang, src, text, key, flags) })
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return p.bin, p.log
+}
+
+func compile(tool, lang, src string, text []byte, key string, flags []string) (string, string, error) {
+	base, err := cacheDir()
+	if err != nil {
+		return "", "", err
+	}
+	dir := filepath.Join(base, key)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("testprog: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
+	bin := filepath.Join(dir, name)
+	if text != nil {
+		file := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(file, text, 0o644); err != nil {
+			return "", "", fmt.Errorf("testprog: %w", err)
+		}
+		src = file
+	}
+	var cmd *exec.Cmd
+	if lang == "go" {
+		args := append(append([]string{"build", "-o", bin}, flags...), src)
+		cmd = exec.Command(tool, args...)
+		cmd.Dir = filepath.Dir(src)
+		// The toolchain installed, and no version control stamp (the
+		// program is not the module's own product).
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+	} else {
+		var before, after []string
+		for _, f := range flags {
+			if strings.HasPrefix(f, "-l") {
+				after = append(after, f)
+			} else {
+				before = append(before, f)
+			}
+		}
+		args := append(append(before, "-o", bin, src), after...)
+		cmd = exec.Command(tool, args...)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", "", fmt.Errorf("testprog: %s: %w\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return bin, string(out), nil
+}
+
+var (
+	cacheOnce sync.Once
+	cachePath string
+	cacheErr  error
+)
+
+// cachePrefix starts the name of each process's build directory, followed
+// by the process's id.
+const cachePrefix = "hwprof-testprog-"
+
+// cacheDir returns this process's build directory, made on first use. It
+// also removes the directories left by test processes that no longer run
+// (a test binary killed at its timeout cannot remove its own).
+func cacheDir() (string, error) {
+	cacheOnce.Do(func() {
+		tmp := os.TempDir()
+		if old, err := filepath.Glob(filepath.Join(tmp, cachePrefix+"*")); err == nil {
+			for _, d := range old {
+				pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), cachePrefix), "-")
+				if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && !alive(n) {
+					os.RemoveAll(d)
+				}
+			}
+		}
+		cachePath, cacheErr = os.MkdirTemp(tmp, cachePrefix+strconv.Itoa(os.Getpid())+"-")
+		if cacheErr != nil {
+			cacheErr = fmt.Errorf("testprog: %w", cacheErr)
+		}
+	})
+	return cachePath, cacheErr
+}
+
+// alive tells whether a process with this id exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Copy copies the built program bin into dir under the same name and
+// returns the copy's path: for a test that changes, strips or moves the
+// binary, which others share.
+func Copy(t testing.TB, bin, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, filepath.Base(bin))
+	if err := os.WriteFile(out, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Source returns the text of testdata/NAME (a file: "c/FILE.c",
+// "go/DIR/main.go"), for a test that reads the program's lines.
+func Source(t testing.TB, name string) string {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "testdata", filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatalf("testprog: %v", err)
+	}
+	return string(b)
+}
