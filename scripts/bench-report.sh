@@ -74,6 +74,7 @@ done
 [[ $lbr_repeat =~ ^[1-9][0-9]*$ ]] || die "--lbr-repeat $lbr_repeat: want a positive whole number"
 [[ $size =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v s="$size" 'BEGIN {exit !(s > 0)}' ||
 	die "--size $size: want a positive number of seconds"
+ms=$(awk -v s="$size" 'BEGIN {printf "%d", s * 1000}') # the program takes milliseconds of CPU
 IFS=, read -r -a kind_list <<<"$kinds"
 for k in "${kind_list[@]}"; do
 	case $k in fp | dwarf | lbr | exact) ;; *) die "--kinds: unknown kind '$k' (fp, dwarf, lbr, exact)" ;; esac
@@ -104,32 +105,7 @@ echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cp
 # recordings still find it).
 build_prog() {
 	[ -x "$work/prog" ] && [ -n "${prog_built:-}" ] && return
-	cat >"$tmp/src.c" <<'C'
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-volatile double dsink;
-volatile size_t sink;
-static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
-__attribute__((noinline)) void sortit(int *v, int n) { qsort(v, n, sizeof *v, cmp); }
-__attribute__((noinline)) void strs(char *s, int n) { for (int i = 0; i < n; i++) sink += strlen(s + (i & 7)); }
-__attribute__((noinline)) void copy(char *d, char *s, int n) { for (int i = 0; i < n; i++) memcpy(d, s, 200 + (i & 63)); }
-__attribute__((noinline)) void maths(int n) { for (int i = 0; i < n; i++) dsink += sin(i * 0.001); }
-__attribute__((noinline)) void leaf(int n) { for (int i = 0; i < n; i++) sink += i; }
-__attribute__((noinline)) void mid(int d, int n) { if (d == 0) { leaf(n); maths(n / 8); } else { mid(d - 1, n); leaf(n / 4); } }
-__attribute__((noinline)) void tree(int *v, char *s, char *d) {
-	for (int i = 0; i < 256; i++) v[i] = rand();
-	sortit(v, 256); strs(s, 2000); copy(d, s, 500); mid(3, 3000); mid(6, 1000);
-}
-int main(int argc, char **argv) {
-	double limit = argc > 1 ? atof(argv[1]) : 10;
-	int v[256]; char s[512], d[512];
-	memset(s, 'x', sizeof s - 1); s[sizeof s - 1] = 0;
-	while ((double)clock() / CLOCKS_PER_SEC < limit) tree(v, s, d);
-	return 0;
-}
-C
+	cat "$root/testdata/c/cpu_ms.h" "$root/testdata/c/benchreport.c" | grep -v '^#include "cpu_ms.h"' >"$tmp/src.c"
 	if [ -e "$work/prog.c" ] || [ -e "$work/prog" ]; then
 		# a kept directory of an earlier run: reuse its program if it is this one
 		cmp -s "$tmp/src.c" "$work/prog.c" && [ -x "$work/prog" ] ||
@@ -148,9 +124,9 @@ record() {
 	build_prog
 	echo "recording $k: $size s of CPU of the program" >&2
 	case $k in
-	fp) perf record -N -e cpu-clock -c 10000 -g -o "$out" -- "$work/prog" "$size" ;;
-	dwarf) perf record -N -e cpu-clock -c 50000 --call-graph dwarf -m 16M -o "$out" -- "$work/prog" "$size" ;;
-	exact) "$hwprof" record --source exact -o "$out" -- "$work/prog" "$size" ;;
+	fp) perf record -N -e cpu-clock -c 10000 -g -o "$out" -- "$work/prog" "$ms" ;;
+	dwarf) perf record -N -e cpu-clock -c 50000 --call-graph dwarf -m 16M -o "$out" -- "$work/prog" "$ms" ;;
+	exact) "$hwprof" record --source exact -o "$out" -- "$work/prog" "$ms" ;;
 	esac 2>"$tmp/record.err" || { cat "$tmp/record.err" >&2; die "recording $k failed"; }
 	grep -i 'lost\|wrote\|recorded' "$tmp/record.err" | sed "s|^|  $k: |" >&2 || true
 	echo "$out"
