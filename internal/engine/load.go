@@ -233,6 +233,13 @@ type exactState struct {
 	lastExact  map[uint32]exactHit
 	restart    map[exactHit]int
 	goRestarts uint64
+	// per event whether it probes Go's morestack, and whether any does
+	// (else goRestart has nothing to match)
+	isMore    []bool
+	morestack bool
+	// cache holds the folded form of recent hits (see exactCached)
+	cache *stackCache
+	key   []uint64 // buffer: a hit's cache key
 }
 
 type lbrKey struct {
@@ -789,6 +796,10 @@ func (l *loader) foldCached(i int, weight uint64) {
 func (l *loader) clearStacks() {
 	l.stacks.flush(l.fold.Add)
 	l.stacks.clear()
+	if c := l.probes.cache; c != nil {
+		c.flush(l.addExact)
+		c.clear()
+	}
 }
 
 // branches folds the call edges of s's branch stack into the per-edge
@@ -867,6 +878,10 @@ func (l *loader) flushLBR() {
 // meanwhile, the one skipped is that call: the edge's count is the same.)
 // Without a probe on morestack the restarts count as calls.
 func (l *loader) goRestart(s *perf.Sample, ev int) bool {
+	isMore := l.isMorestack(ev)
+	if !l.probes.morestack {
+		return false // no event probes morestack: nothing restarts
+	}
 	if l.probes.lastExact == nil {
 		l.probes.lastExact, l.probes.restart = map[uint32]exactHit{}, map[exactHit]int{}
 	}
@@ -874,7 +889,7 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	hit := exactHit{s.IP, ra}
 	prev, hadPrev := l.probes.lastExact[s.TID]
 	l.probes.lastExact[s.TID] = hit
-	if strings.Contains(l.r.Attrs()[ev].Name, "morestack") { // "GROUP:runtime_morestack_noctxt_abi0"
+	if isMore {
 		if hadPrev {
 			l.probes.restart[prev]++
 		}
@@ -892,6 +907,18 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	return false
 }
 
+// isMorestack reports whether event ev probes Go's morestack (its event
+// is named after it: "GROUP:runtime_morestack_noctxt_abi0"), noting in
+// l.probes.morestack whether any event of the table does.
+func (l *loader) isMorestack(ev int) bool {
+	for k := len(l.probes.isMore); k < len(l.ev.attrs); k++ {
+		m := strings.Contains(l.ev.attrs[k].Name, "morestack")
+		l.probes.isMore = append(l.probes.isMore, m)
+		l.probes.morestack = l.probes.morestack || m
+	}
+	return ev < len(l.probes.isMore) && l.probes.isMore[ev]
+}
+
 // exactHit is a probe hit as goRestart matches them: the IP (the
 // function's entry: one event may probe many functions, see uprobe.Define)
 // and the return address.
@@ -901,6 +928,69 @@ type exactHit struct {
 }
 
 func (l *loader) exact(s *perf.Sample, weight uint64) {
+	ra, ok := uprobe.ReturnAddress(s)
+	if !ok {
+		l.probes.noRetAddr++
+		return
+	}
+	if l.probes.cache == nil {
+		l.probes.cache = newStackCache()
+	}
+	c := l.probes.cache
+	// The key: the callee's entry, the return address and the callchain.
+	key := append(l.probes.key[:0], s.IP, ra)
+	if s.Has(perf.SampleCallchain) {
+		key = append(key, s.Callchain...)
+	}
+	l.probes.key = key
+	h := hashChain(s.PID, key)
+	if i := c.find(h, s.PID, key); i >= 0 {
+		l.foldExact(i, weight)
+		return
+	}
+	if !l.exactSlow(s, ra) {
+		return
+	}
+	// l.cframes is the context (the caller first) and the callee after it
+	i := c.put(h, s.PID, key, l.cframes, stackWhole)
+	if i < 0 {
+		l.clearStacks()
+		i = c.put(h, s.PID, key, l.cframes, stackWhole)
+	}
+	if i >= 0 {
+		l.foldExact(i, weight)
+		return
+	}
+	l.addExact(l.cframes, weight)
+}
+
+// foldExact folds a hit of the exact cache's entry i: its weight is summed
+// in the entry (folded at the next clearStacks), or, with redundancy
+// skipping, folded now.
+func (l *loader) foldExact(i int, weight uint64) {
+	c := l.probes.cache
+	e := &c.entries[i]
+	if l.sumStacks {
+		e.pending += weight
+		return
+	}
+	l.addExact(c.frames[e.frame:e.frameTo], weight)
+}
+
+// addExact folds weight calls of a hit in its cached form: the context
+// (the caller, whose Site is the call site, then its callers) and last
+// the callee.
+func (l *loader) addExact(frames []ccmap.Frame, weight uint64) {
+	n := len(frames) - 1
+	ctx := frames[:n]
+	site := ccmap.CallSite{Caller: ctx[0].Func, Addr: ctx[0].Site}
+	l.fold.AddEdge(ctx, site, frames[n].Func, weight)
+}
+
+// exactSlow derives the call of a probe hit with return address ra: it
+// leaves in l.cframes the context (the caller first, its Site the call
+// site) followed by the callee, and reports whether the hit is a call.
+func (l *loader) exactSlow(s *perf.Sample, ra uint64) bool {
 	all := unwind.AppendCallchain(l.frames[:0], s, l.maps)
 	user := all[:0]
 	for _, f := range all {
@@ -911,10 +1001,9 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	if len(user) == 0 {
 		user = l.eng.IPFrame(user, s)
 	}
-	ra, ok := uprobe.ReturnAddress(s)
-	if len(user) == 0 || !ok {
+	if len(user) == 0 {
 		l.probes.noRetAddr++
-		return
+		return false
 	}
 	l.frames = all
 	callee := l.addrs.id(l.frameKey(&user[0], s.PID))
@@ -926,7 +1015,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 		// not a call: nothing returns there (argc at _start's entry, a
 		// goroutine's made-up goexit+1)
 		l.probes.notCall++
-		return
+		return false
 	}
 	ck := l.frameKey(&caller, s.PID)
 	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}
@@ -940,7 +1029,8 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	}
 	l.cframes = append(l.cframes[:0], ccmap.Frame{Func: site.Caller, Site: site.Addr})
 	l.cframes = l.toFrames(l.cframes, above, s.PID, true)
-	l.fold.AddEdge(l.cframes, site, callee, weight)
+	l.cframes = append(l.cframes, ccmap.Frame{Func: callee})
+	return true
 }
 
 // callSample folds the call edge a sample of a calls-retired event stands
