@@ -613,7 +613,7 @@ func (l *loader) sample(s *perf.Sample) {
 		if l.goRestart(s, ev) {
 			return
 		}
-		l.exact(s, weight)
+		l.exact(s, ev, weight)
 	case profile.LBR:
 		l.stack(s, ev, weight)
 		l.branches(s, period)
@@ -927,7 +927,7 @@ type exactHit struct {
 	ra uint64
 }
 
-func (l *loader) exact(s *perf.Sample, weight uint64) {
+func (l *loader) exact(s *perf.Sample, ev int, weight uint64) {
 	ra, ok := uprobe.ReturnAddress(s)
 	if !ok {
 		l.probes.noRetAddr++
@@ -951,16 +951,26 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	if !l.exactSlow(s, ra) {
 		return
 	}
-	// l.cframes is the context (the caller first) and the callee after it
-	i := c.put(h, s.PID, key, l.cframes, stackWhole)
+	// l.cframes is the context (the caller first) and the callee after
+	// it; the context lacks its outer frames when the callchain reached
+	// the depth limit (--max-stack)
+	shape := stackWhole
+	if s.Has(perf.SampleCallchain) {
+		if cut, limit := l.cutStack(s, ev); cut {
+			shape = stackCut
+			l.rec.Stacks.MaxStack = max(l.rec.Stacks.MaxStack, limit)
+		}
+	}
+	i := c.put(h, s.PID, key, l.cframes, shape)
 	if i < 0 {
 		l.clearStacks()
-		i = c.put(h, s.PID, key, l.cframes, stackWhole)
+		i = c.put(h, s.PID, key, l.cframes, shape)
 	}
 	if i >= 0 {
 		l.foldExact(i, weight)
 		return
 	}
+	l.countShape(shape, weight)
 	l.addExact(l.cframes, weight)
 }
 
@@ -970,6 +980,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 func (l *loader) foldExact(i int, weight uint64) {
 	c := l.probes.cache
 	e := &c.entries[i]
+	l.countShape(e.shape, weight)
 	if l.sumStacks {
 		e.pending += weight
 		return
