@@ -218,7 +218,7 @@ type processFilter struct {
 type lbrState struct {
 	dec          *lbr.Decoder
 	cur          *perf.Sample
-	sums         map[lbrKey]lbrSum
+	edges        lbrEdges   // per edge the sum of the periods of its appearances
 	calls        []lbr.Call // buffer
 	chain        []lbr.Addr // buffer: a call sample's user callchain
 	callsUnknown uint64
@@ -260,7 +260,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 		maps:     eng.Maps,
 		unwinder: eng.Unwinder,
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		lbr:      lbrState{sums: map[lbrKey]lbrSum{}},
+		lbr:      lbrState{edges: newLBREdges()},
 		stacks:   newStackCache(),
 	}
 	if t.stackLimit > 0 {
@@ -796,6 +796,7 @@ func (l *loader) foldCached(i int, weight uint64) {
 func (l *loader) clearStacks() {
 	l.stacks.flush(l.fold.Add)
 	l.stacks.clear()
+	l.lbr.edges.reset()
 	if c := l.probes.cache; c != nil {
 		c.flush(l.addExact)
 		c.clear()
@@ -811,16 +812,19 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 	l.lbr.cur = s
 	l.lbr.calls = l.lbr.dec.Decode(l.lbr.calls[:0], s.PID, s.Branches)
 	for _, c := range l.lbr.calls {
-		site := l.runtimeKey(s, uint64(c.Site))
-		callee := l.runtimeKey(s, uint64(c.Callee))
-		k := lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)}
-		sum := l.lbr.sums[k]
+		rk := lbrRuntime{s.PID, uint64(c.Site), uint64(c.Callee)}
+		i, ok := l.lbr.edges.find(rk)
+		if !ok {
+			site := l.runtimeKey(s, uint64(c.Site))
+			callee := l.runtimeKey(s, uint64(c.Callee))
+			i = l.lbr.edges.put(rk, lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)})
+		}
+		sum := &l.lbr.edges.sums[i]
 		if period > 0 {
 			sum.periods += period
 		} else {
 			sum.plain++
 		}
-		l.lbr.sums[k] = sum
 	}
 	l.lbr.cur = nil
 }
@@ -838,17 +842,15 @@ func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
 // edge is rounded up or down at random in proportion to its fraction, so
 // the integer count keeps the estimate's expectation.
 func (l *loader) flushLBR() {
-	if len(l.lbr.sums) == 0 {
+	e := &l.lbr.edges
+	if len(e.keys) == 0 {
 		return
 	}
 	est := lbr.Estimator{Depth: l.lbr.dec.MaxWindow(), Mode: lbr.EveryEntry}
-	keys := make([]lbrKey, 0, len(l.lbr.sums))
-	for k := range l.lbr.sums {
-		keys = append(keys, k)
-	}
-	sortLBRKeys(keys) // the random rounding must not depend on map order
+	keys := slices.Clone(e.keys)
+	sortLBRKeys(keys) // the random rounding must not depend on the order edges were seen in
 	for _, k := range keys {
-		sum := l.lbr.sums[k]
+		sum := e.sums[e.index[k]]
 		calls := float64(sum.plain)
 		if sum.periods > 0 {
 			calls += est.Weight(sum.periods, 0)
