@@ -372,7 +372,7 @@ func (l *loader) snapshot() {
 
 // fold decodes and folds one sample record.
 func (w *sampleWorker) fold(raw []byte) {
-	if w.l.foldFast(raw) {
+	if w.l.foldFast(raw) || w.l.foldExactFast(raw) {
 		return
 	}
 	if err := w.l.ev.format.DecodeSample(raw, &w.s); err != nil {
