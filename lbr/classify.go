@@ -67,6 +67,21 @@ type siteKey struct {
 	site Addr
 }
 
+// frontEntry is a slot of Decoder.front.
+type frontEntry struct {
+	site Addr
+	pid  uint32
+	kind Kind
+	used bool
+}
+
+const frontBits = 12
+const frontSize = 1 << frontBits
+
+func frontSlot(k siteKey) uint64 {
+	return ((uint64(k.site) ^ uint64(k.pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - frontBits)
+}
+
 // Decoder turns branch-stack entries into call edges. It classifies each
 // entry by its saved branch type when the recording has one (SavedType),
 // otherwise by decoding the instruction at the entry's from address, read
@@ -81,6 +96,11 @@ type Decoder struct {
 	// An entry whose saved type is PERF_BR_UNKNOWN is still decoded.
 	SavedType bool
 	cache     map[siteKey]Kind
+	// front is a direct-mapped copy of recent cache entries: a sample
+	// classifies 16-32 entries, most of them sites seen before, and a
+	// probe here costs a multiply and a compare where the map hashes a
+	// struct key
+	front     *[frontSize]frontEntry
 	counts    [numKinds]uint64
 	decoded   uint64
 	maxWindow int
@@ -113,6 +133,13 @@ func (d *Decoder) Forget(pid uint32) {
 	for k := range d.cache {
 		if k.pid == pid {
 			delete(d.cache, k)
+		}
+	}
+	if d.front != nil {
+		for i := range d.front {
+			if d.front[i].pid == pid {
+				d.front[i] = frontEntry{}
+			}
 		}
 	}
 }
@@ -151,17 +178,25 @@ func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
 		}
 	}
 	key := siteKey{pid, Addr(e.From)}
-	if k, ok := d.cache[key]; ok {
-		return k
+	if d.front == nil {
+		d.front = new([frontSize]frontEntry)
 	}
-	k := KindUnknown
-	if d.code != nil {
-		if b, ok := d.code.Code(pid, Addr(e.From)); ok {
-			k = DecodeKind(b)
-			d.decoded++
+	f := &d.front[frontSlot(key)]
+	if f.used && f.site == key.site && f.pid == pid {
+		return f.kind
+	}
+	k, ok := d.cache[key]
+	if !ok {
+		k = KindUnknown
+		if d.code != nil {
+			if b, ok := d.code.Code(pid, Addr(e.From)); ok {
+				k = DecodeKind(b)
+				d.decoded++
+			}
 		}
+		d.cache[key] = k
 	}
-	d.cache[key] = k
+	*f = frontEntry{site: key.site, pid: pid, kind: k, used: true}
 	return k
 }
 

@@ -85,7 +85,7 @@ func decodeSample(rec []byte, ev *formatEvent, s *Sample) error {
 		decodeBranchStack(&c, a.BranchSampleType, &s.BranchStack)
 	}
 	if st&SampleRegsUser != 0 {
-		decodeRegs(&c, "regs_user", a.SampleRegsUser, ev.nRegsUser, &s.RegsUser)
+		decodeRegs(&c, "regs_user", "regs_user abi", a.SampleRegsUser, ev.nRegsUser, &s.RegsUser)
 	}
 	if st&SampleStackUser != 0 {
 		n := c.u64("stack_user size")
@@ -105,7 +105,7 @@ func decodeSample(rec []byte, ev *formatEvent, s *Sample) error {
 		s.Transaction = c.u64("transaction")
 	}
 	if st&SampleRegsIntr != 0 {
-		decodeRegs(&c, "regs_intr", a.SampleRegsIntr, ev.nRegsIntr, &s.RegsIntr)
+		decodeRegs(&c, "regs_intr", "regs_intr abi", a.SampleRegsIntr, ev.nRegsIntr, &s.RegsIntr)
 	}
 	if st&SamplePhysAddr != 0 {
 		s.PhysAddr = c.u64("phys_addr")
@@ -244,10 +244,11 @@ func decodeBranchStack(c *cursor, bst BranchSampleType, bs *BranchStack) {
 }
 
 // decodeRegs reads abi and, unless it is PERF_SAMPLE_REGS_ABI_NONE, one
-// u64 per bit of the mask.
-func decodeRegs(c *cursor, field string, mask uint64, n int, r *Regs) {
+// u64 per bit of the mask. abiField is field's abi word (a constant: a
+// label built per sample would allocate on every sample).
+func decodeRegs(c *cursor, field, abiField string, mask uint64, n int, r *Regs) {
 	r.Mask = mask
-	r.ABI = c.u64(field + " abi")
+	r.ABI = c.u64(abiField)
 	if r.ABI == RegsABINone || c.err != nil {
 		r.Values = r.Values[:0]
 		return

@@ -253,6 +253,21 @@ func TestDecodeSampleReusesSlices(t *testing.T) {
 	if got.Branches[1].From != 0x402010 {
 		t.Errorf("branches %+v", got.Branches)
 	}
+	// every layout, the register sets included (their field labels once
+	// were built per sample)
+	for name, a := range sampleLayouts() {
+		f, _ := NewSampleFormat(a)
+		s := fullSample(&a)
+		raw := appendSample(&a, &s)
+		var got Sample
+		if err := f.DecodeSample(raw, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		allocs := testing.AllocsPerRun(20, func() { _ = f.DecodeSample(raw, &got) })
+		if allocs != 0 {
+			t.Errorf("%s: DecodeSample allocates %.1f times per sample once warm", name, allocs)
+		}
+	}
 }
 
 func TestBranchFlags(t *testing.T) {

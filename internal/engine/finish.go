@@ -47,7 +47,8 @@ func (l *loader) finish() *profile.Profile {
 		l.warn(fmt.Sprintf("%d probe hits whose return address follows no call instruction (a function entered by the kernel, as _start is, or by a jump; a new goroutine's first function) were left out of the call counts",
 			l.probes.notCall))
 	}
-	l.stackWarnings(addrMap.Totals().Samples)
+	tot := addrMap.Totals()
+	l.stackWarnings(tot.Samples + tot.ContextCalls) // stacks sampled, and exact hits (calls in context)
 	var log diag.Log
 	l.eng.Diagnose(&log)
 	for _, w := range l.warnings {

@@ -218,7 +218,7 @@ type processFilter struct {
 type lbrState struct {
 	dec          *lbr.Decoder
 	cur          *perf.Sample
-	sums         map[lbrKey]lbrSum
+	edges        lbrEdges   // per edge the sum of the periods of its appearances
 	calls        []lbr.Call // buffer
 	chain        []lbr.Addr // buffer: a call sample's user callchain
 	callsUnknown uint64
@@ -233,6 +233,13 @@ type exactState struct {
 	lastExact  map[uint32]exactHit
 	restart    map[exactHit]int
 	goRestarts uint64
+	// per event whether it probes Go's morestack, and whether any does
+	// (else goRestart has nothing to match)
+	isMore    []bool
+	morestack bool
+	// cache holds the folded form of recent hits (see exactCached)
+	cache *stackCache
+	key   []uint64 // buffer: a hit's cache key
 }
 
 type lbrKey struct {
@@ -253,7 +260,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 		maps:     eng.Maps,
 		unwinder: eng.Unwinder,
 		rng:      rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		lbr:      lbrState{sums: map[lbrKey]lbrSum{}},
+		lbr:      lbrState{edges: newLBREdges()},
 		stacks:   newStackCache(),
 	}
 	if t.stackLimit > 0 {
@@ -365,7 +372,7 @@ func (l *loader) snapshot() {
 
 // fold decodes and folds one sample record.
 func (w *sampleWorker) fold(raw []byte) {
-	if w.l.foldFast(raw) {
+	if w.l.foldFast(raw) || w.l.foldExactFast(raw) {
 		return
 	}
 	if err := w.l.ev.format.DecodeSample(raw, &w.s); err != nil {
@@ -606,7 +613,7 @@ func (l *loader) sample(s *perf.Sample) {
 		if l.goRestart(s, ev) {
 			return
 		}
-		l.exact(s, weight)
+		l.exact(s, ev, weight)
 	case profile.LBR:
 		l.stack(s, ev, weight)
 		l.branches(s, period)
@@ -789,6 +796,11 @@ func (l *loader) foldCached(i int, weight uint64) {
 func (l *loader) clearStacks() {
 	l.stacks.flush(l.fold.Add)
 	l.stacks.clear()
+	l.lbr.edges.reset()
+	if c := l.probes.cache; c != nil {
+		c.flush(l.addExact)
+		c.clear()
+	}
 }
 
 // branches folds the call edges of s's branch stack into the per-edge
@@ -800,16 +812,19 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 	l.lbr.cur = s
 	l.lbr.calls = l.lbr.dec.Decode(l.lbr.calls[:0], s.PID, s.Branches)
 	for _, c := range l.lbr.calls {
-		site := l.runtimeKey(s, uint64(c.Site))
-		callee := l.runtimeKey(s, uint64(c.Callee))
-		k := lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)}
-		sum := l.lbr.sums[k]
+		rk := lbrRuntime{s.PID, uint64(c.Site), uint64(c.Callee)}
+		i, ok := l.lbr.edges.find(rk)
+		if !ok {
+			site := l.runtimeKey(s, uint64(c.Site))
+			callee := l.runtimeKey(s, uint64(c.Callee))
+			i = l.lbr.edges.put(rk, lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)})
+		}
+		sum := &l.lbr.edges.sums[i]
 		if period > 0 {
 			sum.periods += period
 		} else {
 			sum.plain++
 		}
-		l.lbr.sums[k] = sum
 	}
 	l.lbr.cur = nil
 }
@@ -827,17 +842,15 @@ func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
 // edge is rounded up or down at random in proportion to its fraction, so
 // the integer count keeps the estimate's expectation.
 func (l *loader) flushLBR() {
-	if len(l.lbr.sums) == 0 {
+	e := &l.lbr.edges
+	if len(e.keys) == 0 {
 		return
 	}
 	est := lbr.Estimator{Depth: l.lbr.dec.MaxWindow(), Mode: lbr.EveryEntry}
-	keys := make([]lbrKey, 0, len(l.lbr.sums))
-	for k := range l.lbr.sums {
-		keys = append(keys, k)
-	}
-	sortLBRKeys(keys) // the random rounding must not depend on map order
+	keys := slices.Clone(e.keys)
+	sortLBRKeys(keys) // the random rounding must not depend on the order edges were seen in
 	for _, k := range keys {
-		sum := l.lbr.sums[k]
+		sum := e.sums[e.index[k]]
 		calls := float64(sum.plain)
 		if sum.periods > 0 {
 			calls += est.Weight(sum.periods, 0)
@@ -867,6 +880,10 @@ func (l *loader) flushLBR() {
 // meanwhile, the one skipped is that call: the edge's count is the same.)
 // Without a probe on morestack the restarts count as calls.
 func (l *loader) goRestart(s *perf.Sample, ev int) bool {
+	isMore := l.isMorestack(ev)
+	if !l.probes.morestack {
+		return false // no event probes morestack: nothing restarts
+	}
 	if l.probes.lastExact == nil {
 		l.probes.lastExact, l.probes.restart = map[uint32]exactHit{}, map[exactHit]int{}
 	}
@@ -874,7 +891,7 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	hit := exactHit{s.IP, ra}
 	prev, hadPrev := l.probes.lastExact[s.TID]
 	l.probes.lastExact[s.TID] = hit
-	if strings.Contains(l.r.Attrs()[ev].Name, "morestack") { // "GROUP:runtime_morestack_noctxt_abi0"
+	if isMore {
 		if hadPrev {
 			l.probes.restart[prev]++
 		}
@@ -892,6 +909,18 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	return false
 }
 
+// isMorestack reports whether event ev probes Go's morestack (its event
+// is named after it: "GROUP:runtime_morestack_noctxt_abi0"), noting in
+// l.probes.morestack whether any event of the table does.
+func (l *loader) isMorestack(ev int) bool {
+	for k := len(l.probes.isMore); k < len(l.ev.attrs); k++ {
+		m := strings.Contains(l.ev.attrs[k].Name, "morestack")
+		l.probes.isMore = append(l.probes.isMore, m)
+		l.probes.morestack = l.probes.morestack || m
+	}
+	return ev < len(l.probes.isMore) && l.probes.isMore[ev]
+}
+
 // exactHit is a probe hit as goRestart matches them: the IP (the
 // function's entry: one event may probe many functions, see uprobe.Define)
 // and the return address.
@@ -900,7 +929,81 @@ type exactHit struct {
 	ra uint64
 }
 
-func (l *loader) exact(s *perf.Sample, weight uint64) {
+func (l *loader) exact(s *perf.Sample, ev int, weight uint64) {
+	ra, ok := uprobe.ReturnAddress(s)
+	if !ok {
+		l.probes.noRetAddr++
+		return
+	}
+	if l.probes.cache == nil {
+		l.probes.cache = newStackCache()
+	}
+	c := l.probes.cache
+	// The key: the callee's entry, the return address and the callchain.
+	key := append(l.probes.key[:0], s.IP, ra)
+	if s.Has(perf.SampleCallchain) {
+		key = append(key, s.Callchain...)
+	}
+	l.probes.key = key
+	h := hashChain(s.PID, key)
+	if i := c.find(h, s.PID, key); i >= 0 {
+		l.foldExact(i, weight)
+		return
+	}
+	if !l.exactSlow(s, ra) {
+		return
+	}
+	// l.cframes is the context (the caller first) and the callee after
+	// it; the context lacks its outer frames when the callchain reached
+	// the depth limit (--max-stack)
+	shape := stackWhole
+	if s.Has(perf.SampleCallchain) {
+		if cut, limit := l.cutStack(s, ev); cut {
+			shape = stackCut
+			l.rec.Stacks.MaxStack = max(l.rec.Stacks.MaxStack, limit)
+		}
+	}
+	i := c.put(h, s.PID, key, l.cframes, shape)
+	if i < 0 {
+		l.clearStacks()
+		i = c.put(h, s.PID, key, l.cframes, shape)
+	}
+	if i >= 0 {
+		l.foldExact(i, weight)
+		return
+	}
+	l.countShape(shape, weight)
+	l.addExact(l.cframes, weight)
+}
+
+// foldExact folds a hit of the exact cache's entry i: its weight is summed
+// in the entry (folded at the next clearStacks), or, with redundancy
+// skipping, folded now.
+func (l *loader) foldExact(i int, weight uint64) {
+	c := l.probes.cache
+	e := &c.entries[i]
+	l.countShape(e.shape, weight)
+	if l.sumStacks {
+		e.pending += weight
+		return
+	}
+	l.addExact(c.frames[e.frame:e.frameTo], weight)
+}
+
+// addExact folds weight calls of a hit in its cached form: the context
+// (the caller, whose Site is the call site, then its callers) and last
+// the callee.
+func (l *loader) addExact(frames []ccmap.Frame, weight uint64) {
+	n := len(frames) - 1
+	ctx := frames[:n]
+	site := ccmap.CallSite{Caller: ctx[0].Func, Addr: ctx[0].Site}
+	l.fold.AddEdge(ctx, site, frames[n].Func, weight)
+}
+
+// exactSlow derives the call of a probe hit with return address ra: it
+// leaves in l.cframes the context (the caller first, its Site the call
+// site) followed by the callee, and reports whether the hit is a call.
+func (l *loader) exactSlow(s *perf.Sample, ra uint64) bool {
 	all := unwind.AppendCallchain(l.frames[:0], s, l.maps)
 	user := all[:0]
 	for _, f := range all {
@@ -911,10 +1014,9 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	if len(user) == 0 {
 		user = l.eng.IPFrame(user, s)
 	}
-	ra, ok := uprobe.ReturnAddress(s)
-	if len(user) == 0 || !ok {
+	if len(user) == 0 {
 		l.probes.noRetAddr++
-		return
+		return false
 	}
 	l.frames = all
 	callee := l.addrs.id(l.frameKey(&user[0], s.PID))
@@ -926,7 +1028,7 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 		// not a call: nothing returns there (argc at _start's entry, a
 		// goroutine's made-up goexit+1)
 		l.probes.notCall++
-		return
+		return false
 	}
 	ck := l.frameKey(&caller, s.PID)
 	site := ccmap.CallSite{Caller: l.addrs.id(ck), Addr: uint64(ck.addr)}
@@ -940,7 +1042,8 @@ func (l *loader) exact(s *perf.Sample, weight uint64) {
 	}
 	l.cframes = append(l.cframes[:0], ccmap.Frame{Func: site.Caller, Site: site.Addr})
 	l.cframes = l.toFrames(l.cframes, above, s.PID, true)
-	l.fold.AddEdge(l.cframes, site, callee, weight)
+	l.cframes = append(l.cframes, ccmap.Frame{Func: callee})
+	return true
 }
 
 // callSample folds the call edge a sample of a calls-retired event stands

@@ -11,8 +11,8 @@
 // multi-probe event named after its file (so that the kernel releases them
 // with one wait, not one per probe), and Events turns each tracefs event
 // into a tracepoint event that samples the IP, the thread, the time, a
-// frame-pointer callchain, the user registers IP, SP and BP, and the first
-// 8 bytes of the user stack; Undefine removes them once their events are
+// frame-pointer callchain and the first 8 bytes of the user stack (see
+// SampleType for what each costs); Undefine removes them once their events are
 // closed. tracefs.go says why not the uprobe PMU.
 //
 // Counting: a sample's IP is the probed function's entry (the callee).

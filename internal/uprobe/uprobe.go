@@ -159,14 +159,20 @@ func demangled(name string) string {
 // address at the top of the stack at a function's entry.
 const StackBytes = 8
 
-// SampleType is what every probe hit records. IDENTIFIER comes first in
-// each sample so that the samples of thousands of events sharing one ring
-// can be told apart.
-const SampleType = perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod |
-	perf.SampleIdentifier | perf.SampleCallchain | perf.SampleStackUser | perf.SampleRegsUser
-
-// RegsUser is the user-register mask sampled: IP, SP and BP.
-const RegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP
+// SampleType is what every probe hit records, and no more: a hit is one
+// call, and each field costs every call its bytes (8 each; the callchain
+// 8 plus 8 per entry, its PERF_CONTEXT_USER marker included; the stack
+// copy 24: size, the 8 bytes, dyn_size). IDENTIFIER comes first in each
+// sample so that the samples of thousands of events sharing one ring can
+// be told apart; IP is the callee; TID the thread and TIME the order and
+// the process model's moment; the stack copy the return address, i.e. the
+// call site; the frame-pointer callchain the calling context (bounded by
+// --max-stack). Left out: PERIOD (always 1: the attr's sample_period
+// says so), CPU (the calls do not depend on it) and the user registers
+// (32 bytes: the copy starts at the stack pointer, so its first u64 is
+// the return address without them).
+const SampleType = perf.SampleIP | perf.SampleTID | perf.SampleTime |
+	perf.SampleIdentifier | perf.SampleCallchain | perf.SampleStackUser
 
 // Events builds the perf events of obj's probes from the tracefs names and
 // tracepoint ids Define returned (one per probe, in obj.Probes order): one
@@ -198,7 +204,7 @@ func Events(obj *Object, group string, names []string, ids []uint64, base perf.A
 		a.Config = ids[i]
 		a.SamplePeriod = 1
 		a.SampleType = SampleType
-		a.SampleRegsUser = RegsUser
+		a.SampleRegsUser = 0
 		a.SampleStackUser = StackBytes
 		events = append(events, perf.Event{Name: group + ":" + names[i], Attr: a})
 	}

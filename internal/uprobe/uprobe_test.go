@@ -246,7 +246,7 @@ func TestEventsAttrs(t *testing.T) {
 			t.Errorf("event %d named %q, want %q", i, ev.Name, want[i])
 		}
 		if a.Type != perf.TypeTracepoint || a.Config != ids[i] || a.SamplePeriod != 1 || a.Freq() ||
-			a.SampleType != SampleType || a.SampleRegsUser != RegsUser || a.SampleStackUser != StackBytes ||
+			a.SampleType != SampleType || a.SampleRegsUser != 0 || a.SampleStackUser != StackBytes ||
 			!a.Flags.Has(perf.FlagExcludeCallchainKernel|perf.FlagInherit|perf.FlagEnableOnExec|perf.FlagDisabled) {
 			t.Errorf("event %d attr %+v", i, a)
 		}
