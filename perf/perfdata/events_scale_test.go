@@ -117,8 +117,16 @@ func TestManyEventsLinear(t *testing.T) {
 		pipe       bool
 		small, big []byte
 	}{{"file", false, f1, f8}, {"pipe", true, p1, p8}} {
-		t1, _ := openTime(t, m.small, m.pipe)
-		t8, name := openTime(t, m.big, m.pipe)
+		// The least of five alternating runs of each: one run's thread
+		// CPU time also holds page faults and GC assists that a loaded
+		// machine makes larger or smaller (a single pair gave 39.7 once,
+		// against 9-14 usually; a quadratic reader gives 64).
+		t1, t8, name := time.Duration(1<<62), time.Duration(1<<62), ""
+		for range 5 {
+			d1, _ := openTime(t, m.small, m.pipe)
+			d8, n := openTime(t, m.big, m.pipe)
+			t1, t8, name = min(t1, d1), min(t8, d8), n
+		}
 		if name != "probe_x:f15999" {
 			t.Errorf("%s: last event named %q, want probe_x:f15999", m.name, name)
 		}
