@@ -165,38 +165,59 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 	}
 	st := stack{sp0: r.v[regnum.AMD64_Rsp], data: s.StackUser.Valid()}
 	kind := FrameIP
+	// the registers of the frame and of its caller, swapped at each step
+	var other regs
+	cur, next := &r, &other
+	// the last object's CFI: a stack's frames are mostly in few objects
+	var last tableMemo
 	for depth := 0; ; depth++ {
 		if depth >= u.opts.MaxDepth {
 			return dst, StopMaxDepth
 		}
-		pc := r.v[regnum.AMD64_Rip]
+		pc := cur.v[regnum.AMD64_Rip]
 		dst = lookup(dst, maps, s, pc, kind, false)
 		f := &dst[len(dst)-1]
 		if f.Object == nil {
 			return dst, StopNoMapping
 		}
-		rw, why := u.rowFor(f)
+		rw, why := u.rowFor(f, &last)
 		if rw == nil {
 			if !u.opts.FramePointerFallback {
 				return dst, why
 			}
 			rw = fpRow // JIT code, objects without CFI: try the frame-pointer convention
 		}
-		next, stop := step(&r, rw, &st)
-		if stop != nil {
-			return dst, *stop
+		if stop, ok := stepInto(next, cur, rw, &st); !ok {
+			return dst, stop
 		}
-		if next.v[regnum.AMD64_Rsp] <= r.v[regnum.AMD64_Rsp] {
+		if next.v[regnum.AMD64_Rsp] <= cur.v[regnum.AMD64_Rsp] {
 			return dst, StopNoProgress
 		}
-		r = next
+		cur, next = next, cur
 		kind = FrameReturn
 	}
 }
 
-// rowFor returns the CFI row of a frame's PC, or nil and why there is none.
-func (u *Unwinder) rowFor(f *Frame) (*row, StopReason) {
-	t, err := u.tables.get(f.Object)
+// tableMemo is the last object rowFor looked up the CFI of, and its CFI.
+type tableMemo struct {
+	obj Object
+	t   *table
+	err error
+}
+
+// rowFor returns the CFI row of a frame's PC, or nil and why there is none;
+// memo, when not nil, saves looking up the CFI of the same object again.
+func (u *Unwinder) rowFor(f *Frame, memo *tableMemo) (*row, StopReason) {
+	var t *table
+	var err error
+	if memo != nil && memo.obj != nil && memo.obj == f.Object {
+		t, err = memo.t, memo.err
+	} else {
+		t, err = u.tables.get(f.Object)
+		if memo != nil {
+			*memo = tableMemo{obj: f.Object, t: t, err: err}
+		}
+	}
 	if err != nil {
 		return nil, StopNoObject
 	}
@@ -221,7 +242,17 @@ var fpRow = func() *row {
 
 // step computes the caller's registers from the callee's with one CFI row.
 func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
-	stop := func(r StopReason) (regs, *StopReason) { return regs{}, &r }
+	var next regs
+	if stop, ok := stepInto(&next, cur, rw, st); !ok {
+		return regs{}, &stop
+	}
+	return next, nil
+}
+
+// stepInto is step writing the caller's registers to next (not cur); ok
+// is false when unwinding stops there, and why.
+func stepInto(next, cur *regs, rw *row, st *stack) (why StopReason, ok bool) {
+	stop := func(r StopReason) (StopReason, bool) { return r, false }
 	var cfa uint64
 	switch rw.cfa.kind {
 	case ruleCFA:
@@ -242,7 +273,6 @@ func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
 	case ruleSame:
 		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
 	}
-	var next regs
 	for i := range nregs {
 		v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
 		if outside {
@@ -262,7 +292,7 @@ func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
 		return stop(StopZeroReturn)
 	}
 	next.v[regnum.AMD64_Rip], next.known[regnum.AMD64_Rip] = ra, true
-	return next, nil
+	return 0, true
 }
 
 // recoverReg applies one register rule; outside reports a read that fell

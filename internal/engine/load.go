@@ -611,14 +611,50 @@ func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
 		return
 	}
 	p.frames = l.eng.Frames(p.frames[:0], s)
-	p.keys = p.keys[:0]
-	p.broken = len(p.frames) > 0 && brokenStack(rt, p.frames)
-	if !p.broken {
-		for i := range p.frames {
-			p.keys = append(p.keys, frameKey(rt, &p.frames[i], s.PID))
+	p.keys, p.broken = keyFrames(rt, p.keys[:0], p.frames, s.PID)
+	p.state = prepUnwound
+}
+
+// keyFrames appends the address key of each frame (frameKey) to dst and
+// reports whether the stack is broken (brokenStack), in one pass that
+// looks each return address up once; the keys are incomplete when it is.
+func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) ([]addrKey, bool) {
+	for i := range frames {
+		f := &frames[i]
+		if f.Kind != unwind.FrameReturn {
+			dst = append(dst, frameKey(rt, f, pid))
+			continue
+		}
+		obj := FrameObject(f)
+		var k addrKey
+		var ri retInfo
+		if obj == nil {
+			k = addrKey{obj: nil, addr: max(procmap.ObjAddr(f.Addr), 1) - 1}
+		} else {
+			ri = rt.ret(obj, procmap.ObjAddr(f.ObjAddr))
+			k = newAddrKey(obj, pid, ri.call)
+		}
+		dst = append(dst, k)
+		outermost := i == len(frames)-1
+		if f.Kernel || (outermost && f.Addr == 0) {
+			continue
+		}
+		// as brokenStack
+		check := retUnknown
+		switch {
+		case obj == nil:
+			check = retNotCode
+		case obj.Kind == procmap.KindFile:
+			check = ri.check
+		case obj.Kind == procmap.KindKernel, obj.Kind == procmap.KindModule, obj.Kind == procmap.KindAnon,
+			obj.Kind == procmap.KindStack, obj.Kind == procmap.KindHeap:
+			check = retNotCode
+		}
+		if check == retNotCode || (check == retNotCall && !outermost) {
+			return dst, true
 		}
 	}
-	p.state = prepUnwound
+	return dst, false
 }
 
 // fastCandidate reports whether foldFast may take the sample record raw
