@@ -274,6 +274,10 @@ func stepInto(next, cur *regs, rw *row, st *stack) (why StopReason, ok bool) {
 		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
 	}
 	for i := range nregs {
+		if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
+			next.v[i], next.known[i] = cur.v[i], cur.known[i]
+			continue
+		}
 		v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
 		if outside {
 			if uint64(i) == rw.ra {

@@ -214,7 +214,7 @@ func (m *Map) ObjAddr(mp *Mapping, addr Addr) ObjAddr {
 	switch mp.Object.Kind {
 	case KindFile, KindVDSO:
 		off := mp.PgOff + uint64(addr-mp.Start)
-		if segs, err := m.segs.Get(mp.Object.Path); err == nil {
+		if segs, err := m.objSegments(mp.Object); err == nil {
 			if a, ok := ObjAddrOf(segs, off); ok {
 				return a
 			}
@@ -222,6 +222,18 @@ func (m *Map) ObjAddr(mp *Mapping, addr Addr) ObjAddr {
 		return ObjAddr(off)
 	}
 	return ObjAddr(addr)
+}
+
+// objSegments is m.segs.Get(obj.Path), through the copy obj keeps while
+// the Segments have not been Set since.
+func (m *Map) objSegments(obj *Object) ([]Segment, error) {
+	gen := m.segs.gen.Load()
+	if c := obj.segs.Load(); c != nil && c.gen == gen {
+		return c.segs, c.err
+	}
+	segs, err := m.segs.Get(obj.Path)
+	obj.segs.Store(&objSegs{gen: gen, segEntry: segEntry{segs: segs, err: err}})
+	return segs, err
 }
 
 // Process returns a copy of pid's process record (its address space left
