@@ -168,14 +168,21 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 	// the registers of the frame and of its caller, swapped at each step
 	var other regs
 	cur, next := &r, &other
-	// the last object's CFI: a stack's frames are mostly in few objects
+	// the last object's CFI, and the last mappings: a stack's frames
+	// are mostly in few objects
 	var last tableMemo
+	var mm mapMemo
+	rm, _ := maps.(rangeMaps)
 	for depth := 0; ; depth++ {
 		if depth >= u.opts.MaxDepth {
 			return dst, StopMaxDepth
 		}
 		pc := cur.v[regnum.AMD64_Rip]
-		dst = lookup(dst, maps, s, pc, kind, false)
+		if rm != nil {
+			dst = mm.lookup(dst, rm, s, pc, kind)
+		} else {
+			dst = lookup(dst, maps, s, pc, kind, false)
+		}
 		f := &dst[len(dst)-1]
 		if f.Object == nil {
 			return dst, StopNoMapping
@@ -198,25 +205,84 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 	}
 }
 
-// tableMemo is the last object rowFor looked up the CFI of, and its CFI.
+// rangeMaps is a Maps that also says for which addresses around addr its
+// answer holds, the object address moving with the address (procmap's
+// does): LookupObjectRange.
+type rangeMaps interface {
+	LookupObjectRange(pid, tid uint32, time, addr uint64) (obj Object, objAddr, lo, hi uint64, ok bool)
+}
+
+// mapMemo remembers the last few answers of a rangeMaps for one sample
+// (one pid, tid and time).
+type mapMemo struct {
+	e    [4]mapRange
+	next int
+}
+
+type mapRange struct {
+	obj      Object // nil: unused
+	lo, hi   uint64
+	addr, oa uint64
+}
+
+// lookup is the package's lookup of a user frame, through the memo.
+func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, addr uint64, kind FrameKind) []Frame {
+	f := Frame{Addr: Addr(addr), Kind: kind}
+	at := addr
+	if kind == FrameReturn && at > 0 {
+		at-- // the call's mapping: a call can end a mapping
+	}
+	for i := range mm.e {
+		if e := &mm.e[i]; e.obj != nil && e.lo <= at && at < e.hi {
+			f.Object = e.obj
+			f.ObjAddr = ObjAddr(e.oa + (at - e.addr) + (addr - at))
+			return append(dst, f)
+		}
+	}
+	if obj, oa, lo, hi, ok := maps.LookupObjectRange(s.PID, s.TID, s.Time, at); ok && obj != nil {
+		f.Object = obj
+		f.ObjAddr = ObjAddr(oa + (addr - at))
+		mm.e[mm.next] = mapRange{obj: obj, lo: lo, hi: hi, addr: at, oa: oa}
+		mm.next = (mm.next + 1) % len(mm.e)
+	}
+	return append(dst, f)
+}
+
+// tableMemo is the last few objects rowFor looked up the CFI of, and
+// their CFI.
 type tableMemo struct {
-	obj Object
+	e    [4]tableOf
+	next int
+}
+
+type tableOf struct {
+	obj Object // nil: unused
 	t   *table
 	err error
 }
 
+// get is u.tables.get through the memo.
+func (m *tableMemo) get(u *Unwinder, obj Object) (*table, error) {
+	for i := range m.e {
+		if e := &m.e[i]; e.obj != nil && e.obj == obj {
+			return e.t, e.err
+		}
+	}
+	t, err := u.tables.get(obj)
+	m.e[m.next] = tableOf{obj: obj, t: t, err: err}
+	m.next = (m.next + 1) % len(m.e)
+	return t, err
+}
+
 // rowFor returns the CFI row of a frame's PC, or nil and why there is none;
-// memo, when not nil, saves looking up the CFI of the same object again.
+// memo, when not nil, saves looking up the CFI of the same objects again.
 func (u *Unwinder) rowFor(f *Frame, memo *tableMemo) (*row, StopReason) {
 	var t *table
 	var err error
-	if memo != nil && memo.obj != nil && memo.obj == f.Object {
-		t, err = memo.t, memo.err
+	if memo != nil {
+		t, err = memo.get(u, f.Object)
 	} else {
 		t, err = u.tables.get(f.Object)
-		if memo != nil {
-			*memo = tableMemo{obj: f.Object, t: t, err: err}
-		}
 	}
 	if err != nil {
 		return nil, StopNoObject
