@@ -53,7 +53,9 @@ type LoadOptions struct {
 	// profile needs.
 	SiteLines bool
 	// Workers, DedupRatio and Seed configure the folding (package
-	// pipeline): the number of folding goroutines (0: GOMAXPROCS), the
+	// pipeline): the number of folding goroutines (0: GOMAXPROCS), which
+	// is also the number of goroutines preparing samples (decoding and
+	// unwinding them; the profile is the same whatever it is), the
 	// share RR in (0, 1] of already-seen stacks folded (with weight 1/RR;
 	// 0 or 1: every stack), and the seed of the random choices (the LBR
 	// estimate's rounding too).
@@ -272,12 +274,12 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 
 // read applies every record; it returns the reader's error.
 //
-// Samples are decoded and folded on a second goroutine (sampleWorker), in
-// their order, while this one reads on; it applies every other record
-// itself, after the samples before it are done: the worker reads the
-// process model and a copy of the reader's event table (fmt, attrs) that
-// is renewed before the first sample that follows records of perf's own
-// that may change it.
+// Samples are prepared on a pool of goroutines and folded on another, in
+// their order (sampleWorker), while this one reads on; it applies every
+// other record itself, after the samples before it are done: the workers
+// read the process model and a copy of the reader's event table (fmt,
+// attrs) that is renewed before the first sample that follows records of
+// perf's own that may change it.
 func (l *loader) read() error {
 	w := l.startWorker()
 	defer w.stop()
