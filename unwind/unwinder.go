@@ -409,7 +409,8 @@ func eval(cur *regs, expr []byte, cfa uint64, pushCFA bool, st *stack) (uint64, 
 		dr.CFA = int64(cfa)
 		prog = append([]byte{byte(op.DW_OP_call_frame_cfa)}, expr...)
 	}
-	v, pieces, err := safeExecute(*dr, prog, st)
+	stc := *st // a copy escapes to the heap (the memory reader), not the caller's stack value
+	v, pieces, err := safeExecute(*dr, prog, &stc)
 	if err != nil || pieces != nil {
 		return 0, false
 	}
