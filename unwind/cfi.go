@@ -57,7 +57,7 @@ type table struct {
 	fdes frame.FrameDescriptionEntries
 	err  error
 
-	mu   sync.Mutex
+	mu   sync.RWMutex // readers of rows do not wait for each other
 	rows map[ObjAddr]*row
 }
 
@@ -66,9 +66,9 @@ const maxRows = 1 << 16
 
 // row returns the rule for pc, nil when no FDE covers it.
 func (t *table) row(pc ObjAddr) (*row, error) {
-	t.mu.Lock()
+	t.mu.RLock()
 	r, ok := t.rows[pc]
-	t.mu.Unlock()
+	t.mu.RUnlock()
 	if ok {
 		return r, nil
 	}

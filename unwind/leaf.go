@@ -121,7 +121,7 @@ func (u *Unwinder) firstReturn(s *perf.Sample, maps Maps, ip, sp uint64) (uint64
 	if fs[0].Object == nil {
 		return 0, false, LeafUnknown
 	}
-	rw, _ := u.rowFor(&fs[0])
+	rw, _ := u.rowFor(&fs[0], nil)
 	if rw == nil {
 		return 0, false, LeafUnknown
 	}

@@ -165,38 +165,125 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 	}
 	st := stack{sp0: r.v[regnum.AMD64_Rsp], data: s.StackUser.Valid()}
 	kind := FrameIP
+	// the registers of the frame and of its caller, swapped at each step
+	var other regs
+	cur, next := &r, &other
+	// the last object's CFI, and the last mappings: a stack's frames
+	// are mostly in few objects
+	var last tableMemo
+	var mm mapMemo
+	rm, _ := maps.(rangeMaps)
 	for depth := 0; ; depth++ {
 		if depth >= u.opts.MaxDepth {
 			return dst, StopMaxDepth
 		}
-		pc := r.v[regnum.AMD64_Rip]
-		dst = lookup(dst, maps, s, pc, kind, false)
+		pc := cur.v[regnum.AMD64_Rip]
+		if rm != nil {
+			dst = mm.lookup(dst, rm, s, pc, kind)
+		} else {
+			dst = lookup(dst, maps, s, pc, kind, false)
+		}
 		f := &dst[len(dst)-1]
 		if f.Object == nil {
 			return dst, StopNoMapping
 		}
-		rw, why := u.rowFor(f)
+		rw, why := u.rowFor(f, &last)
 		if rw == nil {
 			if !u.opts.FramePointerFallback {
 				return dst, why
 			}
 			rw = fpRow // JIT code, objects without CFI: try the frame-pointer convention
 		}
-		next, stop := step(&r, rw, &st)
-		if stop != nil {
-			return dst, *stop
+		if stop, ok := stepInto(next, cur, rw, &st); !ok {
+			return dst, stop
 		}
-		if next.v[regnum.AMD64_Rsp] <= r.v[regnum.AMD64_Rsp] {
+		if next.v[regnum.AMD64_Rsp] <= cur.v[regnum.AMD64_Rsp] {
 			return dst, StopNoProgress
 		}
-		r = next
+		cur, next = next, cur
 		kind = FrameReturn
 	}
 }
 
-// rowFor returns the CFI row of a frame's PC, or nil and why there is none.
-func (u *Unwinder) rowFor(f *Frame) (*row, StopReason) {
-	t, err := u.tables.get(f.Object)
+// rangeMaps is a Maps that also says for which addresses around addr its
+// answer holds, the object address moving with the address (procmap's
+// does): LookupObjectRange.
+type rangeMaps interface {
+	LookupObjectRange(pid, tid uint32, time, addr uint64) (obj Object, objAddr, lo, hi uint64, ok bool)
+}
+
+// mapMemo remembers the last few answers of a rangeMaps for one sample
+// (one pid, tid and time).
+type mapMemo struct {
+	e    [4]mapRange
+	next int
+}
+
+type mapRange struct {
+	obj      Object // nil: unused
+	lo, hi   uint64
+	addr, oa uint64
+}
+
+// lookup is the package's lookup of a user frame, through the memo.
+func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, addr uint64, kind FrameKind) []Frame {
+	f := Frame{Addr: Addr(addr), Kind: kind}
+	at := addr
+	if kind == FrameReturn && at > 0 {
+		at-- // the call's mapping: a call can end a mapping
+	}
+	for i := range mm.e {
+		if e := &mm.e[i]; e.obj != nil && e.lo <= at && at < e.hi {
+			f.Object = e.obj
+			f.ObjAddr = ObjAddr(e.oa + (at - e.addr) + (addr - at))
+			return append(dst, f)
+		}
+	}
+	if obj, oa, lo, hi, ok := maps.LookupObjectRange(s.PID, s.TID, s.Time, at); ok && obj != nil {
+		f.Object = obj
+		f.ObjAddr = ObjAddr(oa + (addr - at))
+		mm.e[mm.next] = mapRange{obj: obj, lo: lo, hi: hi, addr: at, oa: oa}
+		mm.next = (mm.next + 1) % len(mm.e)
+	}
+	return append(dst, f)
+}
+
+// tableMemo is the last few objects rowFor looked up the CFI of, and
+// their CFI.
+type tableMemo struct {
+	e    [4]tableOf
+	next int
+}
+
+type tableOf struct {
+	obj Object // nil: unused
+	t   *table
+	err error
+}
+
+// get is u.tables.get through the memo.
+func (m *tableMemo) get(u *Unwinder, obj Object) (*table, error) {
+	for i := range m.e {
+		if e := &m.e[i]; e.obj != nil && e.obj == obj {
+			return e.t, e.err
+		}
+	}
+	t, err := u.tables.get(obj)
+	m.e[m.next] = tableOf{obj: obj, t: t, err: err}
+	m.next = (m.next + 1) % len(m.e)
+	return t, err
+}
+
+// rowFor returns the CFI row of a frame's PC, or nil and why there is none;
+// memo, when not nil, saves looking up the CFI of the same objects again.
+func (u *Unwinder) rowFor(f *Frame, memo *tableMemo) (*row, StopReason) {
+	var t *table
+	var err error
+	if memo != nil {
+		t, err = memo.get(u, f.Object)
+	} else {
+		t, err = u.tables.get(f.Object)
+	}
 	if err != nil {
 		return nil, StopNoObject
 	}
@@ -221,7 +308,17 @@ var fpRow = func() *row {
 
 // step computes the caller's registers from the callee's with one CFI row.
 func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
-	stop := func(r StopReason) (regs, *StopReason) { return regs{}, &r }
+	var next regs
+	if stop, ok := stepInto(&next, cur, rw, st); !ok {
+		return regs{}, &stop
+	}
+	return next, nil
+}
+
+// stepInto is step writing the caller's registers to next (not cur); ok
+// is false when unwinding stops there, and why.
+func stepInto(next, cur *regs, rw *row, st *stack) (why StopReason, ok bool) {
+	stop := func(r StopReason) (StopReason, bool) { return r, false }
 	var cfa uint64
 	switch rw.cfa.kind {
 	case ruleCFA:
@@ -242,8 +339,11 @@ func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
 	case ruleSame:
 		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
 	}
-	var next regs
 	for i := range nregs {
+		if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
+			next.v[i], next.known[i] = cur.v[i], cur.known[i]
+			continue
+		}
 		v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
 		if outside {
 			if uint64(i) == rw.ra {
@@ -262,7 +362,7 @@ func step(cur *regs, rw *row, st *stack) (regs, *StopReason) {
 		return stop(StopZeroReturn)
 	}
 	next.v[regnum.AMD64_Rip], next.known[regnum.AMD64_Rip] = ra, true
-	return next, nil
+	return 0, true
 }
 
 // recoverReg applies one register rule; outside reports a read that fell
@@ -309,7 +409,8 @@ func eval(cur *regs, expr []byte, cfa uint64, pushCFA bool, st *stack) (uint64, 
 		dr.CFA = int64(cfa)
 		prog = append([]byte{byte(op.DW_OP_call_frame_cfa)}, expr...)
 	}
-	v, pieces, err := safeExecute(*dr, prog, st)
+	stc := *st // a copy escapes to the heap (the memory reader), not the caller's stack value
+	v, pieces, err := safeExecute(*dr, prog, &stc)
 	if err != nil || pieces != nil {
 		return 0, false
 	}

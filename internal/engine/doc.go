@@ -43,13 +43,20 @@
 //
 // Goroutines start here, and end before the call that started them
 // returns:
-//   - Load reads records on the caller's goroutine and decodes and folds
-//     samples on one sample worker (load.go: startWorker), handed batches
-//     of records in order; the folding itself runs on internal/pipeline's
-//     workers;
-//   - Symbols.Resolve and ResolveAdded open objects in parallel, and
-//     Symbols.PreloadKernel reads kallsyms on a goroutine of its own while
-//     the records are read (ended by Resolve or Close).
+//   - Load reads records on the caller's goroutine (which keeps the
+//     process model: side-band records are applied there, once the
+//     samples before them are folded) and hands batches of sample
+//     records to a pool of preparers (LoadOptions.Workers, 0: GOMAXPROCS;
+//     load.go: startWorker), which decode them, repair their leaves,
+//     unwind them and key their frames against the process model, unchanged
+//     while batches are in flight; one folding goroutine takes the batches
+//     in reading order and folds their samples in order (filters, periods,
+//     address ids, the stack cache), so the profile does not depend on
+//     the number of preparers; the folding into the CC-Map itself runs on
+//     internal/pipeline's workers;
+//   - Symbols.Resolve and ResolveAdded open objects in parallel, and Symbols.PreloadKernel
+//     reads kallsyms on a goroutine of its own while the records are read
+//     (ended by Resolve or Close).
 //
 // The caller provides the perfdata.Reader to New (and closes it), and
 // calls Close to remove the files the engine wrote (the vdso's image);

@@ -3,6 +3,7 @@ package engine
 import (
 	"debug/elf"
 	"path/filepath"
+	"sync"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -29,12 +30,24 @@ func newAddrKey(obj *procmap.Object, pid uint32, a procmap.ObjAddr) addrKey {
 
 // addrTable interns code addresses into dense ids (ccmap.FuncIDs of the
 // address-level map) and turns return addresses into the addresses of
-// their call instructions, each unique return address decoded once.
+// their call instructions (its retTable).
 type addrTable struct {
-	ids   map[addrKey]ccmap.FuncID
-	keys  []addrKey
+	ids  map[addrKey]ccmap.FuncID
+	keys []addrKey
+	retTable
+}
+
+// retTable turns return addresses into the addresses of their call
+// instructions, each unique return address decoded once. The loader's
+// addrTable has one, and each sample preparer its own (the answers are
+// the code's, whichever table gives them); they share the codeReader.
+type retTable struct {
 	calls map[addrKey]retInfo // return address -> its call instruction
 	code  *codeReader
+}
+
+func newRetTable(code *codeReader) retTable {
+	return retTable{calls: make(map[addrKey]retInfo), code: code}
 }
 
 // retInfo is what the code before a return address says: the address of
@@ -65,9 +78,8 @@ const (
 
 func newAddrTable(code *codeReader) *addrTable {
 	return &addrTable{
-		ids:   make(map[addrKey]ccmap.FuncID),
-		calls: make(map[addrKey]retInfo),
-		code:  code,
+		ids:      make(map[addrKey]ccmap.FuncID),
+		retTable: newRetTable(code),
 	}
 }
 
@@ -87,13 +99,13 @@ func (t *addrTable) id(k addrKey) ccmap.FuncID {
 // CALL rel32 first, then CALL r/m of 2 to 7 bytes). When the code cannot
 // be read or no call ends at ra, it is ra-1, inside the call instruction,
 // which still names the right function and source line.
-func (t *addrTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjAddr {
+func (t *retTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjAddr {
 	return t.ret(obj, ra).call
 }
 
 // checkReturn says whether ra can be a return address of user code in
 // obj (nil: in no mapping): whether a call instruction ends at it.
-func (t *addrTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
+func (t *retTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
 	if obj == nil {
 		return retNotCode
 	}
@@ -107,7 +119,7 @@ func (t *addrTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retChec
 }
 
 // ret decodes the code before ra once.
-func (t *addrTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
+func (t *retTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 	if ra == 0 {
 		return retInfo{check: retNotCode}
 	}
@@ -154,10 +166,13 @@ func callLenBefore(b []byte) int {
 }
 
 // codeReader reads the code of objects by their ELF addresses, each file
-// opened once.
+// opened once. It is safe for concurrent use (the sample preparers share
+// it with the folding goroutine).
 type codeReader struct {
 	resolve func(path string) string // recorded path -> file to open
-	files   map[string]*elfCode
+
+	mu    sync.Mutex
+	files map[string]*elfCode
 }
 
 type elfCode struct {
@@ -190,11 +205,13 @@ func (c *codeReader) readCode(obj *procmap.Object, addr procmap.ObjAddr, n int) 
 	if obj.Kind != procmap.KindFile || !filepath.IsAbs(obj.Path) {
 		return nil, codeNoFile
 	}
+	c.mu.Lock()
 	ec, ok := c.files[obj.Path]
 	if !ok {
 		ec = c.open(obj.Path)
 		c.files[obj.Path] = ec
 	}
+	c.mu.Unlock()
 	if ec == nil {
 		return nil, codeNoFile
 	}

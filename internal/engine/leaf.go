@@ -14,15 +14,22 @@ func (l *loader) repairLeaf(s *perf.Sample) {
 		return
 	}
 	chain, r := l.unwinder.RepairCallchain(l.leafChain, s, l.maps)
-	switch r {
-	case unwind.LeafNotChecked:
-		return
-	case unwind.LeafInserted:
+	if r == unwind.LeafInserted {
 		// The decoder refills s.Callchain's array with the next sample:
 		// hand it the raw chain's array and keep that one for the next
 		// repair, so neither overwrites the other.
 		l.leafChain = s.Callchain[:0]
 		s.Callchain = chain
+	}
+	l.countLeaf(r)
+}
+
+// countLeaf counts the outcome of a leaf repair.
+func (l *loader) countLeaf(r unwind.LeafRepair) {
+	switch r {
+	case unwind.LeafNotChecked:
+		return
+	case unwind.LeafInserted:
 		l.rec.Leaf.Inserted++
 	case unwind.LeafUnknown:
 		l.rec.Leaf.Unknown++

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -51,7 +53,9 @@ type LoadOptions struct {
 	// profile needs.
 	SiteLines bool
 	// Workers, DedupRatio and Seed configure the folding (package
-	// pipeline): the number of folding goroutines (0: GOMAXPROCS), the
+	// pipeline): the number of folding goroutines (0: GOMAXPROCS), which
+	// is also the number of goroutines preparing samples (decoding and
+	// unwinding them; the profile is the same whatever it is), the
 	// share RR in (0, 1] of already-seen stacks folded (with weight 1/RR;
 	// 0 or 1: every stack), and the seed of the random choices (the LBR
 	// estimate's rounding too).
@@ -277,12 +281,12 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 
 // read applies every record; it returns the reader's error.
 //
-// Samples are decoded and folded on a second goroutine (sampleWorker), in
-// their order, while this one reads on; it applies every other record
-// itself, after the samples before it are done: the worker reads the
-// process model and a copy of the reader's event table (fmt, attrs) that
-// is renewed before the first sample that follows records of perf's own
-// that may change it.
+// Samples are prepared on a pool of goroutines and folded on another, in
+// their order (sampleWorker), while this one reads on; it applies every
+// other record itself, after the samples before it are done: the workers
+// read the process model and a copy of the reader's event table (fmt,
+// attrs) that is renewed before the first sample that follows records of
+// perf's own that may change it.
 func (l *loader) read() error {
 	w := l.startWorker()
 	defer w.stop()
@@ -370,59 +374,119 @@ func (l *loader) snapshot() {
 	l.ev.attrs = slices.Clone(l.r.Attrs())
 }
 
-// fold decodes and folds one sample record.
-func (w *sampleWorker) fold(raw []byte) {
-	if w.l.foldFast(raw) || w.l.foldExactFast(raw) {
-		return
-	}
-	if err := w.l.ev.format.DecodeSample(raw, &w.s); err != nil {
-		w.l.eng.Skips.Samples++ // only this goroutine counts samples
-		return
-	}
-	w.l.sample(&w.s)
-}
-
-// A sampleWorker decodes and folds samples on its own goroutine: the
-// reading goroutine copies sample records into batches and hands them
-// over; wait returns when every batch handed over is done.
+// A sampleWorker decodes, unwinds and folds samples off the reading
+// goroutine, in two stages: the reading goroutine copies sample records
+// into batches and hands each batch both to a pool of preparers
+// (prepare: decode, leaf repair, unwinding and the frames' address keys,
+// which depend on the batch's records, the process model and the event
+// table alone, all unchanged while batches are in flight) and, in order,
+// to the one folding goroutine, which waits for each batch to be prepared
+// and folds its samples in their order (sample: everything that keeps
+// state, from the filters to the address ids and the stack cache). The
+// profile is thus the same whatever the number of preparers. wait
+// returns when every batch handed over is folded.
 type sampleWorker struct {
 	l        *loader
 	cur      *recBatch
 	free     []*recBatch
-	work     chan *recBatch
-	done     chan *recBatch
+	prep     chan *recBatch // to the preparers
+	order    chan *recBatch // to the folding goroutine, in reading order
+	done     chan *recBatch // folded
 	inflight int
-	s        perf.Sample // the worker's
+	max      int // batches in flight at most
+	ended    sync.WaitGroup
+	inline   prepSample // test.inline: the one sample prepared
+	inlineRT retTable
 }
 
 // recBatch holds sample records back to back; ends[i] is where record i
-// ends.
+// ends, prep[i] what the preparers found of it. ready has a value when
+// the batch is prepared.
 type recBatch struct {
-	buf  []byte
-	ends []int
+	buf   []byte
+	ends  []int
+	prep  []prepSample
+	ready chan struct{}
 }
+
+// prepSample is a sample record as a preparer leaves it for the folding
+// goroutine.
+type prepSample struct {
+	state prepState
+	s     perf.Sample // decoded (not prepFast)
+	// the leaf repair's outcome, done when the sample's event folds
+	// stacks (prepStack, prepUnwound); leafBuf is the array the next
+	// repair of this slot fills (see repairLeaf)
+	leaf    unwind.LeafRepair
+	leafBuf []uint64
+	// a frame-pointer stack (fp): the raw callchain's length and number
+	// of entries other than context markers (for cutStack), and the hash
+	// of the repaired chain (for the stack cache)
+	fp             bool
+	chainLen, real uint64
+	hash           uint64
+	// prepUnwound: the stack unwound: broken (brokenStack), or the
+	// address key of each frame (frameKey), innermost first; none when
+	// the sample unwound to no frame
+	broken bool
+	frames []unwind.Frame
+	keys   []addrKey
+}
+
+// prepState is how far a preparer took a sample.
+type prepState uint8
 
 const (
-	batchRecords    = 1024
-	batchBytes      = 256 << 10
-	batchesInFlight = 3
+	prepFast    prepState = iota // left to foldFast (not decoded)
+	prepBad                      // did not decode
+	prepDecoded                  // decoded only (its stack, if any, is done when folded)
+	prepStack                    // decoded, leaf repaired, frame-pointer chain hashed
+	prepUnwound                  // decoded, leaf repaired, unwound and keyed
 )
 
-func (l *loader) startWorker() *sampleWorker {
-	w := &sampleWorker{
-		l:    l,
-		cur:  &recBatch{},
-		work: make(chan *recBatch, batchesInFlight),
-		done: make(chan *recBatch, batchesInFlight),
+const (
+	batchRecords = 1024
+	batchBytes   = 256 << 10
+)
+
+// preparers is the number of preparing goroutines: LoadOptions.Workers,
+// or GOMAXPROCS.
+func (l *loader) preparers() int {
+	if l.o.Workers > 0 {
+		return l.o.Workers
 	}
-	go w.run()
+	return max(runtime.GOMAXPROCS(0), 1)
+}
+
+func (l *loader) startWorker() *sampleWorker {
+	n := l.preparers()
+	w := &sampleWorker{
+		l:        l,
+		cur:      newRecBatch(),
+		max:      n + 2,
+		inlineRT: newRetTable(l.code),
+	}
+	if l.test.inline {
+		return w
+	}
+	w.prep = make(chan *recBatch, w.max)
+	w.order = make(chan *recBatch, w.max)
+	w.done = make(chan *recBatch, w.max)
+	w.ended.Add(n + 1)
+	for range n {
+		go w.runPrepare()
+	}
+	go w.runFold()
 	return w
 }
+
+func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 
 // add queues a copy of a sample record.
 func (w *sampleWorker) add(raw []byte) {
 	if w.l.test.inline {
-		w.fold(raw)
+		w.l.prepare(&w.inline, raw, &w.inlineRT)
+		w.l.foldPrepared(&w.inline, raw)
 		return
 	}
 	b := w.cur
@@ -433,26 +497,30 @@ func (w *sampleWorker) add(raw []byte) {
 	}
 }
 
-// send hands the current batch over, waiting while batchesInFlight are.
+// send hands the current batch over, waiting while w.max are in flight.
 func (w *sampleWorker) send() {
 	if len(w.cur.ends) == 0 {
 		return
 	}
-	for w.inflight >= batchesInFlight {
+	for w.inflight >= w.max {
 		w.free = append(w.free, <-w.done)
 		w.inflight--
 	}
-	w.work <- w.cur
+	w.prep <- w.cur
+	w.order <- w.cur
 	w.inflight++
 	if n := len(w.free); n > 0 {
 		w.cur, w.free = w.free[n-1], w.free[:n-1]
 	} else {
-		w.cur = &recBatch{}
+		w.cur = newRecBatch()
 	}
 }
 
-// wait hands the current batch over and returns when all are done.
+// wait hands the current batch over and returns when all are folded.
 func (w *sampleWorker) wait() {
+	if w.l.test.inline {
+		return
+	}
 	w.send()
 	for w.inflight > 0 {
 		w.free = append(w.free, <-w.done)
@@ -460,21 +528,188 @@ func (w *sampleWorker) wait() {
 	}
 }
 
-// stop ends the worker after the batches handed over.
+// stop ends the goroutines after the batches handed over.
 func (w *sampleWorker) stop() {
+	if w.l.test.inline {
+		return
+	}
 	w.wait()
-	close(w.work)
+	close(w.prep)
+	close(w.order)
+	w.ended.Wait()
 }
 
-func (w *sampleWorker) run() {
-	for b := range w.work {
+// runPrepare prepares batches, each with a return-address table of its
+// own.
+func (w *sampleWorker) runPrepare() {
+	defer w.ended.Done()
+	rt := newRetTable(w.l.code)
+	for b := range w.prep {
+		if len(b.prep) < len(b.ends) {
+			b.prep = append(b.prep, make([]prepSample, len(b.ends)-len(b.prep))...)
+		}
 		start := 0
-		for _, end := range b.ends {
-			w.fold(b.buf[start:end])
+		for i, end := range b.ends {
+			w.l.prepare(&b.prep[i], b.buf[start:end], &rt)
+			start = end
+		}
+		b.ready <- struct{}{}
+	}
+}
+
+// runFold folds the batches in their order, each once prepared.
+func (w *sampleWorker) runFold() {
+	defer w.ended.Done()
+	for b := range w.order {
+		<-b.ready
+		start := 0
+		for i, end := range b.ends {
+			w.l.foldPrepared(&b.prep[i], b.buf[start:end])
 			start = end
 		}
 		b.buf, b.ends = b.buf[:0], b.ends[:0]
 		w.done <- b
+	}
+}
+
+// prepare does for the sample record raw what depends on it, the process
+// model and the event table alone (on a preparer; rt is its own): it
+// decodes it, and when its event folds stacks, repairs its leaf, and
+// hashes its frame-pointer chain or unwinds it and keys its frames. A
+// sample foldFast may take is left to it, not decoded.
+func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
+	p.state = prepFast
+	if l.fastCandidate(raw) {
+		return
+	}
+	s := &p.s
+	if err := l.ev.format.DecodeSample(raw, s); err != nil {
+		p.state = prepBad
+		return
+	}
+	p.state = prepDecoded
+	ev := l.event(s)
+	if ev < 0 || ev >= len(l.ev.srcs) || l.ev.srcs[ev] == profile.Exact {
+		return
+	}
+	if l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event {
+		return
+	}
+	// what stack does before it needs the folding state
+	p.fp = l.ev.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
+	if p.fp {
+		p.chainLen, p.real = uint64(len(s.Callchain)), 0
+		for _, a := range s.Callchain {
+			if a < perf.ContextMax {
+				p.real++
+			}
+		}
+	}
+	p.leaf = unwind.LeafNotChecked
+	if s.Has(perf.SampleStackUser) && s.Has(perf.SampleCallchain) {
+		chain, r := l.unwinder.RepairCallchain(p.leafBuf, s, l.maps)
+		if r == unwind.LeafInserted {
+			p.leafBuf = s.Callchain[:0] // as repairLeaf
+			s.Callchain = chain
+		}
+		p.leaf = r
+	}
+	if p.fp {
+		p.hash = hashChain(s.PID, s.Callchain)
+		p.state = prepStack
+		return
+	}
+	p.frames = l.eng.Frames(p.frames[:0], s)
+	p.keys, p.broken = keyFrames(rt, p.keys[:0], p.frames, s.PID)
+	p.state = prepUnwound
+}
+
+// keyFrames appends the address key of each frame (frameKey) to dst and
+// reports whether the stack is broken (brokenStack), in one pass that
+// looks each return address up once; the keys are incomplete when it is.
+func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) ([]addrKey, bool) {
+	for i := range frames {
+		f := &frames[i]
+		if f.Kind != unwind.FrameReturn {
+			dst = append(dst, frameKey(rt, f, pid))
+			continue
+		}
+		obj := FrameObject(f)
+		var k addrKey
+		var ri retInfo
+		if obj == nil {
+			k = addrKey{obj: nil, addr: max(procmap.ObjAddr(f.Addr), 1) - 1}
+		} else {
+			ri = rt.ret(obj, procmap.ObjAddr(f.ObjAddr))
+			k = newAddrKey(obj, pid, ri.call)
+		}
+		dst = append(dst, k)
+		outermost := i == len(frames)-1
+		if f.Kernel || (outermost && f.Addr == 0) {
+			continue
+		}
+		// as brokenStack
+		check := retUnknown
+		switch {
+		case obj == nil:
+			check = retNotCode
+		case obj.Kind == procmap.KindFile:
+			check = ri.check
+		case obj.Kind == procmap.KindKernel, obj.Kind == procmap.KindModule, obj.Kind == procmap.KindAnon,
+			obj.Kind == procmap.KindStack, obj.Kind == procmap.KindHeap:
+			check = retNotCode
+		}
+		if check == retNotCode || (check == retNotCall && !outermost) {
+			return dst, true
+		}
+	}
+	return dst, false
+}
+
+// fastCandidate reports whether foldFast may take the sample record raw
+// (its event's samples may, and it has a thread and a callchain where
+// the layout says); foldFast checks again.
+func (l *loader) fastCandidate(raw []byte) bool {
+	if l.test.noFast {
+		return false
+	}
+	ev, lay, err := l.ev.format.Layout(raw)
+	if err != nil || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
+		return false
+	}
+	if ev < 0 {
+		if l.ev.format.Len() != 1 {
+			return false
+		}
+		ev = 0
+	}
+	return l.ev.fast[ev]
+}
+
+// foldPrepared folds a prepared sample record (on the folding goroutine).
+func (l *loader) foldPrepared(p *prepSample, raw []byte) {
+	switch p.state {
+	case prepFast:
+		if l.foldFast(raw) {
+			return
+		}
+		if err := l.ev.format.DecodeSample(raw, &p.s); err != nil {
+			l.eng.Skips.Samples++ // only this goroutine counts samples
+			return
+		}
+		l.sample(&p.s, nil)
+	case prepBad:
+		l.eng.Skips.Samples++
+	case prepDecoded:
+		// an exact hit already in the exact cache folds from its record
+		// (decoded by a preparer all the same: the decision needs the
+		// cache, which only this goroutine reads)
+		if l.foldExactFast(raw) {
+			return
+		}
+		l.sample(&p.s, nil)
+	default:
+		l.sample(&p.s, p)
 	}
 }
 
@@ -586,8 +821,9 @@ func (l *loader) foldFast(raw []byte) bool {
 	return true
 }
 
-// sample folds one sample (on the sample worker).
-func (l *loader) sample(s *perf.Sample) {
+// sample folds one sample (on the folding goroutine); p, when not nil,
+// is what prepare found of it.
+func (l *loader) sample(s *perf.Sample, p *prepSample) {
 	if l.test.sampleHook != nil {
 		l.hookFrames = nil
 		defer func() { l.test.sampleHook(s, l.hookFrames) }()
@@ -615,13 +851,13 @@ func (l *loader) sample(s *perf.Sample) {
 		}
 		l.exact(s, ev, weight)
 	case profile.LBR:
-		l.stack(s, ev, weight)
+		l.stack(s, ev, weight, p)
 		l.branches(s, period)
 	case profile.Calls:
-		l.stack(s, ev, weight)
+		l.stack(s, ev, weight, p)
 		l.callSample(s, ev, weight)
 	default:
-		l.stack(s, ev, weight)
+		l.stack(s, ev, weight, p)
 	}
 }
 
@@ -703,6 +939,11 @@ func (l *loader) lastChange(ev int) uint64 {
 // frameKey is the address a frame is interned by, and its call site: the
 // instruction pointer, or the call instruction of a return address.
 func (l *loader) frameKey(f *unwind.Frame, pid uint32) addrKey {
+	return frameKey(&l.addrs.retTable, f, pid)
+}
+
+// frameKey is the loader's frameKey with the call sites found in rt.
+func frameKey(rt *retTable, f *unwind.Frame, pid uint32) addrKey {
 	obj := FrameObject(f)
 	a := procmap.ObjAddr(f.ObjAddr)
 	if obj == nil {
@@ -712,7 +953,7 @@ func (l *loader) frameKey(f *unwind.Frame, pid uint32) addrKey {
 		if obj == nil {
 			return addrKey{obj: nil, addr: max(a, 1) - 1}
 		}
-		a = l.addrs.callOf(obj, a)
+		a = rt.callOf(obj, a)
 	}
 	return newAddrKey(obj, pid, a)
 }
@@ -731,19 +972,41 @@ func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, pid uint32, 
 	return dst
 }
 
-func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
+// stack folds s's stack; p, when not nil (prepared: prepStack or
+// prepUnwound), holds the leaf repair, the chain's hash or the unwound
+// stack's address keys, done by a preparer.
+func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 	shape := stackWhole
 	fp := l.ev.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
+	if p != nil {
+		fp = p.fp
+	}
 	if fp { // before the leaf repair lengthens the chain
-		if cut, limit := l.cutStack(s, ev); cut {
+		var cut bool
+		var limit uint64
+		if p != nil {
+			limit = l.maxStack(ev)
+			cut = p.chainLen >= limit && p.real >= limit // as cutStack
+		} else {
+			cut, limit = l.cutStack(s, ev)
+		}
+		if cut {
 			shape = stackCut
 			l.rec.Stacks.MaxStack = max(l.rec.Stacks.MaxStack, limit)
 		}
 	}
-	l.repairLeaf(s)
+	if p != nil {
+		l.countLeaf(p.leaf) // s.Callchain is the repaired chain
+	} else {
+		l.repairLeaf(s)
+	}
 	var h uint64
 	if fp {
-		h = hashChain(s.PID, s.Callchain)
+		if p != nil {
+			h = p.hash
+		} else {
+			h = hashChain(s.PID, s.Callchain)
+		}
 		if i := l.stacks.find(h, s.PID, s.Callchain); i >= 0 {
 			if l.test.sampleHook != nil {
 				e := &l.stacks.entries[i]
@@ -753,15 +1016,34 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 			return
 		}
 	}
-	l.frames = l.eng.Frames(l.frames[:0], s)
-	if len(l.frames) == 0 {
-		return
-	}
-	if l.brokenStack(l.frames) {
-		shape = stackBroken
-		l.cframes = l.brokenFrames(l.cframes[:0])
+	if p != nil && p.state == prepUnwound {
+		if len(p.frames) == 0 {
+			return
+		}
+		if p.broken {
+			shape = stackBroken
+			l.cframes = l.brokenFrames(l.cframes[:0])
+		} else {
+			l.cframes = l.cframes[:0]
+			for i, k := range p.keys { // as toFrames
+				f := ccmap.Frame{Func: l.addrs.id(k)}
+				if i > 0 {
+					f.Site = uint64(k.addr)
+				}
+				l.cframes = append(l.cframes, f)
+			}
+		}
 	} else {
-		l.cframes = l.toFrames(l.cframes[:0], l.frames, s.PID, false)
+		l.frames = l.eng.Frames(l.frames[:0], s)
+		if len(l.frames) == 0 {
+			return
+		}
+		if l.brokenStack(l.frames) {
+			shape = stackBroken
+			l.cframes = l.brokenFrames(l.cframes[:0])
+		} else {
+			l.cframes = l.toFrames(l.cframes[:0], l.frames, s.PID, false)
+		}
 	}
 	l.hookFrames = l.cframes
 	if fp {

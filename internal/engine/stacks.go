@@ -48,6 +48,12 @@ const defaultMaxStack = 127
 // zeroed frame pointer's return slot), kept as the frame perf shows as
 // [unknown].
 func (l *loader) brokenStack(frames []unwind.Frame) bool {
+	return brokenStack(&l.addrs.retTable, frames)
+}
+
+// brokenStack is the loader's brokenStack with the return addresses
+// checked in rt.
+func brokenStack(rt *retTable, frames []unwind.Frame) bool {
 	for i := range frames {
 		f := &frames[i]
 		if f.Kernel || f.Kind != unwind.FrameReturn {
@@ -57,7 +63,7 @@ func (l *loader) brokenStack(frames []unwind.Frame) bool {
 		if outermost && f.Addr == 0 {
 			continue
 		}
-		switch l.addrs.checkReturn(FrameObject(f), procmap.ObjAddr(f.ObjAddr)) {
+		switch rt.checkReturn(FrameObject(f), procmap.ObjAddr(f.ObjAddr)) {
 		case retNotCode:
 			return true
 		case retNotCall:

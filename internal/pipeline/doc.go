@@ -27,8 +27,9 @@
 //
 // Goroutines: the pipeline's workers are started by New and end at Close.
 // The other places of hwprof that start goroutines say so in their
-// package docs: internal/engine (the loader's sample worker, objects
-// resolved and symbolized in parallel, kallsyms read ahead), symbolize
+// package docs: internal/engine (the loader's sample preparers and its
+// folding goroutine, objects resolved and symbolized in parallel,
+// kallsyms read ahead), symbolize
 // (SymbolizeAll, objects in parallel), perf/perfdata (a zstd decoder
 // while a recording has COMPRESSED records) and internal/record (a
 // short-lived pool closing events); each ends them before returning. The

@@ -187,6 +187,14 @@ func (m *Map) Lookup(pid, tid uint32, t uint64, addr Addr) (Mapping, ObjAddr, bo
 }
 
 func (m *Map) find(pid, tid uint32, t uint64, addr Addr) (Mapping, bool) {
+	mp, _, ok := m.findWhole(pid, tid, t, addr)
+	return mp, ok
+}
+
+// findWhole is find also saying whether the mapping is the answer for
+// every address it holds (at the same pid, tid and time): a live mapping
+// that began by t, which find returns without looking further.
+func (m *Map) findWhole(pid, tid uint32, t uint64, addr Addr) (Mapping, bool, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	p := m.procs[pid]
@@ -196,14 +204,14 @@ func (m *Map) find(pid, tid uint32, t uint64, addr Addr) (Mapping, bool) {
 		}
 	}
 	if p != nil {
-		if mp, ok := p.space.find(t, addr); ok {
-			return *mp, true
+		if mp, whole, ok := p.space.findWhole(t, addr); ok {
+			return *mp, whole, true
 		}
 	}
-	if mp, ok := m.kernel.find(t, addr); ok {
-		return *mp, true
+	if mp, whole, ok := m.kernel.findWhole(t, addr); ok {
+		return *mp, whole, true
 	}
-	return Mapping{}, false
+	return Mapping{}, false, false
 }
 
 // ObjAddr converts addr, which mp holds, to the object's address space: the
@@ -214,7 +222,7 @@ func (m *Map) ObjAddr(mp *Mapping, addr Addr) ObjAddr {
 	switch mp.Object.Kind {
 	case KindFile, KindVDSO:
 		off := mp.PgOff + uint64(addr-mp.Start)
-		if segs, err := m.segs.Get(mp.Object.Path); err == nil {
+		if segs, err := m.objSegments(mp.Object); err == nil {
 			if a, ok := ObjAddrOf(segs, off); ok {
 				return a
 			}
@@ -222,6 +230,18 @@ func (m *Map) ObjAddr(mp *Mapping, addr Addr) ObjAddr {
 		return ObjAddr(off)
 	}
 	return ObjAddr(addr)
+}
+
+// objSegments is m.segs.Get(obj.Path), through the copy obj keeps while
+// the Segments have not been Set since.
+func (m *Map) objSegments(obj *Object) ([]Segment, error) {
+	gen := m.segs.gen.Load()
+	if c := obj.segs.Load(); c != nil && c.gen == gen {
+		return c.segs, c.err
+	}
+	segs, err := m.segs.Get(obj.Path)
+	obj.segs.Store(&objSegs{gen: gen, segEntry: segEntry{segs: segs, err: err}})
+	return segs, err
 }
 
 // Process returns a copy of pid's process record (its address space left

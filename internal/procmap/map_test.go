@@ -255,3 +255,63 @@ func BenchmarkLookup(b *testing.B) {
 		m.Lookup(100, 101, 600, addrs[i%len(addrs)])
 	}
 }
+
+// TestLookupObjectRange checks that every address of the range
+// LookupObjectRange gives (its ends, its middle and steps through it)
+// looks up to the same object at the object address moved by as much, on
+// the lookups of TestLookup, and that a live file mapping's range is its
+// segment's part of the mapping.
+func TestLookupObjectRange(t *testing.T) {
+	m := world(t)
+	type at struct {
+		pid, tid uint32
+		time     uint64
+		addr     uint64
+	}
+	cases := []at{
+		{100, 100, 50, 0x555555555123}, {100, 100, 50, 0x555555554010}, {200, 200, 50, 0x401234},
+		{100, 100, 50, 0x7f0000002345}, {100, 100, 50, 0x7ffff7fc1a10}, {100, 100, 50, 0xffffffff81334585},
+		{999, 999, 50, 0xffffffff81000010}, {100, 100, 50, 0xffffffffc0001234}, {100, 100, 50, 0x7f1000000040},
+		{100, 100, 50, 0x7fffffffe000}, {100, 101, 50, 0x555555555123}, {0xdead, 101, 50, 0x555555555123},
+		{100, 101, 300, 0x7f2000001200}, {100, 101, 600, 0x7f2000001200}, {100, 101, 600, 0x7f2000002200},
+		{100, 101, 300, 0x7f2000000200}, {301, 301, 1500, 0x555555560100}, {301, 301, 2500, 0x400100},
+		{300, 300, 2500, 0x555555560100}, {301, 301, 3001, 0x400100}, {100, 100, 50, 0x1000},
+	}
+	for _, c := range cases {
+		obj, oa, lo, hi, ok := m.LookupObjectRange(c.pid, c.tid, c.time, c.addr)
+		wobj, woa, wok := m.LookupObject(c.pid, c.tid, c.time, c.addr)
+		if ok != wok || obj != wobj || oa != woa {
+			t.Errorf("%+v: LookupObjectRange gives %v %#x %v, LookupObject %v %#x %v", c, obj, oa, ok, wobj, woa, wok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if lo > c.addr || c.addr >= hi {
+			t.Errorf("%+v: range [%#x, %#x) does not hold the address", c, lo, hi)
+			continue
+		}
+		probes := []uint64{lo, hi - 1, lo + (hi-lo)/2}
+		for step := (hi - lo) / 64; step > 0 && len(probes) < 70; {
+			probes = append(probes, lo+uint64(len(probes))*step)
+			if probes[len(probes)-1] >= hi {
+				probes = probes[:len(probes)-1]
+				break
+			}
+		}
+		for _, a := range probes {
+			gobj, goa, gok := m.LookupObject(c.pid, c.tid, c.time, a)
+			if !gok || gobj != obj || goa != oa+(a-c.addr) {
+				t.Errorf("%+v: %#x in the range [%#x, %#x) looks up to %v %#x %v, want %v %#x", c, a, lo, hi, gobj, goa, gok, obj, oa+(a-c.addr))
+			}
+		}
+	}
+	// the PIE's text: the whole mapping, its one segment
+	if _, _, lo, hi, _ := m.LookupObjectRange(100, 100, 50, 0x555555555123); lo != 0x555555555000 || hi != 0x555555557000 {
+		t.Errorf("PIE text range [%#x, %#x), want [0x555555555000, 0x555555557000)", lo, hi)
+	}
+	// a range replaced later, looked up before: the address alone
+	if _, _, lo, hi, _ := m.LookupObjectRange(100, 101, 300, 0x7f2000001200); hi-lo != 1 {
+		t.Errorf("replaced range looked up before its replacement: [%#x, %#x), want the address alone", lo, hi)
+	}
+}

@@ -3,6 +3,7 @@ package procmap
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hwprof/hwprof/buildid"
 )
@@ -59,6 +60,17 @@ type Object struct {
 	// build-id); zero when the record did not say.
 	Maj, Min    uint32
 	Ino, InoGen uint64
+
+	// segs is the Map's Segments' answer for Path, kept here so that
+	// looking up an address does not look up the path (objSegments)
+	segs atomic.Pointer[objSegs]
+}
+
+// objSegs is an Object's copy of its segments, as of a generation of the
+// Segments they came from.
+type objSegs struct {
+	gen uint64
+	segEntry
 }
 
 type objectKey struct {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Segment is one PT_LOAD program header of an ELF object.
@@ -24,6 +25,9 @@ type Segments struct {
 	root string
 	mu   sync.Mutex
 	m    map[string]segEntry
+	// gen counts the Set calls: an Object's copy of its segments
+	// (Map.objSegments) is good while it has not changed
+	gen atomic.Uint64
 }
 
 type segEntry struct {
@@ -42,6 +46,7 @@ func (s *Segments) Set(path string, segs []Segment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[path] = segEntry{segs: segs}
+	s.gen.Add(1)
 }
 
 // Get returns the segments of path, reading them the first time. An error is

@@ -71,12 +71,19 @@ func (s *space) retire(m Mapping, t uint64) {
 // several), else the live one even if its record came later (a sample a
 // little ahead of its mapping's record).
 func (s *space) find(t uint64, a Addr) (*Mapping, bool) {
+	mp, _, ok := s.findWhole(t, a)
+	return mp, ok
+}
+
+// findWhole is find also saying whether the mapping is the answer for
+// every address it holds at time t: a live mapping that began by t.
+func (s *space) findWhole(t uint64, a Addr) (*Mapping, bool, bool) {
 	i := sort.Search(len(s.live), func(k int) bool { return s.live[k].End > a })
 	var live *Mapping
 	if i < len(s.live) && s.live[i].Start <= a {
 		live = &s.live[i]
 		if live.From <= t {
-			return live, true
+			return live, true, true
 		}
 	}
 	best := -1
@@ -87,9 +94,9 @@ func (s *space) find(t uint64, a Addr) (*Mapping, bool) {
 		}
 	}
 	if best >= 0 {
-		return &s.dead[best], true
+		return &s.dead[best], false, true
 	}
-	return live, live != nil
+	return live, false, live != nil
 }
 
 // at returns the mappings alive at time t, sorted by Start.
