@@ -154,6 +154,9 @@ type loader struct {
 	warnings []string
 	// the perf_event_max_stack sysctl, read once when needed (maxStack)
 	sysMaxStack uint64
+	// the samples and weight of the whole stacks whose outermost frame is
+	// each address id (countShape; judged by unrooted)
+	rootSamples, rootWeight []uint64
 
 	// buffers reused from sample to sample
 	leafChain []uint64 // the repaired callchain (repairLeaf)
@@ -750,7 +753,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 	if len(l.frames) == 0 {
 		return
 	}
-	if l.brokenStack(l.frames) {
+	if l.brokenStack(l.frames, shape == stackCut) {
 		shape = stackBroken
 		l.cframes = l.brokenFrames(l.cframes[:0])
 	} else {
@@ -768,7 +771,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 			return
 		}
 	}
-	l.countShape(shape, weight)
+	l.countShape(shape, l.cframes, weight)
 	l.fold.Add(l.cframes, weight)
 }
 
@@ -777,7 +780,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 // redundancy skipping, which decides sample by sample, folded now.
 func (l *loader) foldCached(i int, weight uint64) {
 	e := &l.stacks.entries[i]
-	l.countShape(e.shape, weight)
+	l.countShape(e.shape, l.stacks.frames[e.frame:e.frameTo], weight)
 	if l.sumStacks {
 		e.pending += weight
 		return
