@@ -254,3 +254,72 @@ func TestUnrootedStacks(t *testing.T) {
 		}
 	}
 }
+
+// nolibcC is a static program without libc, entered at myentry, that runs
+// until it has used 0.3 s of CPU time (read with the clock_gettime system
+// call).
+const nolibcC = `
+struct ts { long s, ns; };
+static long cpuns(void) {
+	struct ts t;
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(228), "D"(2), "S"(&t) : "rcx", "r11", "memory");
+	return t.s * 1000000000 + t.ns;
+}
+volatile long sink;
+__attribute__((noinline)) long work(long n) { long s = 0; for (long i = 0; i < n; i++) s += i ^ sink; return s; }
+__attribute__((noinline)) long outer(long n) { long r = work(n); sink = r; return r + 1; }
+__attribute__((force_align_arg_pointer)) void myentry(void) {
+	while (cpuns() < 300000000) sink += outer(100000);
+	__asm__ volatile("syscall" : : "a"(60), "D"(0));
+	for (;;);
+}
+`
+
+// TestNoLibcStacksWhole: a program without libc, whose entry is none of
+// the known ones and whose first frame's return address slot holds argc,
+// has whole stacks: none broken, none unrooted.
+func TestNoLibcStacksWhole(t *testing.T) {
+	for _, tool := range []string{"gcc", "perf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "nolibc.c"), filepath.Join(dir, "nolibc")
+	if err := os.WriteFile(src, []byte(nolibcC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-static", "-nostdlib", "-e", "myentry", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "nolibc.data")
+	if out, err := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-o", data, "--", bin).CombinedOutput(); err != nil {
+		t.Fatalf("perf record: %v\n%s", err, out)
+	}
+	var fmap []ccmap.FuncID
+	var outermost []ccmap.FuncID
+	prof, err := load(data, LoadOptions{}, testOptions{inline: true, noFast: true, eachStack: true, funcMap: &fmap,
+		sampleHook: func(s *perf.Sample, frames []ccmap.Frame) {
+			if len(frames) > 0 {
+				outermost = append(outermost, frames[len(frames)-1].Func)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inEntry := 0
+	for _, f := range outermost {
+		if prof.Funcs[fmap[f]].Name == "myentry" {
+			inEntry++
+		}
+	}
+	st := prof.Recording.Stacks
+	t.Logf("%d samples, %d of them ending in myentry; stacks %+v", len(outermost), inEntry, st)
+	if len(outermost) < 100 || 10*inEntry < 9*len(outermost) {
+		t.Errorf("%d of %d stacks end in myentry: want 90%% of 100 or more", inEntry, len(outermost))
+	}
+	if st.Broken != 0 || st.Unrooted != 0 {
+		t.Errorf("stacks %+v: want none broken or unrooted", st)
+	}
+}

@@ -73,6 +73,25 @@ func (l *loader) brokenStack(frames []unwind.Frame, cut bool) bool {
 	return cut && l.loopStack(frames)
 }
 
+// trimEntryWord drops the outermost frame of frames when it is a user
+// return address in no mapping at all but not zero: the word above a
+// thread's first frame, which exec or clone left there and the walk read
+// as its return address (a program without libc whose C entry function
+// sets up a frame reads argc there). The stack it ends is whole; kept, the
+// word would be a broken return address, or an [unknown] caller of the
+// entry. A walk that ran into data reads more than one such word, and the
+// inner ones still break the stack.
+func trimEntryWord(frames []unwind.Frame) []unwind.Frame {
+	n := len(frames)
+	if n < 2 {
+		return frames
+	}
+	if f := &frames[n-1]; !f.Kernel && f.Kind == unwind.FrameReturn && f.Addr != 0 && FrameObject(f) == nil {
+		return frames[:n-1]
+	}
+	return frames
+}
+
 // maxStack is the depth at which the kernel cuts event ev's callchains:
 // its sample_max_stack, else this machine's perf_event_max_stack (the
 // recording does not keep the sysctl; a recording made here had it),
