@@ -87,7 +87,9 @@ func (l *loader) notCall(inner, outer *unwind.Frame) bool {
 	if oi == nil || oo == nil || oi != oo || oi.Kind != procmap.KindFile {
 		return false // a call between objects goes through an indirect jump (the PLT)
 	}
-	g, ok := l.code.function(oi, procmap.ObjAddr(inner.ObjAddr))
+	// by the call's last byte: a call to a function that does not
+	// return may end its caller, its return address the next function's
+	g, ok := l.code.function(oi, procmap.ObjAddr(inner.ObjAddr)-1)
 	if !ok || !l.code.framePrologue(oi, g) {
 		return false
 	}

@@ -80,7 +80,7 @@ func TestFrameLoopSynthetic(t *testing.T) {
 // loopsC is the live programs' source: a leaf that points its saved
 // frame pointer at its own frame while it spins (the kernel's walk then
 // repeats main's return address to the depth limit), recursion 300 deep,
-// direct and mutual, and a recursion through a function pointer. The
+// direct, mutual, through a tail call and through a function pointer. The
 // leaf runs until the process has used half of argv[1] seconds of CPU
 // time, the recursions until it has used all.
 const loopsC = `
@@ -106,20 +106,25 @@ __attribute__((noinline)) long deep(int n) { if (n == 0) return spin(20000); lon
 __attribute__((noinline)) long odd(int n);
 __attribute__((noinline)) long even(int n) { if (n == 0) return spin(20000); long r = odd(n - 1); sink = r; return r + 2; }
 __attribute__((noinline)) long odd(int n) { if (n == 0) return spin(20000); long r = even(n - 1); sink = r; return r + 3; }
+/* taila's call to tailb returns to taila's frame: tailb jumps to taila */
+__attribute__((noinline)) long tailb(int n);
+__attribute__((noinline)) long taila(int n) { long r = n == 0 ? spin(20000) : tailb(n - 1); sink = r; return r + 1; }
+__attribute__((noinline)) long tailb(int n) { sink = n; return taila(n); }
 long (*volatile viaptr)(int);
 __attribute__((noinline)) long indirect(int n) { if (n == 0) return spin(20000); long r = viaptr(n - 1); sink = r; return r + 1; }
 int main(int argc, char **argv) {
 	double limit = atof(argv[1]);
 	viaptr = indirect;
 	while (cpu() < limit / 2) sink += looper(1000000);
-	while (cpu() < limit) sink += deep(300) + even(300) + indirect(300);
+	while (cpu() < limit) sink += deep(300) + even(300) + indirect(300) + taila(300);
 	return 0;
 }
 `
 
 // TestFrameLoopLive records real programs with perf's frame-pointer
 // callchains: stacks through a frame that points to itself are broken;
-// deep recursion, direct, mutual and through a function pointer, is cut
+// deep recursion, direct, mutual, through a tail call and through a
+// function pointer, is cut
 // at the depth limit and never broken.
 func TestFrameLoopLive(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
@@ -148,7 +153,7 @@ func TestFrameLoopLive(t *testing.T) {
 	}
 	looper := syms[i]
 	data := filepath.Join(dir, "loops.data")
-	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-o", data, "--", bin, "0.5")
+	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-o", data, "--", bin, "0.3")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("perf record: %v\n%s", err, out)
 	}
@@ -211,8 +216,8 @@ func TestFrameLoopLive(t *testing.T) {
 	if brokenRecursions != 0 {
 		t.Errorf("%d of %d deep recursive stacks are broken, want none", brokenRecursions, recursions)
 	}
-	if !outer["deep"] || !outer["indirect"] || !outer["even"] && !outer["odd"] {
-		t.Errorf("cut stacks end in %v: want each recursion (deep, even/odd, indirect) among them", outer)
+	if !outer["deep"] || !outer["indirect"] || !outer["taila"] || !outer["even"] && !outer["odd"] {
+		t.Errorf("cut stacks end in %v: want each recursion (deep, even/odd, indirect, taila) among them", outer)
 	}
 }
 
