@@ -30,8 +30,9 @@
 # Then a verdict line per program, from the rounds paired (each round has
 # its own reference and its own load): hwprof's overlap minus perf's and
 # hwprof's work lost minus perf's, as median [smallest..largest round],
-# and whether hwprof is at least as good (median), worse (median and two
-# thirds of the rounds) or within the rounds' noise. On a loaded machine
+# and whether hwprof is at least as good (median), worse (in the median
+# and in enough rounds for a sign test at 10%) or within the rounds'
+# noise. On a loaded machine
 # only the CPU-time figures (work, selfCPU) mean anything; wall does not.
 # BENCH_VERBOSE=1 prints every round's overlaps and hwprof's periods;
 # BENCH_PROGS="threads" (for example) runs some of the programs.
@@ -240,16 +241,20 @@ for prog in $progs; do
 	# The verdict compares the tools round by round (each round has its
 	# own reference and its own load): the median of hwprof minus perf,
 	# with the smallest and largest round, and how many rounds hwprof was
-	# at least as good. Worse means worse in the median and in at least
-	# two thirds of the rounds; anything else is within the rounds' noise.
+	# at least as good. Worse means worse in the median and in enough
+	# rounds (sign test, below); anything else is within the rounds' noise.
 	dov=$(paste "$tmp/hwprof.ov" "$tmp/perf.ov" | awk '{print $1-$2}')
 	dwl=$(paste <(lost hwprof) <(lost perf) | awk '{print $1-$2}')
-	verdict() { # verdict "DIFFS" SIGN: hwprof is better where SIGN*diff >= 0
-		local m w
+	verdict() { # verdict "DIFFS" SIGN: hwprof is better where SIGN*diff > 0
+		local m k
 		m=$(echo "$1" | awk -v s="$2" '{print s*$1}' | median)
-		w=$(echo "$1" | awk -v s="$2" 's*$1 >= 0' | wc -l)
-		awk -v m="$m" -v w="$w" -v n="$rounds" 'BEGIN{
-			if (m >= 0) print "hwprof at least as good"; else if (n - w >= 2*n/3) print "hwprof WORSE"; else print "within noise"}'
+		k=$(echo "$1" | awk -v s="$2" 's*$1 < 0' | wc -l)
+		# worse: worse in the median, and in so many rounds that a fair
+		# coin would do it at most one time in ten (one-sided sign test)
+		awk -v m="$m" -v k="$k" -v n="$rounds" 'BEGIN{
+			p = 0; c = 1
+			for (i = 0; i <= n; i++) { if (i >= k) p += c / 2^n; c = c * (n - i) / (i + 1) }
+			if (m >= 0) print "hwprof at least as good"; else if (p <= 0.1) print "hwprof WORSE"; else print "within noise"}'
 	}
 	printf '%-8s verdict: overlap with the reference hwprof-perf %s pts (%s, hwprof >= perf in %d of %d rounds); work lost hwprof-perf %s pts (%s)\n' \
 		"$prog" "$(echo "$dov" | spread)" "$(verdict "$dov" 1)" "$(echo "$dov" | awk '$1 >= 0' | wc -l)" "$rounds" \
