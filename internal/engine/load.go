@@ -749,7 +749,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64) {
 			return
 		}
 	}
-	l.frames = trimEntryWord(l.eng.Frames(l.frames[:0], s))
+	l.frames = l.eng.Frames(l.frames[:0], s)
 	if len(l.frames) == 0 {
 		return
 	}

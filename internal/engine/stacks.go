@@ -45,9 +45,13 @@ const defaultMaxStack = 127
 // The outermost frame is where the thread began, which runtimes make up:
 // Go gives a goroutine's first function the return address goexit+1,
 // after a NOP, so that its stacks end in runtime.goexit. It is judged by
-// its mapping alone; a zero there is where some kernels end the walk (a
-// zeroed frame pointer's return slot), kept as the frame perf shows as
-// [unknown].
+// its mapping alone, and an address in no mapping at all is not judged
+// either: a zero there is where some kernels end the walk (a zeroed frame
+// pointer's return slot), and another word is the one above a thread's
+// first frame, which exec or clone left there (a program without libc
+// whose C entry function sets up a frame has argc there). Both are kept
+// as the frame perf shows as [unknown]. A walk that ran into data reads
+// more than one such word, and the inner ones still break the stack.
 //
 // A stack with no way back to an entry is not judged here, stack by
 // stack, but once the profile is complete (unrooted).
@@ -58,7 +62,7 @@ func (l *loader) brokenStack(frames []unwind.Frame, cut bool) bool {
 			continue
 		}
 		outermost := i == len(frames)-1
-		if outermost && f.Addr == 0 {
+		if outermost && (f.Addr == 0 || FrameObject(f) == nil) {
 			continue
 		}
 		switch l.addrs.checkReturn(FrameObject(f), procmap.ObjAddr(f.ObjAddr)) {
@@ -71,25 +75,6 @@ func (l *loader) brokenStack(frames []unwind.Frame, cut bool) bool {
 		}
 	}
 	return cut && l.loopStack(frames)
-}
-
-// trimEntryWord drops the outermost frame of frames when it is a user
-// return address in no mapping at all but not zero: the word above a
-// thread's first frame, which exec or clone left there and the walk read
-// as its return address (a program without libc whose C entry function
-// sets up a frame reads argc there). The stack it ends is whole; kept, the
-// word would be a broken return address, or an [unknown] caller of the
-// entry. A walk that ran into data reads more than one such word, and the
-// inner ones still break the stack.
-func trimEntryWord(frames []unwind.Frame) []unwind.Frame {
-	n := len(frames)
-	if n < 2 {
-		return frames
-	}
-	if f := &frames[n-1]; !f.Kernel && f.Kind == unwind.FrameReturn && f.Addr != 0 && FrameObject(f) == nil {
-		return frames[:n-1]
-	}
-	return frames
 }
 
 // maxStack is the depth at which the kernel cuts event ev's callchains:
