@@ -121,6 +121,11 @@ func (l *loader) countShape(shape stackShape, frames []ccmap.Frame, weight uint6
 			return
 		}
 		id := int(frames[len(frames)-1].Func)
+		if len(frames) > 1 && l.addrs.keys[id].obj == nil {
+			// the word above the first frame (brokenStack): the frame
+			// inside it is where the thread began
+			id = int(frames[len(frames)-2].Func)
+		}
 		if id >= len(l.rootWeight) {
 			n := max(id+1, 2*len(l.rootWeight))
 			l.rootWeight = append(l.rootWeight, make([]uint64, n-len(l.rootWeight))...)
@@ -165,7 +170,8 @@ var entryFuncs = map[string]bool{
 // without being named, and the named ones cover the runtimes that also
 // call their entries. Kernel frames are not judged (a sample's kernel
 // part ends at the kernel's entry code, and its user part, if any, is
-// outer), nor is the [unknown] frame of a walk's zero return address.
+// outer); a stack ending in the [unknown] word above its first frame is
+// judged by that frame.
 //
 // The judgement is after the fact and may be wrong where a program calls
 // its own thread function directly, so unrooted stacks are counted and
@@ -175,7 +181,9 @@ var entryFuncs = map[string]bool{
 func (l *loader) unrooted(m *ccmap.Map, funcs []profile.Func, fmap []ccmap.FuncID) {
 	called := make([]bool, len(funcs))
 	for _, e := range m.Edges(ccmap.Total) {
-		if int(e.Callee) < len(called) {
+		// a caller in no object (the word above a first frame) is no
+		// evidence of a call
+		if int(e.Callee) < len(called) && int(e.Site.Caller) < len(funcs) && funcs[e.Site.Caller].Object != "" {
 			called[e.Callee] = true
 		}
 	}
