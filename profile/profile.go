@@ -235,4 +235,10 @@ type StackStats struct {
 	// middle of the stack. They are folded as they are.
 	Cut, CutWeight uint64
 	MaxStack       uint64 // the depth limit of the cut stacks (the largest when events differ)
+	// Unrooted are whole stacks with no way back to an entry: their
+	// outermost function is no known thread or process entry and is
+	// called elsewhere in the profile, so their outer frames were lost
+	// (a frame-pointer walk that stopped in code without frame pointers).
+	// They are folded as they are, their contexts rooted mid-stack.
+	Unrooted, UnrootedWeight uint64
 }

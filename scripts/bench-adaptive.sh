@@ -6,8 +6,9 @@
 #   phased   a call-heavy phase (short calls), then a loop without calls
 #   recurse  a recursion (fib) and a qsort over a comparison function
 #   threads  four pthreads workers with different call shapes (short calls,
-#            recursion, a loop, qsort), all started before any period
-#            change, so they mostly sample at the period they inherited
+#            recursion, a loop, qsort), each for a quarter of SECS of its
+#            own CPU time, all started before any period change, so they
+#            mostly sample at the period they inherited
 # Every program runs until it has used SECS seconds of CPU (its command
 # line), then prints the work it did.
 #
@@ -26,6 +27,15 @@
 #            functions of the smaller self share) with the reference
 #            recorded in the same round
 # and for hwprof the period of each thread's last sample (last round).
+# Then a verdict line per program, from the rounds paired (each round has
+# its own reference and its own load): hwprof's overlap minus perf's and
+# hwprof's work lost minus perf's, as median [smallest..largest round],
+# and whether hwprof is at least as good (median), worse (in the median
+# and in enough rounds for a sign test at 10%) or within the rounds'
+# noise. On a loaded machine
+# only the CPU-time figures (work, selfCPU) mean anything; wall does not.
+# BENCH_VERBOSE=1 prints every round's overlaps and hwprof's periods;
+# BENCH_PROGS="threads" (for example) runs some of the programs.
 set -euo pipefail
 rounds=${1:-3}
 secs=${2:-3}
@@ -120,9 +130,13 @@ static double tcpu(void) {
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
+/* Each worker runs for a quarter of the CPU time: run by the process's
+ * CPU time, the workers' shares were the scheduler's choice, which
+ * differs from run to run, and the overlap with a reference recorded in
+ * another run measured the scheduler more than the sampling. */
 static void *worker(void *arg) {
 	long k = (long)arg, acc = 0;
-	while (pcpu() < limit) {
+	while (tcpu() < limit / 4) {
 		switch (k) {
 		case 0: acc += calls(); break;
 		case 1: acc += fib(22); break;
@@ -147,6 +161,7 @@ int main(int argc, char **argv) {
 	return 0;
 }
 C
+progs=${BENCH_PROGS:-phased recurse threads}
 for p in phased recurse threads; do
 	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/$p" "$tmp/$p.c"
 done
@@ -186,8 +201,14 @@ inforce() { # hwprof's period of each thread's last sample, or the last period
 # stat NAME FIELD: a median over the rounds (alone is the baseline).
 col() { awk -v f="$2" '{print $f}' "$tmp/$1.runs" | median; }
 
+lost() { # lost TOOL: per round, the work lost against the alone median
+	awk -v b="$(awk '{print $3/$4}' "$tmp/alone.runs" | median)" '{print 100*(1 - ($3/$4)/b)}' "$tmp/$1.runs"
+}
+# spread: "median [min..max]" of a column of numbers
+spread() { sort -g | awk '{a[NR]=$1} END{printf "%+.2f [%+.2f..%+.2f]", a[int((NR+1)/2)], a[1], a[NR]}'; }
+
 printf '%-8s %-14s %7s %7s %8s %8s %8s  %s\n' program tool wall work selfCPU samples overlap "hwprof: period of each thread's last sample"
-for prog in phased recurse threads; do
+for prog in $progs; do
 	rm -f "$tmp"/*.runs "$tmp"/*.ov
 	for r in $(seq "$rounds"); do
 		run alone "$tmp/$prog" "$secs"
@@ -201,12 +222,13 @@ for prog in phased recurse threads; do
 		run fine "$hw" record -q -c 100000 -g -o "$tmp/fine.data" -- "$tmp/$prog" "$secs"
 		overlap "$tmp/hw.data" "$tmp/fine.data" >> "$tmp/hwprof.ov"; echo >> "$tmp/hwprof.ov"
 		overlap "$tmp/perf.data" "$tmp/fine.data" >> "$tmp/perf.ov"; echo >> "$tmp/perf.ov"
+		if [ -n "${BENCH_VERBOSE:-}" ]; then echo "  $prog round $r: overlap hwprof $(tail -1 "$tmp/hwprof.ov") perf $(tail -1 "$tmp/perf.ov"); hwprof $(inforce "$tmp/hw.data")" >&2; fi
 	done
 	aw=$(col alone 1)
 	for tool in hwprof perf; do
 		# per round: work per CPU-second against the alone median, and the
 		# tool's own CPU share
-		wl=$(awk -v b="$(awk '{print $3/$4}' "$tmp/alone.runs" | median)" '{print 100*(1 - ($3/$4)/b)}' "$tmp/$tool.runs" | median)
+		wl=$(lost "$tool" | median)
 		sc=$(awk '{print 100*($2-$4)/$4}' "$tmp/$tool.runs" | median)
 		w=$(col "$tool" 1)
 		case $tool in
@@ -216,5 +238,26 @@ for prog in phased recurse threads; do
 		printf '%-8s %-14s %6.1f%% %6.1f%% %7.2f%% %8s %7s%%  %s\n' "$prog" "$label" \
 			"$(echo "100 * ($w - $aw) / $aw" | bc -l)" "$wl" "$sc" "$n" "$(median < "$tmp/$tool.ov")" "$f"
 	done
+	# The verdict compares the tools round by round (each round has its
+	# own reference and its own load): the median of hwprof minus perf,
+	# with the smallest and largest round, and how many rounds hwprof was
+	# at least as good. Worse means worse in the median and in enough
+	# rounds (sign test, below); anything else is within the rounds' noise.
+	dov=$(paste "$tmp/hwprof.ov" "$tmp/perf.ov" | awk '{print $1-$2}')
+	dwl=$(paste <(lost hwprof) <(lost perf) | awk '{print $1-$2}')
+	verdict() { # verdict "DIFFS" SIGN: hwprof is better where SIGN*diff > 0
+		local m k
+		m=$(echo "$1" | awk -v s="$2" '{print s*$1}' | median)
+		k=$(echo "$1" | awk -v s="$2" 's*$1 < 0' | wc -l)
+		# worse: worse in the median, and in so many rounds that a fair
+		# coin would do it at most one time in ten (one-sided sign test)
+		awk -v m="$m" -v k="$k" -v n="$rounds" 'BEGIN{
+			p = 0; c = 1
+			for (i = 0; i <= n; i++) { if (i >= k) p += c / 2^n; c = c * (n - i) / (i + 1) }
+			if (m >= 0) print "hwprof at least as good"; else if (p <= 0.1) print "hwprof WORSE"; else print "within noise"}'
+	}
+	printf '%-8s verdict: overlap with the reference hwprof-perf %s pts (%s, hwprof >= perf in %d of %d rounds); work lost hwprof-perf %s pts (%s)\n' \
+		"$prog" "$(echo "$dov" | spread)" "$(verdict "$dov" 1)" "$(echo "$dov" | awk '$1 >= 0' | wc -l)" "$rounds" \
+		"$(echo "$dwl" | spread)" "$(verdict "$dwl" -1)"
 done
-echo "($rounds rounds of $secs s of program CPU; medians; reference: hwprof -c 100000 -g in the same round)"
+echo "($rounds rounds of $secs s of program CPU; medians; reference: hwprof -c 100000 -g in the same round; set BENCH_VERBOSE=1 for every round)"

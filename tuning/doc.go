@@ -21,7 +21,9 @@
 // the records (its drains, timed with the thread's CPU clock), the
 // program's CPU time if known, the number of samples whose top frame repeats the previous
 // sample's top frame on the same thread (RepeatCounter counts them from
-// (tid, top frame) pairs without allocating), and for LBR events the mean
+// (tid, top frame) pairs without allocating; with several threads it
+// reports the least repeating thread's share, as the period they share
+// must suit the thread of the shortest activations), and for LBR events the mean
 // overlap of consecutive LBR windows of a thread (WindowOverlap).
 //
 // The top frame is a key of the caller's choosing, and the choice sets

@@ -1,5 +1,7 @@
 package tuning
 
+import "math"
+
 // RepeatCounter counts the samples whose top frame equals the previous
 // sample's top frame on the same thread, the CC-Map paper's repetition
 // measure. It remembers the last top frame of a fixed number of threads
@@ -9,6 +11,15 @@ package tuning
 //
 // What a "top frame" is belongs to the caller; see the package
 // documentation. Use one RepeatCounter per tuned event.
+//
+// Several threads share one period, and a period that suits their pooled
+// repetition suits none of them when their activations differ: a thread
+// in one long loop repeats at any period and would lengthen the period of
+// a thread of short calls, which then loses accuracy that nothing caps.
+// So Take reports the repetition of the least repeating thread (among
+// those that hold a fair share of the samples), the one whose accuracy
+// the period decides; a finer period costs overhead, which the budget
+// caps. A single thread's count is unchanged.
 type RepeatCounter struct {
 	slots            []repeatSlot
 	mask             uint32
@@ -18,7 +29,16 @@ type RepeatCounter struct {
 type repeatSlot struct {
 	key uint64 // tid+1; 0 marks a free slot
 	top uint64
+	// the thread's samples and repeats since the last Take
+	samples, repeats uint64
 }
+
+// A thread's repetition speaks for the period in Take when it holds at
+// least 1/threadShare of the samples and minThreadSamples of them.
+const (
+	threadShare      = 8
+	minThreadSamples = 16
+)
 
 // repeatProbe is how many slots Add looks at before evicting.
 const repeatProbe = 8
@@ -46,8 +66,10 @@ func (rc *RepeatCounter) Add(tid uint32, top uint64) bool {
 		if s.key == key {
 			repeat := s.top == top
 			s.top = top
+			s.samples++
 			if repeat {
 				rc.repeats++
+				s.repeats++
 			}
 			return repeat
 		}
@@ -58,7 +80,7 @@ func (rc *RepeatCounter) Add(tid uint32, top uint64) bool {
 	if free < 0 {
 		free = int(home) // evict the home slot's thread
 	}
-	rc.slots[free] = repeatSlot{key: key, top: top}
+	rc.slots[free] = repeatSlot{key: key, top: top, samples: 1}
 	return false
 }
 
@@ -75,11 +97,27 @@ func (rc *RepeatCounter) Forget(tid uint32) {
 	}
 }
 
-// Take returns the samples and repeats counted since the last Take and
-// starts counting afresh; the threads' last top frames are kept, so a
-// repeat across the boundary still counts.
+// Take returns the samples counted since the last Take and the repeats:
+// the pooled count, or, when a thread that holds a fair share of the
+// samples repeats less than the pool, the count at that thread's share
+// (the least repeating such thread's). It starts counting afresh; the
+// threads' last top frames are kept, so a repeat across the boundary
+// still counts.
 func (rc *RepeatCounter) Take() (samples, repeats uint64) {
 	samples, repeats = rc.samples, rc.repeats
 	rc.samples, rc.repeats = 0, 0
+	least := -1.0
+	for i := range rc.slots {
+		s := &rc.slots[i]
+		if s.samples >= minThreadSamples && threadShare*s.samples >= samples {
+			if r := float64(s.repeats) / float64(s.samples); least < 0 || r < least {
+				least = r
+			}
+		}
+		s.samples, s.repeats = 0, 0
+	}
+	if least >= 0 && least*float64(samples) < float64(repeats) {
+		repeats = uint64(math.Round(least * float64(samples)))
+	}
 	return samples, repeats
 }

@@ -87,3 +87,46 @@ func TestRepeatCounterAllocs(t *testing.T) {
 		t.Errorf("Add allocates %v times", allocs)
 	}
 }
+
+// TestRepeatCounterLeastThread: threads share the period, so Take reports
+// the repetition of the least repeating thread that holds a fair share
+// of the samples, not the pool's: a spinning thread (every sample the
+// same activation) beside one of short calls (none) reads as the latter;
+// a thread with too few samples does not decide; a thread repeating more
+// than the pool never raises the count.
+func TestRepeatCounterLeastThread(t *testing.T) {
+	rows := []struct {
+		name        string
+		spin, calls int // samples of a thread that always repeats, and of one that never does
+		late        int // samples of a third thread that never repeats
+		want        uint64
+	}{
+		{"spin beside calls", 400, 400, 0, 0},
+		{"calls thread too small to decide", 400, 10, 0, 399},
+		{"calls thread under its fair share", 400, 40, 0, 399},
+		{"three threads", 300, 0, 100, 0},
+		{"spin alone", 400, 0, 0, 399},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			rc := NewRepeatCounter(4)
+			for i := range row.spin {
+				rc.Add(1, 0xa)
+				if i < row.calls {
+					rc.Add(2, uint64(i))
+				}
+				if i < row.late {
+					rc.Add(3, uint64(i))
+				}
+			}
+			n := uint64(row.spin + row.calls + row.late)
+			if s, r := rc.Take(); s != n || r != row.want {
+				t.Errorf("Take() = %d, %d, want %d, %d", s, r, n, row.want)
+			}
+			// the next interval starts afresh
+			if s, r := rc.Take(); s != 0 || r != 0 {
+				t.Errorf("second Take() = %d, %d, want 0, 0", s, r)
+			}
+		})
+	}
+}

@@ -28,6 +28,7 @@ func (l *loader) finish() *profile.Profile {
 		*l.test.funcMap = fmap
 	}
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
+	l.unrooted(m, funcs, fmap)
 	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
 	if l.o.SiteLines {
 		p.Recording.GoBuildIDs = l.goBuildIDs(funcs, funcObj, p.Recording.BuildIDs)

@@ -178,6 +178,7 @@ type codeReader struct {
 type elfCode struct {
 	f     *elf.File
 	progs []*elf.Prog // executable PT_LOAD segments
+	funcs []funcRange // its function symbols, read when first needed (function)
 }
 
 func newCodeReader(resolve func(string) string) *codeReader {

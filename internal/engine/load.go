@@ -158,6 +158,9 @@ type loader struct {
 	warnings []string
 	// the perf_event_max_stack sysctl, read once when needed (maxStack)
 	sysMaxStack uint64
+	// the samples and weight of the whole stacks whose outermost frame is
+	// each address id (countShape; judged by unrooted)
+	rootSamples, rootWeight []uint64
 
 	// buffers reused from sample to sample
 	leafChain []uint64 // the repaired callchain (repairLeaf)
@@ -645,7 +648,7 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 		}
 		dst = append(dst, k)
 		outermost := i == len(frames)-1
-		if f.Kernel || (outermost && f.Addr == 0) {
+		if f.Kernel || (outermost && (f.Addr == 0 || obj == nil)) {
 			continue
 		}
 		// as brokenStack
@@ -1038,7 +1041,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 		if len(l.frames) == 0 {
 			return
 		}
-		if l.brokenStack(l.frames) {
+		if l.brokenStack(l.frames, shape == stackCut) {
 			shape = stackBroken
 			l.cframes = l.brokenFrames(l.cframes[:0])
 		} else {
@@ -1057,7 +1060,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 			return
 		}
 	}
-	l.countShape(shape, weight)
+	l.countShape(shape, l.cframes, weight)
 	l.fold.Add(l.cframes, weight)
 }
 
@@ -1066,7 +1069,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 // redundancy skipping, which decides sample by sample, folded now.
 func (l *loader) foldCached(i int, weight uint64) {
 	e := &l.stacks.entries[i]
-	l.countShape(e.shape, weight)
+	l.countShape(e.shape, l.stacks.frames[e.frame:e.frameTo], weight)
 	if l.sumStacks {
 		e.pending += weight
 		return
@@ -1254,7 +1257,7 @@ func (l *loader) exact(s *perf.Sample, ev int, weight uint64) {
 		l.foldExact(i, weight)
 		return
 	}
-	l.countShape(shape, weight)
+	l.countShape(shape, nil, weight) // exact contexts are not judged for roots (unrooted)
 	l.addExact(l.cframes, weight)
 }
 
@@ -1264,7 +1267,7 @@ func (l *loader) exact(s *perf.Sample, ev int, weight uint64) {
 func (l *loader) foldExact(i int, weight uint64) {
 	c := l.probes.cache
 	e := &c.entries[i]
-	l.countShape(e.shape, weight)
+	l.countShape(e.shape, nil, weight)
 	if l.sumStacks {
 		e.pending += weight
 		return
