@@ -8,7 +8,8 @@
 #   runtime  PGO from the Go runtime's own CPU profile (runtime/pprof)
 #   timer    PGO from hwprof's timer profile (record -g; report --pgo --pgo-weight time)
 #   exact    PGO from hwprof's exact call counts (record --source exact; --pgo-weight calls)
-# each profile taken on the same input (INPUT: square or circle). Then the
+# each profile taken on the same input (INPUT: square or circle) over 3 s
+# of the program's CPU time (1 s for the exact source). Then the
 # PGO cycle is repeated once: each PGO build is profiled again the same way
 # and rebuilt (runtime2, timer2, exact2), to show whether each kind of
 # profile keeps its gains when it is taken of an optimized program.
@@ -142,7 +143,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 echo
-printf '%-9s %-18s %-12s %8s %15s %15s %8s %9s %9s  %s\n' build devirtualized "hot inlines" "median s" "IQR s" "min-max s" "vs base" "wall s" "U test p" "vs base"
+printf '%-9s %-18s %-27s %8s %15s %15s %8s %9s %9s  %s\n' build devirtualized "hot inlines" "median s" "IQR s" "min-max s" "vs base" "wall s" "U test p" "vs base"
 for b in "${builds[@]}"; do
 	read -r nd dev nh hot <<<"$(decisions "$b")"
 	awk -v b="$b" -v dev="$nd $dev" -v hot="$nh $hot" '
@@ -169,7 +170,7 @@ for b in "${builds[@]}"; do
 		sort(x, nx); sort(y, ny); sort(xw, nx)
 		m = q(x, nx, 0.5); mb = q(y, ny, 0.5)
 		verdict = b == "base" ? "" : p < 0.01 ? (m < mb ? "faster" : "slower") : "not separated"
-		printf "%-9s %-18s %-12s %8.3f %15s %15s %7.1f%% %9.3f %9s  %s\n", b, dev, hot, m,
+		printf "%-9s %-18s %-27s %8.3f %15s %15s %7.1f%% %9.3f %9s  %s\n", b, dev, hot, m,
 			sprintf("%.3f-%.3f", q(x, nx, 0.25), q(x, nx, 0.75)), sprintf("%.3f-%.3f", x[1], x[nx]),
 			100 * (m - mb) / mb, q(xw, nx, 0.5), b == "base" ? "" : sprintf("%.2g", p), verdict
 	}' "$tmp/$b.times" "$tmp/base.times"

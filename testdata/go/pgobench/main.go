@@ -14,9 +14,10 @@
 // path but over the inliner's ordinary budget (its cold path is long), so
 // only a profile marking the call hot gets it inlined.
 //
-// With DURATION (a time.ParseDuration string) it runs rounds until that
-// much wall time has passed; with rounds=N it runs exactly N rounds, for
-// timing a fixed amount of work. It prints the rounds, the work loop's
+// With DURATION (a time.ParseDuration string) it runs rounds until it has
+// used that much CPU time (so that a profile of it holds as many samples
+// on a loaded machine as on an idle one); with rounds=N it runs exactly N
+// rounds, for timing a fixed amount of work. It prints the rounds, the work loop's
 // CPU time (the thread's own clock: the loop runs on one locked thread
 // and allocates nothing) and wall time (monotonic clock) in nanoseconds,
 // and a checksum. With PGOBENCH_CPUPROFILE=FILE in its environment it
@@ -104,12 +105,12 @@ func round(shapes []Shape, area float64, h uint64) (float64, uint64) {
 	return area, h
 }
 
-// bench runs rounds until limit rounds ran (limit >= 0) or the wall clock
-// passed end.
+// bench runs limit rounds, or with limit < 0 rounds until the thread's
+// CPU clock passed end (checked every 256 rounds: a system call).
 //
 //go:noinline
-func bench(shapes []Shape, limit int64, end time.Time) (rounds int64, area float64, h uint64) {
-	for limit < 0 && time.Now().Before(end) || rounds < limit {
+func bench(shapes []Shape, limit int64, end int64) (rounds int64, area float64, h uint64) {
+	for limit < 0 && (rounds%256 != 0 || threadCPU() < end) || rounds < limit {
 		area, h = round(shapes, area, h)
 		rounds++
 	}
@@ -190,7 +191,7 @@ func main() {
 	}
 	runtime.LockOSThread()
 	start, cpu0 := time.Now(), threadCPU()
-	rounds, area, h := bench(shapes, limit, start.Add(d))
+	rounds, area, h := bench(shapes, limit, cpu0+d.Nanoseconds())
 	cpu, wall := threadCPU()-cpu0, time.Since(start)
 	os.Stdout.WriteString("rounds " + strconv.FormatInt(rounds, 10) +
 		" cpu_ns " + strconv.FormatInt(cpu, 10) + " wall_ns " + strconv.FormatInt(wall.Nanoseconds(), 10) +
