@@ -20,7 +20,7 @@
 # for each profile the weights it gives the targets of the interface call.
 #
 # Timing: every build runs the same fixed work (rounds=N; N sized at the
-# start so that the fastest build's run takes SECONDS of CPU), ROUNDS
+# start so that the fastest build's run takes at least SECONDS of CPU), ROUNDS
 # times, the builds alternating round by round (ABCD... ABCD...). The
 # program measures its own work loop: the CPU time of the thread running
 # it (the loop allocates nothing and runs on one locked thread), which a
@@ -33,12 +33,13 @@
 #
 # Each go build -pgo rebuilds the standard library for its profile (10-20 s
 # on an idle 2-CPU machine, a minute when loaded): with the defaults the
-# script takes about six minutes on an idle machine. Needs root or
+# script should take about seven minutes on an idle 2-CPU machine (25 minutes
+# at a load average of 20 to 26). Needs root or
 # perf_event_paranoid <= 2, and uprobes (root) for the exact source.
 #
 # usage: scripts/bench-pgo.sh [ROUNDS] [INPUT]      (default 10 square)
 # environment: PGOBENCH_PROG=DIR     the workload (a main package; default testdata/go/pgobench)
-#              PGOBENCH_SECONDS=S    CPU seconds of the fastest build's run (default 2)
+#              PGOBENCH_SECONDS=S    least CPU seconds of the fastest build's run (default 2)
 #              PGOBENCH_CPU=N        pin the timed runs to CPU N with taskset (default: not pinned)
 set -euo pipefail
 rounds=${1:-10}
@@ -122,10 +123,11 @@ echo "profile weights of main.round's callees (the compiler's reading, go tool p
 for b in "${builds[@]:1}"; do printf '  %-9s %s\n' "$b" "$(weights "$tmp/$b.pgo")"; done
 echo
 
-# Size the work: N rounds so that the fastest build's run takes $seconds s of CPU.
+# Size the work: N rounds so that the fastest build's run takes $seconds s of
+# CPU, with a margin of 10% over what a short run of each build measured.
 per_round=$(for b in "${builds[@]}"; do "${pin[@]}" "$tmp/$b" 0.5s "$input"; done |
 	awk '{ r = $4 / $2; if (NR == 1 || r < m) m = r } END { printf "%.0f", m }')
-n=$(awk -v s="$seconds" -v p="$per_round" 'BEGIN { printf "%d", s * 1e9 / p + 1 }')
+n=$(awk -v s="$seconds" -v p="$per_round" 'BEGIN { printf "%d", 1.1 * s * 1e9 / p + 1 }')
 echo "input $input: $n rounds of 1000 shapes per run (the fastest build: $per_round ns a round), $rounds runs per build, builds alternating${cpu:+, pinned to CPU $cpu}"
 for b in "${builds[@]}"; do : >"$tmp/$b.times"; done
 sum=
@@ -170,9 +172,11 @@ for b in "${builds[@]}"; do
 		sort(x, nx); sort(y, ny); sort(xw, nx)
 		m = q(x, nx, 0.5); mb = q(y, ny, 0.5)
 		verdict = b == "base" ? "" : p < 0.01 ? (m < mb ? "faster" : "slower") : "not separated"
-		printf "%-9s %-18s %-27s %8.3f %15s %15s %7.1f%% %9.3f %9s  %s\n", b, dev, hot, m,
+		line = sprintf("%-9s %-18s %-27s %8.3f %15s %15s %7.1f%% %9.3f %9s  %s", b, dev, hot, m,
 			sprintf("%.3f-%.3f", q(x, nx, 0.25), q(x, nx, 0.75)), sprintf("%.3f-%.3f", x[1], x[nx]),
-			100 * (m - mb) / mb, q(xw, nx, 0.5), b == "base" ? "" : sprintf("%.2g", p), verdict
+			100 * (m - mb) / mb, q(xw, nx, 0.5), b == "base" ? "" : sprintf("%.2g", p), verdict)
+		sub(/ +$/, "", line)
+		print line
 	}' "$tmp/$b.times" "$tmp/base.times"
 done
 echo
