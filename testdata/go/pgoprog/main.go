@@ -1,5 +1,5 @@
 // Command pgoprog is the call-heavy Go workload of hwprof's PGO tests
-// and of scripts/bench-pgo.sh: interface calls whose hot target depends on
+// (scripts/bench-pgo.sh times testdata/go/pgobench): interface calls whose hot target depends on
 // the input, and a small hot function over the inliner's ordinary budget.
 //
 //	pgoprog MS [SHAPE]
