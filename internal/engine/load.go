@@ -1060,7 +1060,11 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 			return
 		}
 	}
-	l.countShape(shape, l.cframes, weight)
+	roots := l.cframes
+	if !s.Has(perf.SampleCallchain) && !s.Has(perf.SampleStackUser) {
+		roots = nil // no call graph recorded: the sampled function alone is no stack to judge (unrooted)
+	}
+	l.countShape(shape, roots, weight)
 	l.fold.Add(l.cframes, weight)
 }
 
