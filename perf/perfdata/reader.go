@@ -374,6 +374,10 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
 	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
+	if f, ok := ra.(*os.File); ok && r.feats.Compression == nil && avail-uint64(off) <= math.MaxUint32 {
+		// Records are placed in a chunk by a 32-bit start: map at most 4 GiB.
+		r.src.mp = dataMap{f: f, off: off, end: int64(avail)}
+	}
 	return r, nil
 }
 
