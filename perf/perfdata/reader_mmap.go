@@ -22,6 +22,7 @@ type dataMap struct {
 	off, end int64    // the data section, as far as the file went when opened
 	mem      []byte   // the mapping, from file offset 0 to end (nil: not mapped)
 	released int      // bytes of s.buf before it were let go
+	step     int      // releaseStep if 0
 }
 
 // tryMap maps the data section, if the source was set to and it is still
@@ -55,7 +56,11 @@ func (s *source) tryMap() {
 // releaseStep.
 func (s *source) release(low int) {
 	m := &s.mp
-	if m.mem == nil || low-m.released < releaseStep {
+	step := m.step
+	if step == 0 {
+		step = releaseStep
+	}
+	if m.mem == nil || low-m.released < step {
 		return
 	}
 	base := int(m.off) // s.buf[i] is m.mem[base+i]
