@@ -82,7 +82,7 @@ type Record struct {
 	Time    uint64
 	HasTime bool
 	// Raw is the whole record, header first. It is valid until the next
-	// call to Next, or for good if Kept.
+	// call to Next, until Close if Stable, or for good if Kept.
 	Raw []byte
 	// Kept says Raw is never overwritten by the Reader: the caller may
 	// keep it after Next without copying. With SetKeepRecords(true) it is
@@ -92,6 +92,12 @@ type Record struct {
 	// every record without SetKeepRecords(true): the Reader then reuses
 	// its buffers once it needs their records no more.
 	Kept bool
+	// Stable says Raw is never overwritten and stays valid until Close
+	// (not after it, unless Kept): true for the Kept records and for those
+	// of a file whose data section the Reader maps (file mode, not
+	// compressed, not SetKeepRecords), false for those from COMPRESSED
+	// records.
+	Stable bool
 }
 
 // Type returns the record's type.

@@ -12,7 +12,7 @@ const minMap = 1 << 20
 // releaseStep is how many bytes of the mapping behind the records still
 // needed are let go at once (madvise DONTNEED): the pages stay in the page
 // cache, but are no longer counted in the process's resident memory.
-const releaseStep = 8 << 20
+const releaseStep = 4 << 20
 
 // dataMap describes a data section that the source may map instead of
 // reading it: the records of a file-mode recording then are slices of the
@@ -51,15 +51,18 @@ func (s *source) tryMap() {
 	s.left, s.eof = 0, true
 }
 
-// release lets go of the pages of the mapping before low (an index in
-// s.buf: the records before it are needed no more), in steps of
-// releaseStep.
+// release lets go of the pages of the mapping more than a step before
+// low (an index in s.buf: the records before it are needed no more by the
+// Reader), in steps of releaseStep. The step left mapped is for the
+// Stable records a caller still works on: pages let go under it are read
+// in again, for good.
 func (s *source) release(low int) {
 	m := &s.mp
 	step := m.step
 	if step == 0 {
 		step = releaseStep
 	}
+	low -= step
 	if m.mem == nil || low-m.released < step {
 		return
 	}

@@ -54,6 +54,9 @@ func TestMappedRecords(t *testing.T) {
 					t.Fatal("the data section was not mapped")
 				}
 				rec := r.Record()
+				if rec.Stable != !rec.Compressed || rec.Kept {
+					t.Fatalf("record at %#x of a mapped file: Stable %v, Kept %v", rec.Offset, rec.Stable, rec.Kept)
+				}
 				got = append(got, delivery{rec.Offset, rec.Time, rec.HasTime, rec.Compressed, rec.Type(), append([]byte(nil), rec.Raw...)})
 				if start := int(rec.Offset - r.src.mp.off); start < r.src.mp.released {
 					t.Fatalf("record at %#x delivered after the mapping before %#x was let go", rec.Offset, r.src.mp.off+int64(r.src.mp.released))
@@ -94,6 +97,9 @@ func TestMappedFallback(t *testing.T) {
 	must(t, os.Truncate(path, int64(len(data)/2)))
 	n := 0
 	for r.Next() {
+		if r.Record().Stable {
+			t.Fatalf("record at %#x Stable, read without SetKeepRecords from a file not mapped", r.Record().Offset)
+		}
 		n++
 	}
 	if r.src.mp.mem != nil {

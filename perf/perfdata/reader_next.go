@@ -39,7 +39,9 @@ func (r *Reader) Next() bool {
 			r.finish(err)
 			continue
 		}
-		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep}
+		mapped := r.src.mp.mem != nil
+		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep, Stable: !comp && (r.src.keep || mapped)}
+		r.queue.mapped = mapped
 		if r.process(rec) {
 			return true
 		}
@@ -240,6 +242,7 @@ type roundQueue struct {
 	// lowSet (a bound for a source that maps its data: one chunk).
 	low    uint32
 	lowSet bool
+	mapped bool // the chunk is a mapping: records in it are Stable
 }
 
 // lowStart returns a bound below which no record the queue holds starts
@@ -399,7 +402,7 @@ func (q *roundQueue) pop(rec *Record) bool {
 			raw = q.arena[e.start:end:end]
 		}
 		*rec = Record{Offset: e.off, Compressed: e.compressed, Time: e.time, HasTime: e.hasTime,
-			Raw: raw, Kept: e.kept}
+			Raw: raw, Kept: e.kept, Stable: e.kept || e.inChunk && q.mapped}
 		return true
 	}
 	if len(q.ready) == 0 {
