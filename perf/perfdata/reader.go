@@ -755,6 +755,9 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	r.src.close()
+	// No slice into a mapping outlives it.
+	r.cur = Record{}
+	clear(r.queue.chunks)
 	if r.file != nil {
 		return r.file.Close()
 	}
