@@ -311,7 +311,7 @@ func (l *loader) read() error {
 				l.snapshot()
 				stale = false
 			}
-			w.add(rec.Raw)
+			w.add(rec.Raw, rec.Stable)
 		case perf.RecordMmap, perf.RecordMmap2:
 			w.wait()
 			if d, ok := l.decode(); ok {
@@ -402,12 +402,16 @@ type sampleWorker struct {
 	inlineRT retTable
 }
 
-// recBatch holds sample records back to back; ends[i] is where record i
-// ends, prep[i] what the preparers found of it. ready has a value when
-// the batch is prepared.
+// recBatch holds sample records: recs[i] is record i, a copy in buf
+// (records are copied there back to back, and buf never grows past its
+// first capacity, so the copies stay put) or the Reader's own bytes when
+// they are Stable (they stay valid until it is closed, after every batch
+// is folded); n counts the bytes of all. prep[i] is what the preparers
+// found of record i. ready has a value when the batch is prepared.
 type recBatch struct {
 	buf   []byte
-	ends  []int
+	recs  [][]byte
+	n     int
 	prep  []prepSample
 	ready chan struct{}
 }
@@ -483,26 +487,44 @@ func (l *loader) startWorker() *sampleWorker {
 	return w
 }
 
+// batchCap is the room of a batch's copies: a batch is sent once it
+// holds batchBytes, and a record has at most 64 KiB.
+const batchCap = batchBytes + 64<<10
+
 func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 
-// add queues a copy of a sample record.
-func (w *sampleWorker) add(raw []byte) {
+// add queues a sample record: itself if stable (the Reader's Record.Stable),
+// else a copy.
+func (w *sampleWorker) add(raw []byte, stable bool) {
 	if w.l.test.inline {
 		w.l.prepare(&w.inline, raw, &w.inlineRT)
 		w.l.foldPrepared(&w.inline, raw)
 		return
 	}
 	b := w.cur
-	b.buf = append(b.buf, raw...)
-	b.ends = append(b.ends, len(b.buf))
-	if len(b.ends) >= batchRecords || len(b.buf) >= batchBytes {
+	if !stable {
+		if b.buf == nil {
+			b.buf = make([]byte, 0, batchCap)
+		}
+		if len(b.buf)+len(raw) > cap(b.buf) { // not for records of up to 64 KiB
+			w.send()
+			w.add(raw, stable)
+			return
+		}
+		s := len(b.buf)
+		b.buf = append(b.buf, raw...)
+		raw = b.buf[s:len(b.buf):len(b.buf)]
+	}
+	b.recs = append(b.recs, raw)
+	b.n += len(raw)
+	if len(b.recs) >= batchRecords || b.n >= batchBytes {
 		w.send()
 	}
 }
 
 // send hands the current batch over, waiting while w.max are in flight.
 func (w *sampleWorker) send() {
-	if len(w.cur.ends) == 0 {
+	if len(w.cur.recs) == 0 {
 		return
 	}
 	for w.inflight >= w.max {
@@ -548,13 +570,11 @@ func (w *sampleWorker) runPrepare() {
 	defer w.ended.Done()
 	rt := newRetTable(w.l.code)
 	for b := range w.prep {
-		if len(b.prep) < len(b.ends) {
-			b.prep = append(b.prep, make([]prepSample, len(b.ends)-len(b.prep))...)
+		if len(b.prep) < len(b.recs) {
+			b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
 		}
-		start := 0
-		for i, end := range b.ends {
-			w.l.prepare(&b.prep[i], b.buf[start:end], &rt)
-			start = end
+		for i, raw := range b.recs {
+			w.l.prepare(&b.prep[i], raw, &rt)
 		}
 		b.ready <- struct{}{}
 	}
@@ -565,12 +585,11 @@ func (w *sampleWorker) runFold() {
 	defer w.ended.Done()
 	for b := range w.order {
 		<-b.ready
-		start := 0
-		for i, end := range b.ends {
-			w.l.foldPrepared(&b.prep[i], b.buf[start:end])
-			start = end
+		for i, raw := range b.recs {
+			w.l.foldPrepared(&b.prep[i], raw)
 		}
-		b.buf, b.ends = b.buf[:0], b.ends[:0]
+		clear(b.recs) // let go of the records
+		b.buf, b.recs, b.n = b.buf[:0], b.recs[:0], 0
 		w.done <- b
 	}
 }

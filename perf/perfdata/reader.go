@@ -82,7 +82,7 @@ type Record struct {
 	Time    uint64
 	HasTime bool
 	// Raw is the whole record, header first. It is valid until the next
-	// call to Next, or for good if Kept.
+	// call to Next, until Close if Stable, or for good if Kept.
 	Raw []byte
 	// Kept says Raw is never overwritten by the Reader: the caller may
 	// keep it after Next without copying. With SetKeepRecords(true) it is
@@ -92,6 +92,12 @@ type Record struct {
 	// every record without SetKeepRecords(true): the Reader then reuses
 	// its buffers once it needs their records no more.
 	Kept bool
+	// Stable says Raw is never overwritten and stays valid until Close
+	// (not after it, unless Kept): true for the Kept records and for those
+	// of a file whose data section the Reader maps (file mode, not
+	// compressed, not SetKeepRecords), false for those from COMPRESSED
+	// records.
+	Stable bool
 }
 
 // Type returns the record's type.
@@ -374,6 +380,10 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
 	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
+	if f, ok := ra.(*os.File); ok && r.feats.Compression == nil && avail-uint64(off) <= math.MaxUint32 {
+		// Records are placed in a chunk by a 32-bit start: map at most 4 GiB.
+		r.src.mp = dataMap{f: f, off: off, end: int64(avail)}
+	}
 	return r, nil
 }
 
@@ -745,6 +755,9 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	r.src.close()
+	// No slice into a mapping outlives it.
+	r.cur = Record{}
+	clear(r.queue.chunks)
 	if r.file != nil {
 		return r.file.Close()
 	}

@@ -51,6 +51,9 @@ func readChecked(t *testing.T, r *Reader, data []byte, keep bool, chunk int) ([]
 		if rec.Kept != (keep && !rec.Compressed) {
 			t.Fatalf("record at %#x (compressed %v, keep %v): Kept %v", rec.Offset, rec.Compressed, keep, rec.Kept)
 		}
+		if keep && rec.Stable != !rec.Compressed {
+			t.Fatalf("record at %#x (compressed %v) with SetKeepRecords: Stable %v", rec.Offset, rec.Compressed, rec.Stable)
+		}
 		if rec.Compressed {
 			continue
 		}

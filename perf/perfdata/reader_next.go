@@ -31,12 +31,17 @@ func (r *Reader) Next() bool {
 			return false
 		}
 		r.src.free = r.queue.firstChunk(r.src.chunk)
+		if r.src.mp.mem != nil {
+			r.src.release(r.queue.lowStart(r.src.r))
+		}
 		raw, off, comp, err := r.src.next()
 		if err != nil {
 			r.finish(err)
 			continue
 		}
-		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep}
+		mapped := r.src.mp.mem != nil
+		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep, Stable: !comp && (r.src.keep || mapped)}
+		r.queue.mapped = mapped
 		if r.process(rec) {
 			return true
 		}
@@ -233,6 +238,20 @@ type roundQueue struct {
 	seq       uint64 // records pushed so far
 	unordered int64
 	limit     int // bytes held before the older half goes out; 0: queueLimit
+	// low is at most the least start of a pending record in a chunk, if
+	// lowSet (a bound for a source that maps its data: one chunk).
+	low    uint32
+	lowSet bool
+	mapped bool // the chunk is a mapping: records in it are Stable
+}
+
+// lowStart returns a bound below which no record the queue holds starts
+// in its chunk, cur if it holds none there; for a source with one chunk.
+func (q *roundQueue) lowStart(cur int) int {
+	if q.lowSet && len(q.pending)+len(q.ready) > 0 {
+		return int(q.low)
+	}
+	return cur
 }
 
 // firstChunk returns the number of the first source chunk whose records
@@ -256,6 +275,9 @@ func (q *roundQueue) hold(rec *Record, c chunkRef, e *qrec) {
 	}
 	if len(q.chunks) == 0 {
 		q.cbase = c.id
+	}
+	if !q.lowSet {
+		q.low, q.lowSet = c.start, true
 	}
 	i := int(c.id - q.cbase)
 	if i >= len(q.chunks) {
@@ -380,7 +402,7 @@ func (q *roundQueue) pop(rec *Record) bool {
 			raw = q.arena[e.start:end:end]
 		}
 		*rec = Record{Offset: e.off, Compressed: e.compressed, Time: e.time, HasTime: e.hasTime,
-			Raw: raw, Kept: e.kept}
+			Raw: raw, Kept: e.kept, Stable: e.kept || e.inChunk && q.mapped}
 		return true
 	}
 	if len(q.ready) == 0 {
@@ -394,6 +416,7 @@ func (q *roundQueue) pop(rec *Record) bool {
 // compact keeps what the pending records need of the arena and chunks.
 func (q *roundQueue) compact() {
 	first := len(q.chunks) // the first chunk a pending record is in
+	q.lowSet = false
 	var na []byte
 	if len(q.arena) > 0 {
 		na = q.spare[:0]
@@ -402,6 +425,9 @@ func (q *roundQueue) compact() {
 		e := &q.pending[i]
 		if e.inChunk {
 			first = min(first, int(e.chunk-q.cbase))
+			if !q.lowSet || e.start < q.low {
+				q.low, q.lowSet = e.start, true
+			}
 			continue
 		}
 		s := len(na)

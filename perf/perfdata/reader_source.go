@@ -93,6 +93,8 @@ type source struct {
 	// not decompressed (their stream is lost), only counted in zskipped.
 	zstop    bool
 	zskipped int64
+
+	mp dataMap // a file-mode data section read through a mapping (reader_mmap.go)
 }
 
 // init sets the source to read records from rd, which starts at stream
@@ -148,6 +150,7 @@ func (s *source) close() {
 		s.zs.close()
 		s.zs = nil
 	}
+	s.unmap()
 }
 
 // errTrailing reports bytes after the last record that are too few for a
@@ -252,6 +255,9 @@ func (s *source) next() ([]byte, int64, bool, error) {
 func (s *source) nextRecord() ([]byte, int64, bool, error) {
 	if rec, ok, err := s.nextDecompressed(); ok || err != nil {
 		return rec, s.zoff, true, err
+	}
+	if s.mp.f != nil {
+		s.tryMap()
 	}
 	if err := s.dropPayload(); err != nil {
 		return nil, s.off, false, err
