@@ -345,10 +345,28 @@ func TestGoPGOLive(t *testing.T) {
 		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
 	}
 
-	_, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
+	pgoBin, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
 	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
 	if !re.MatchString(out) {
-		t.Errorf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+		t.Fatalf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+	}
+
+	// The second PGO cycle: in the PGO build mix is inlined into round,
+	// so its time is sampled at instructions of round whose inlined frame
+	// is mix. The timer profile of that build keeps the frame (a leaf
+	// line, as runtime/pprof gives it), so that the compiler still sees
+	// the hot call main.round -> main.mix.
+	timer2 := filepath.Join(dir, "timer2.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer2, "--", pgoBin, "1000"); r.code != 0 {
+		t.Fatalf("record the PGO build: exit %d\n%s", r.code, r.stderr)
+	}
+	timer2PGO := filepath.Join(dir, "timer2.pgo")
+	if r := hwprof(t, "report", "-i", timer2, "--format", "pgo", "-o", timer2PGO); r.code != 0 {
+		t.Fatalf("report --format pgo of the PGO build: exit %d\n%s", r.code, r.stderr)
+	}
+	pre = goTool(t, "preprofile", "-i", timer2PGO)
+	if w := preprofileEdge(pre, "main.round", "main.mix"); w <= 0 {
+		t.Errorf("go tool preprofile of the PGO build's timer profile has no main.round -> main.mix edge (mix inlined into round):\n%s", pre)
 	}
 }
 
