@@ -40,7 +40,7 @@ func TestPProfInlinedLeaves(t *testing.T) {
 		Recording: profile.Recording{Events: []profile.Event{{Name: "cpu-clock", Period: 1_000_000}}, Samples: 10},
 	}
 	out := PProfProfile(p)
-	flat := map[string]int64{}   // innermost function of the leaf -> time
+	flat := map[string]int64{}  // innermost function of the leaf -> time
 	outer := map[int][2]int64{} // main's call site location -> mix's and outer's own time
 	var sum int64
 	for _, s := range out.Samples {
