@@ -27,7 +27,7 @@ type Profile struct {
 	// whose Self weights sum to the function's self weight in Map. Set
 	// only when the profile was loaded with source positions (engine's
 	// SiteLines) and debug information gives inlined frames; nil
-	// otherwise, and in merged profiles.
+	// otherwise. A merge (Merger) adds up the chains of an address.
 	Leaves map[ccmap.FuncID][]LeafChain
 	// HasCalls says whether a source that counts calls (lbr, calls,
 	// exact) gave samples: then edge counts are Calls; for timer there are
