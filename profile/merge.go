@@ -29,10 +29,19 @@ type Merger struct {
 	keys  []funcKey
 	m     *ccmap.Map
 	sites map[ccmap.CallSite]Site
-	n     int
-	has   bool // HasCalls of any
-	rec   Recording
-	warn  []string
+	// leaves are the functions' leaf chains (Profile.Leaves) by function
+	// and address
+	leaves map[leafKey]LeafChain
+	n      int
+	has    bool // HasCalls of any
+	rec    Recording
+	warn   []string
+}
+
+// leafKey identifies a leaf chain of a merge: its function and address.
+type leafKey struct {
+	fn   ccmap.FuncID
+	addr uint64
 }
 
 // funcKey identifies a function across recordings.
@@ -48,7 +57,7 @@ func (k funcKey) compare(o funcKey) int {
 
 // NewMerger returns an empty Merger.
 func NewMerger() *Merger {
-	return &Merger{ids: map[funcKey]ccmap.FuncID{}, m: ccmap.New(), sites: map[ccmap.CallSite]Site{}}
+	return &Merger{ids: map[funcKey]ccmap.FuncID{}, m: ccmap.New(), sites: map[ccmap.CallSite]Site{}, leaves: map[leafKey]LeafChain{}}
 }
 
 // objectID is how a merge knows the object of f in p: its build-id, else
@@ -85,6 +94,17 @@ func (mg *Merger) Add(p *Profile) {
 		k := ccmap.CallSite{Caller: id(cs.Caller), Addr: cs.Addr}
 		if old, ok := mg.sites[k]; !ok || compareSites(s, old) < 0 {
 			mg.sites[k] = s
+		}
+	}
+	for f, chains := range p.Leaves {
+		for _, ch := range chains {
+			k := leafKey{id(f), ch.Addr}
+			old, ok := mg.leaves[k]
+			if ok && compareFrames(old.Frames, ch.Frames) <= 0 {
+				ch.Frames = old.Frames
+			}
+			ch.Self += old.Self
+			mg.leaves[k] = ch
 		}
 	}
 	mg.has = mg.has || p.HasCalls
@@ -197,9 +217,58 @@ func (mg *Merger) Profile() (*Profile, error) {
 		s.Object = funcs[perm[cs.Caller]].Object
 		p.Sites[ccmap.CallSite{Caller: perm[cs.Caller], Addr: cs.Addr}] = s
 	}
+	p.Leaves = mergedLeaves(mg.leaves, perm, p.Map, funcs)
 	canonicalRecording(&p.Recording)
 	p.Warnings = sortedUnique(mg.warn)
 	return p, nil
+}
+
+// mergedLeaves lays the merged leaf chains out as Profile.Leaves, with
+// the functions renumbered by perm. A function's self weight from
+// profiles that had no chains for it (loaded without source positions)
+// is a chain of its own code at its start, so that its chains still sum
+// to its self weight.
+func mergedLeaves(leaves map[leafKey]LeafChain, perm []ccmap.FuncID, m *ccmap.Map, funcs []Func) map[ccmap.FuncID][]LeafChain {
+	if len(leaves) == 0 {
+		return nil
+	}
+	out := map[ccmap.FuncID][]LeafChain{}
+	sum := map[ccmap.FuncID]uint64{}
+	for k, ch := range leaves {
+		f := perm[k.fn]
+		out[f] = append(out[f], ch)
+		sum[f] += ch.Self
+	}
+	for _, fw := range m.Functions(ccmap.Self) {
+		if s, ok := sum[fw.Func]; ok && fw.Self > s {
+			ch := LeafChain{Self: fw.Self - s}
+			if int(fw.Func) < len(funcs) {
+				ch.Addr = funcs[fw.Func].Start
+			}
+			out[fw.Func] = append(out[fw.Func], ch)
+		}
+	}
+	for _, cs := range out {
+		slices.SortFunc(cs, func(a, b LeafChain) int {
+			return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(a.Addr, b.Addr), compareFrames(a.Frames, b.Frames))
+		})
+	}
+	return out
+}
+
+// compareFrames orders the source frames of one address seen in several
+// recordings: more frames first, then by name, file and lines.
+func compareFrames(a, b []SourceFrame) int {
+	if c := cmp.Compare(len(b), len(a)); c != 0 {
+		return c
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if c := cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.File, y.File), cmp.Compare(x.Line, y.Line), cmp.Compare(x.StartLine, y.StartLine)); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // Merge returns the profiles merged (a Merger of them).

@@ -20,6 +20,15 @@ type Profile struct {
 	// Sites describes the call sites of Map's edges (CallSite.Addr is the
 	// call instruction's address in its object's address space).
 	Sites map[ccmap.CallSite]Site
+	// Leaves splits the self weight of functions whose sampled
+	// instructions lie in code inlined into them, by the inlined frames
+	// of those instructions: for each such function (by FuncID), one
+	// LeafChain per distinct chain of source frames, heaviest first,
+	// whose Self weights sum to the function's self weight in Map. Set
+	// only when the profile was loaded with source positions (engine's
+	// SiteLines) and debug information gives inlined frames; nil
+	// otherwise. A merge (Merger) adds up the chains of an address.
+	Leaves map[ccmap.FuncID][]LeafChain
 	// HasCalls says whether a source that counts calls (lbr, calls,
 	// exact) gave samples: then edge counts are Calls; for timer there are
 	// no call counts.
@@ -70,6 +79,21 @@ type Site struct {
 	// caller itself (File and Line above are the first's). Empty
 	// otherwise.
 	Frames []SourceFrame
+}
+
+// LeafChain is the part of a function's self weight sampled at
+// instructions with one chain of source frames.
+type LeafChain struct {
+	// Addr is the address, in the function's object, of the chain's
+	// heaviest sampled instruction.
+	Addr uint64
+	// Frames are the chain's source frames, innermost first: one per
+	// function inlined there, the last the function itself; a single
+	// frame (or none, without debug information) for instructions of
+	// the function's own code. The innermost frame's Line is that of
+	// the instruction at Addr.
+	Frames []SourceFrame
+	Self   uint64 // self weight sampled with this chain
 }
 
 // SourceFrame is one source-level frame of a code address: the function

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,7 +31,12 @@ import (
 //     frames as lines, innermost first) and one per function for the
 //     samples that ended in it (its entry address, at its start line):
 //     the profile is folded by function, so a leaf has no address of its
-//     own;
+//     own; but when the profile says where its self weight was sampled in
+//     code inlined into it (profile.Profile.Leaves), one Location per such
+//     chain of inlined frames (its heaviest instruction's address, its
+//     frames as lines, innermost first), as runtime/pprof gives inlined
+//     leaves, and each context's self weight of the function is split
+//     over its chains in the function's proportions;
 //   - one Sample per calling context with self weight (ccmap's CCT by
 //     Self; a context Prune removed is a "[pruned]" frame), whose TimeNS
 //     is that weight when the recording's events are clocks (cpu-clock,
@@ -108,7 +114,14 @@ type pprofConv struct {
 	inl    map[inlKey]int // inlined function -> function index
 	leaf   map[ccmap.FuncID]int
 	sites  map[ccmap.CallSite]int
-	pruned int // location of "[pruned]", -1 until needed
+	chains map[chainKey]int // leaf with inlined frames -> location
+	pruned int              // location of "[pruned]", -1 until needed
+}
+
+// chainKey names a leaf chain: its function and address.
+type chainKey struct {
+	fn   ccmap.FuncID
+	addr uint64
 }
 
 // inlKey names a function seen only as an inlined frame: its name and the
@@ -118,7 +131,7 @@ type inlKey struct{ name, obj string }
 func newPProfConv(p *profile.Profile) *pprofConv {
 	c := &pprofConv{
 		p: p, out: &pprof.Profile{}, objs: map[string]int{}, inl: map[inlKey]int{},
-		leaf: map[ccmap.FuncID]int{}, sites: map[ccmap.CallSite]int{}, pruned: -1,
+		leaf: map[ccmap.FuncID]int{}, sites: map[ccmap.CallSite]int{}, chains: map[chainKey]int{}, pruned: -1,
 	}
 	for _, f := range p.Funcs {
 		c.out.Functions = append(c.out.Functions, pprof.Function{Name: f.Name, File: f.File, StartLine: max(f.StartLine, 0)})
@@ -138,19 +151,79 @@ func (c *pprofConv) samples(t ccmap.Totals) {
 		if n.Self == 0 {
 			continue
 		}
-		s := pprof.Sample{Samples: int64(math.Round(float64(n.Self) / mean))}
-		if c.out.HasTime {
-			s.TimeNS = int64(n.Self)
-		} else {
-			s.Weight = int64(n.Self)
-		}
-		s.Stack = append(s.Stack, c.leafLocation(&cct, i))
+		var callers []int
 		for j := i; cct.Nodes[j].Parent >= 0; j = cct.Nodes[j].Parent {
 			parent := &cct.Nodes[cct.Nodes[j].Parent] // never a pruned node: those are leaves
-			s.Stack = append(s.Stack, c.siteLocation(ccmap.CallSite{Caller: parent.Func, Addr: cct.Nodes[j].Site}))
+			callers = append(callers, c.siteLocation(ccmap.CallSite{Caller: parent.Func, Addr: cct.Nodes[j].Site}))
 		}
-		c.out.Samples = append(c.out.Samples, s)
+		add := func(leaf int, w uint64) {
+			s := pprof.Sample{Samples: int64(math.Round(float64(w) / mean))}
+			if c.out.HasTime {
+				s.TimeNS = int64(w)
+			} else {
+				s.Weight = int64(w)
+			}
+			s.Stack = append(append(s.Stack, leaf), callers...)
+			c.out.Samples = append(c.out.Samples, s)
+		}
+		chains := c.p.Leaves[n.Func]
+		if n.Pruned || len(chains) == 0 {
+			add(c.leafLocation(&cct, i), n.Self)
+			continue
+		}
+		// The function's self weight split by the inlined frames of its
+		// sampled instructions, in every context in the same proportions
+		// (the profile keeps the split by function, not by context); the
+		// shares sum to n.Self exactly.
+		var all, cum, given uint64
+		for _, ch := range chains {
+			all += ch.Self
+		}
+		for k := range chains {
+			cum += chains[k].Self
+			hi, lo := bits.Mul64(n.Self, cum)
+			upto, _ := bits.Div64(hi, lo, all) // n.Self*cum/all <= n.Self: no overflow
+			if w := upto - given; w > 0 {
+				add(c.chainLocation(&cct, i, &chains[k]), w)
+			}
+			given = upto
+		}
 	}
+}
+
+// chainLocation is the location of the samples of node i of t that ended
+// in ch: the function's own location when ch has no inlined frame, else
+// one at ch's address whose lines are ch's frames, innermost first, the
+// function's own last.
+func (c *pprofConv) chainLocation(t *ccmap.CCT, i int, ch *profile.LeafChain) int {
+	fr := ch.Frames
+	if len(fr) <= 1 {
+		return c.leafLocation(t, i)
+	}
+	k := chainKey{t.Nodes[i].Func, ch.Addr}
+	if l, ok := c.chains[k]; ok {
+		return l
+	}
+	fn := c.leafFunction(k.fn)
+	obj := ""
+	if int(k.fn) < len(c.p.Funcs) {
+		obj = c.p.Funcs[k.fn].Object
+	}
+	loc := pprof.Location{Mapping: -1}
+	loc.Mapping, loc.Address = c.mapping(obj, ch.Addr)
+	for j, f := range fr {
+		g := fn
+		if j < len(fr)-1 {
+			g = c.inlined(inlKey{f.Name, obj}, max(f.StartLine, 0))
+			if c.out.Functions[g].File == "" {
+				c.out.Functions[g].File = f.File
+			}
+		}
+		loc.Lines = append(loc.Lines, pprof.Line{Function: g, Line: max(f.Line, 0)})
+	}
+	c.out.Locations = append(c.out.Locations, loc)
+	c.chains[k] = len(c.out.Locations) - 1
+	return c.chains[k]
 }
 
 // meanPeriod is the sampled weight per sample: the map's sampled weight

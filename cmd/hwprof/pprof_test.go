@@ -345,9 +345,87 @@ func TestGoPGOLive(t *testing.T) {
 		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
 	}
 
-	_, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
+	pgoBin, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
 	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
 	if !re.MatchString(out) {
-		t.Errorf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+		t.Fatalf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+	}
+
+	// The second PGO cycle: in the PGO build mix is inlined into round,
+	// so its time is sampled at instructions of round whose inlined frame
+	// is mix. The timer profile of that build keeps the frame (a leaf
+	// line, as runtime/pprof gives it), so that the compiler still sees
+	// the hot call main.round -> main.mix.
+	timer2 := filepath.Join(dir, "timer2.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer2, "--", pgoBin, "1000"); r.code != 0 {
+		t.Fatalf("record the PGO build: exit %d\n%s", r.code, r.stderr)
+	}
+	timer2PGO := filepath.Join(dir, "timer2.pgo")
+	if r := hwprof(t, "report", "-i", timer2, "--format", "pgo", "-o", timer2PGO); r.code != 0 {
+		t.Fatalf("report --format pgo of the PGO build: exit %d\n%s", r.code, r.stderr)
+	}
+	pre = goTool(t, "preprofile", "-i", timer2PGO)
+	if w := preprofileEdge(pre, "main.round", "main.mix"); w <= 0 {
+		t.Errorf("go tool preprofile of the PGO build's timer profile has no main.round -> main.mix edge (mix inlined into round):\n%s", pre)
+	}
+}
+
+// TestPProfInlinedLeavesLive records a C program whose hot code is
+// inlined (testdata/c/inlined.c at -O2: mix inlined three times into
+// outer, which does a fourth of the work itself) and checks that hwprof's
+// pprof keeps the inlined frames of the sampled instructions, as
+// runtime/pprof does: go tool pprof -top shows mix with flat weight of
+// its own, more than outer's, the two summing to outer's self share in
+// hwprof's report, and -traces shows mix above outer. With -noinlines
+// (inlined frames given to their function, as hwprof folds them) -top and
+// -traces agree with the report as for every program.
+func TestPProfInlinedLeavesLive(t *testing.T) {
+	needPerfEvents(t)
+	needGoTool(t)
+	bin := testprog.Build(t, "c/inlined.c", "-g", "-O2", "-fno-omit-frame-pointer")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "600"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	pb := filepath.Join(dir, "timer.pb.gz")
+	if r := hwprof(t, "report", "-i", data, "--format", "pprof", "-o", pb); r.code != 0 {
+		t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", data)
+	checkTopAgrees(t, rep, pprofTop(t, pb, "cpu"))
+	checkTracesAgree(t, rep, pprofTraces(t, pb))
+
+	var outerSelf float64
+	for _, f := range rep.Functions {
+		if f.Name == "outer" {
+			outerSelf = 100 * f.Self
+		}
+	}
+	top := goTool(t, "pprof", "-top", "-nodefraction=0", "-nodecount=1000000", "-sample_index=cpu", pb)
+	rows := map[string]pprofShare{}
+	for line := range strings.SplitSeq(top, "\n") {
+		if m := topRowRE.FindStringSubmatch(line); m != nil {
+			flat, _ := strconv.ParseFloat(m[1], 64)
+			cum, _ := strconv.ParseFloat(m[2], 64)
+			rows[strings.TrimSpace(m[3])] = pprofShare{flat, cum}
+		}
+	}
+	mix, ok := rows["mix (inline)"]
+	if !ok {
+		t.Fatalf("go tool pprof -top shows no inlined mix:\n%s", top)
+	}
+	outer := rows["outer"]
+	if mix.flat <= outer.flat {
+		t.Errorf("mix (inline) flat %.2f%% is not above outer's %.2f%% (3/4 of outer's work is mix's):\n%s", mix.flat, outer.flat, top)
+	}
+	if math.Abs(mix.flat+outer.flat-outerSelf) > 0.02 {
+		t.Errorf("mix (inline) flat %.2f%% + outer flat %.2f%% is not outer's self %.4f%% in hwprof's report", mix.flat, outer.flat, outerSelf)
+	}
+
+	traces := goTool(t, "pprof", "-traces", pb)
+	above := regexp.MustCompile(`(?m)^\s+\S+\s+mix \(inline\)\n\s+outer\n`)
+	if !above.MatchString(traces) {
+		t.Errorf("no go tool pprof -traces stack with mix (inline) as leaf above outer:\n%s", traces)
 	}
 }

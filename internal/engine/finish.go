@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
@@ -31,6 +32,7 @@ func (l *loader) finish() *profile.Profile {
 	l.unrooted(m, funcs, fmap)
 	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
 	if l.o.SiteLines {
+		p.Leaves = l.leafChains(addrMap, locs, fmap)
 		p.Recording.GoBuildIDs = l.goBuildIDs(funcs, funcObj, p.Recording.BuildIDs)
 	}
 	for i, s := range l.ev.srcs {
@@ -285,4 +287,71 @@ func sortLBRKeys(keys []lbrKey) {
 	slices.SortFunc(keys, func(a, b lbrKey) int {
 		return cmp.Or(cmp.Compare(a.caller, b.caller), cmp.Compare(a.site, b.site), cmp.Compare(a.callee, b.callee))
 	})
+}
+
+// leafChains splits the self weight of every function with a sampled
+// instruction in inlined code by the source frames of its sampled
+// instructions (profile.Profile.Leaves): addrMap's self weights are by
+// address id, and every address was symbolized with its inlined frames.
+// Chains are told apart by their functions and by the lines of the
+// calls (every frame's line but the innermost's).
+func (l *loader) leafChains(addrMap *ccmap.Map, locs []symbolize.Location, fmap []ccmap.FuncID) map[ccmap.FuncID][]profile.LeafChain {
+	type chainKey struct {
+		fn    ccmap.FuncID
+		calls string
+	}
+	type chain struct {
+		c     profile.LeafChain
+		heavy uint64 // weight of the instruction at c.Addr
+	}
+	chains := map[chainKey]*chain{}
+	inlined := map[ccmap.FuncID]bool{}
+	var b strings.Builder
+	for _, f := range addrMap.Functions(ccmap.Self) {
+		if f.Self == 0 || int(f.Func) >= len(locs) {
+			continue
+		}
+		fn, fr := fmap[f.Func], locs[f.Func].Frames
+		b.Reset()
+		for i, sf := range fr {
+			b.WriteString(cmp.Or(sf.Func.Short, sf.Func.Full, sf.Func.Raw))
+			if i > 0 {
+				fmt.Fprintf(&b, ":%d", sf.Line)
+			}
+			b.WriteByte(0)
+		}
+		k := chainKey{fn, b.String()}
+		ch := chains[k]
+		if ch == nil {
+			ch = &chain{}
+			chains[k] = ch
+			ch.c.Frames = sourceFrames(fr)
+		}
+		ch.c.Self += f.Self
+		if f.Self > ch.heavy {
+			ch.heavy = f.Self
+			ch.c.Addr = uint64(l.addrs.keys[f.Func].addr)
+			if len(fr) > 0 {
+				ch.c.Frames[0].Line = fr[0].Line
+			}
+		}
+		if len(fr) > 1 {
+			inlined[fn] = true
+		}
+	}
+	if len(inlined) == 0 {
+		return nil
+	}
+	out := map[ccmap.FuncID][]profile.LeafChain{}
+	for k, ch := range chains {
+		if inlined[k.fn] {
+			out[k.fn] = append(out[k.fn], ch.c)
+		}
+	}
+	for _, cs := range out {
+		slices.SortFunc(cs, func(a, b profile.LeafChain) int {
+			return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(a.Addr, b.Addr))
+		})
+	}
+	return out
 }
