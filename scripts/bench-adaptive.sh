@@ -9,8 +9,8 @@
 #            recursion, a loop, qsort), each for a quarter of SECS of its
 #            own CPU time, all started before any period change, so they
 #            mostly sample at the period they inherited
-# Every program runs until it has used SECS seconds of CPU (its command
-# line), then prints the work it did.
+# Every program (testdata/c/adaptive_*.c) runs until it has used SECS
+# seconds of CPU (its command line), then prints the work it did.
 #
 # usage: scripts/bench-adaptive.sh [ROUNDS] [SECS]   (default 3 rounds, 3 s)
 #
@@ -39,131 +39,17 @@
 set -euo pipefail
 rounds=${1:-3}
 secs=${2:-3}
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
 command -v perf >/dev/null || { echo "bench-adaptive: needs perf" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
 hw=$tmp/hwprof
 
-cat > "$tmp/common.h" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static double pcpu(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-static void done(long work) { fprintf(stderr, "work %ld cpu %.6f\n", work, pcpu()); }
-C
-cat > "$tmp/phased.c" <<'C'
-#include "common.h"
-__attribute__((noinline)) long fa(long x) { return x * 3 + 1; }
-__attribute__((noinline)) long fb(long x) { return x ^ (x >> 3); }
-__attribute__((noinline)) long fc(long x) { return fa(x) + fb(x); }
-__attribute__((noinline)) long calls(long n) {
-	long s = 0;
-	for (long i = 0; i < n; i++) s += fc(i) + fa(s);
-	return s;
-}
-__attribute__((noinline)) long spin(long n) {
-	volatile long s = 0;
-	for (long i = 0; i < n; i++) s += i;
-	return s;
-}
-int main(int argc, char **argv) {
-	double limit = atof(argv[1]);
-	long work = 0, acc = 0;
-	while (pcpu() < limit / 2) { acc += calls(100000); work++; }
-	while (pcpu() < limit) { acc += spin(1000000); work++; }
-	done(work);
-	return acc == 42;
-}
-C
-cat > "$tmp/recurse.c" <<'C'
-#include "common.h"
-__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
-__attribute__((noinline)) int cmp(const void *a, const void *b) {
-	long x = *(const long *)a, y = *(const long *)b;
-	return (x > y) - (x < y);
-}
-int main(int argc, char **argv) {
-	double limit = atof(argv[1]);
-	enum { N = 100000 };
-	long *v = malloc(N * sizeof *v), work = 0, acc = 0;
-	while (pcpu() < limit) {
-		acc += fib(24);
-		for (long i = 0; i < N; i++) v[i] = (i * 2654435761L + work) % 1000003;
-		qsort(v, N, sizeof *v, cmp);
-		acc += v[7];
-		work++;
-	}
-	done(work);
-	return acc == 42;
-}
-C
-cat > "$tmp/threads.c" <<'C'
-#include <pthread.h>
-#include "common.h"
-static double limit;
-__attribute__((noinline)) long leaf(long x) { return x * 3 + 1; }
-__attribute__((noinline)) long mid(long x) { return leaf(x) ^ leaf(x >> 1); }
-__attribute__((noinline)) long calls(void) { long s = 0; for (long i = 0; i < 100000; i++) s += mid(i); return s; }
-__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
-__attribute__((noinline)) long spin(void) { volatile long s = 0; for (long i = 0; i < 2000000; i++) s += i; return s; }
-__attribute__((noinline)) int cmp(const void *a, const void *b) {
-	long x = *(const long *)a, y = *(const long *)b;
-	return (x > y) - (x < y);
-}
-__attribute__((noinline)) long sortsome(void) {
-	enum { N = 20000 };
-	static __thread long v[N];
-	for (long i = 0; i < N; i++) v[i] = (i * 2654435761L) % 1000003;
-	qsort(v, N, sizeof *v, cmp);
-	return v[7];
-}
-static long work[4];
-static double rate[4]; /* each worker's units per second of its CPU time */
-static double tcpu(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-/* Each worker runs for a quarter of the CPU time: run by the process's
- * CPU time, the workers' shares were the scheduler's choice, which
- * differs from run to run, and the overlap with a reference recorded in
- * another run measured the scheduler more than the sampling. */
-static void *worker(void *arg) {
-	long k = (long)arg, acc = 0;
-	while (tcpu() < limit / 4) {
-		switch (k) {
-		case 0: acc += calls(); break;
-		case 1: acc += fib(22); break;
-		case 2: acc += spin(); break;
-		default: acc += sortsome();
-		}
-		work[k]++;
-	}
-	rate[k] = work[k] / tcpu();
-	return (void *)acc;
-}
-/* The workers' units differ in cost and the scheduler decides how much
- * CPU each gets, so the work reported is the program's CPU time times
- * the workers' mean rate, in units of a millisecond's work. */
-int main(int argc, char **argv) {
-	limit = atof(argv[1]);
-	pthread_t t[4];
-	for (long k = 0; k < 4; k++) pthread_create(&t[k], 0, worker, (void *)k);
-	double mean = 0;
-	for (int k = 0; k < 4; k++) { pthread_join(t[k], 0); mean += rate[k] / 4; }
-	done((long)(pcpu() * mean * 1000));
-	return 0;
-}
-C
 progs=${BENCH_PROGS:-phased recurse threads}
 for p in phased recurse threads; do
-	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/$p" "$tmp/$p.c"
+	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/$p" "$root/testdata/c/adaptive_$p.c"
 done
 
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }

@@ -2,8 +2,9 @@
 # bench-exact.sh [CALLS] [PROBES...]: figures of the exact source (uprobes on
 # every function entry), as root.
 #
-#  1. Cost per probe hit: a C program calls a tiny function CALLS times
-#     (default 200000) and prints the loop's own run time; it runs alone,
+#  1. Cost per probe hit: a C program (testdata/c/exact_hitcost.c) calls a
+#     tiny function CALLS times (default 200000) and prints the loop's own
+#     run time; it runs alone,
 #     under `hwprof record --source exact --probe-filter '^leaf$'` and under
 #     `perf record` on the same uprobe (perf probe -x BIN leaf; -c 1 with a
 #     frame-pointer callchain and an 8-byte user stack copy, what hwprof
@@ -33,23 +34,7 @@ wait_released() { # until no background releaser of hwprof runs
 	done
 }
 
-cat > "$dir/leaf.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-volatile long sink;
-__attribute__((noipa)) long leaf(long x) { sink += x; return x + 1; }
-int main(int argc, char **argv) {
-	long n = atol(argv[1]);
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++) sink += leaf(i);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.0f\n", (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec));
-	return 0;
-}
-C
-gcc -O2 -fno-omit-frame-pointer -o "$dir/leaf" "$dir/leaf.c"
+gcc -O2 -fno-omit-frame-pointer -o "$dir/leaf" "$root/testdata/c/exact_hitcost.c"
 perf probe -q -d "probe_leaf:*" 2>/dev/null || true
 perf probe -q -x "$dir/leaf" leaf >/dev/null
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }

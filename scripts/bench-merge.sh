@@ -4,9 +4,10 @@
 # reading them one by one (one `hwprof report -i Ri --format pprof` per
 # recording, as a script feeding a profiling server file by file would).
 # The recordings are N timer recordings (hwprof record -g) of a C program
-# that runs for 0.2 s of CPU, calling a small tree of functions. Prints
-# the wall and CPU time of both ways (median of the rounds) and the
-# merged profile's sample count against the sum over the recordings.
+# (testdata/c/merge_tree.c) that runs for 0.2 s of CPU, calling a small
+# tree of functions. Prints the wall and CPU time of both ways (median of
+# the rounds) and the merged profile's sample count against the sum over
+# the recordings.
 # Needs gcc.
 #
 # usage: scripts/bench-merge.sh [N] [ROUNDS]
@@ -15,23 +16,12 @@
 set -euo pipefail
 n=${1:-100}
 rounds=${2:-3}
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
-cat >"$tmp/prog.c" <<'C'
-#include <stdlib.h>
-#include <time.h>
-volatile unsigned long sink;
-__attribute__((noinline)) void leaf(int n) { for (int i = 0; i < n; i++) sink += i; }
-__attribute__((noinline)) void mid(int d, int n) { if (d == 0) leaf(n); else { mid(d - 1, n); leaf(n / 4); } }
-int main(int argc, char **argv) {
-	double limit = argc > 1 ? atof(argv[1]) : 0.2;
-	while ((double)clock() / CLOCKS_PER_SEC < limit) { mid(3, 3000); mid(6, 1000); }
-	return 0;
-}
-C
-gcc -O1 -g -fno-omit-frame-pointer -o "$tmp/prog" "$tmp/prog.c"
+gcc -O1 -g -fno-omit-frame-pointer -o "$tmp/prog" "$root/testdata/c/merge_tree.c"
 args=()
 for i in $(seq 1 "$n"); do
 	"$tmp/hwprof" record -q -g -o "$tmp/r$i.data" -- "$tmp/prog" 0.2 >/dev/null 2>&1

@@ -11,7 +11,8 @@
 #                background releaser of it runs and its probe group
 #                (hwprof_PID_N) is gone from tracefs's uprobe_events;
 #   next exact   the wall time of another, one-probe exact recording started
-#                at once (quiet: the same on an idle machine);
+#                at once (of testdata/c/release_leaf.c: 1000 calls of one
+#                function; quiet: the same on an idle machine);
 #   starts       the time of 200 process starts (/bin/true) right after, and
 #                quiet.
 # Quiet figures are taken before the first size and are medians of 3, once
@@ -50,12 +51,7 @@ exact1() { # seconds for a one-probe exact recording
 	since "$t"
 }
 
-cat > "$dir/leaf.c" <<'C'
-volatile long sink;
-__attribute__((noipa)) long leaf(long x) { sink += x; return x + 1; }
-int main(void) { for (long i = 0; i < 1000; i++) sink += leaf(i); return 0; }
-C
-gcc -O2 -o "$dir/leaf" "$dir/leaf.c"
+gcc -O2 -o "$dir/leaf" "$root/testdata/c/release_leaf.c"
 
 wait_clean 120
 leftover && echo "(other hwprof releasers or probes are on this machine: the quiet figures include them)"

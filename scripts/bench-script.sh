@@ -2,8 +2,9 @@
 # Symbolizing and unwinding speed: `hwprof script` against `perf script` on
 # one recording of about a million samples with frame-pointer callchains of
 # a C program that spends its time in its own code, in a shared library the
-# script builds (libbench.so) and in libm and libc (perf record, cpu-clock
-# every 10 us on each CPU, one copy of the program per CPU). Both print
+# script builds (libbench.so; both from testdata/c/script_*.c) and in libm
+# and libc (perf record, cpu-clock every 10 us on each CPU, one copy of the
+# program per CPU). Both print
 # every sample with every frame's address, symbol+offset and object; the
 # script counts the lines and the [unknown] frames of each to show the
 # information is the same, then times both with output to /dev/null,
@@ -28,85 +29,15 @@ fp) graph=(-c 10000 -g) ;;
 dwarf) graph=(-c 200000 --call-graph dwarf) ;;
 *) echo "CALL_GRAPH must be fp or dwarf" >&2; exit 2 ;;
 esac
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
 
 if [ -z "$file" ]; then
-	cat >"$tmp/bench.c" <<'C'
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int cmp(const void *a, const void *b) {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-double lib_mix(double x, int depth) {
-	if (depth > 0)
-		return lib_mix(x * 1.0001, depth - 1) + 1.0;
-	return sin(x) * exp(-x * 1e-9) + sqrt(fabs(x)) + log1p(fabs(x));
-}
-
-double lib_sort(int n, unsigned seed) {
-	double *v = malloc(n * sizeof *v);
-	char *buf = malloc(n * 8);
-	for (int i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		v[i] = (double)(seed >> 8);
-	}
-	qsort(v, n, sizeof *v, cmp);
-	memset(buf, 'x', n * 8 - 1);
-	buf[n * 8 - 1] = 0;
-	double r = v[n / 2] + strlen(buf);
-	free(v);
-	free(buf);
-	return r;
-}
-C
-	cat >"$tmp/main.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-double lib_mix(double x, int depth);
-double lib_sort(int n, unsigned seed);
-
-static double elapsed(struct timespec *t0) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-__attribute__((noinline)) static double own_loop(int n) {
-	double s = 0;
-	for (int i = 1; i < n; i++)
-		s += (double)(i % 7) / i;
-	return s;
-}
-
-__attribute__((noinline)) static double step(int i) {
-	double s = own_loop(20000);
-	for (int d = 0; d < 200; d++)
-		s += lib_mix(i + d, d % 8);
-	return s + lib_sort(500, (unsigned)i);
-}
-
-int main(int argc, char **argv) {
-	double seconds = argc > 1 ? atof(argv[1]) : 1;
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	double s = 0;
-	for (int i = 0; elapsed(&t0) < seconds; i++)
-		s += step(i);
-	printf("%g\n", s);
-	return 0;
-}
-C
-	gcc -O2 -g -fno-omit-frame-pointer -fPIC -shared -o "$tmp/libbench.so" "$tmp/bench.c" -lm
-	gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/bench" "$tmp/main.c" -L"$tmp" -lbench -Wl,-rpath,"$tmp"
+	gcc -O2 -g -fno-omit-frame-pointer -fPIC -shared -o "$tmp/libbench.so" "$root/testdata/c/script_lib.c" -lm
+	gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/bench" "$root/testdata/c/script_main.c" -L"$tmp" -lbench -Wl,-rpath,"$tmp"
 	file=$tmp/bench.data
 	ncpu=$(nproc)
 	cat >"$tmp/work.sh" <<SH
