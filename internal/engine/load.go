@@ -692,20 +692,28 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 // (its event's samples may, and it has a thread and a callchain where
 // the layout says); foldFast checks again.
 func (l *loader) fastCandidate(raw []byte) bool {
+	_, _, ok := l.fastLayout(raw)
+	return ok
+}
+
+// fastLayout returns the event index and the field layout of the sample
+// record raw when foldFast may take it: its event's samples may (l.ev.fast)
+// and it has a thread and a callchain where the layout says.
+func (l *loader) fastLayout(raw []byte) (int, *perf.SampleLayout, bool) {
 	if l.test.noFast {
-		return false
+		return 0, nil, false
 	}
 	ev, lay, err := l.ev.format.Layout(raw)
 	if err != nil || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
-		return false
+		return 0, lay, false
 	}
 	if ev < 0 {
 		if l.ev.format.Len() != 1 {
-			return false
+			return 0, lay, false
 		}
 		ev = 0
 	}
-	return l.ev.fast[ev]
+	return ev, lay, l.ev.fast[ev]
 }
 
 // foldPrepared folds a prepared sample record (on the folding goroutine).
@@ -793,20 +801,8 @@ func (l *loader) growEvents() {
 // time, period and callchain where they sit and does what sample does
 // for them. It returns false for every other sample, to be decoded.
 func (l *loader) foldFast(raw []byte) bool {
-	if l.test.noFast {
-		return false
-	}
-	ev, lay, err := l.ev.format.Layout(raw)
-	if err != nil || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
-		return false
-	}
-	if ev < 0 {
-		if l.ev.format.Len() != 1 {
-			return false
-		}
-		ev = 0
-	}
-	if !l.ev.fast[ev] || lay.Callchain+8 > len(raw) {
+	ev, lay, ok := l.fastLayout(raw)
+	if !ok || lay.Callchain+8 > len(raw) {
 		return false
 	}
 	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
