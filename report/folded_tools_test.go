@@ -97,17 +97,17 @@ func parseFoldedLines(t *testing.T, b []byte, dropFirst bool) map[string]int64 {
 var unnamedFrame = regexp.MustCompile(`^\[[^\]]*\+0x[0-9a-f]+\]$`)
 
 // matchUnnamed returns the stack of ours that has weight w and equals
-// theirs but where ours has unnamed frames, or "".
+// theirs but where ours has unnamed frames or PLT slots, or "".
 func matchUnnamed(ours map[string]int64, theirs string, w int64) string {
 	tf := strings.Split(theirs, ";")
 	for s, ow := range ours {
 		of := strings.Split(s, ";")
-		if ow != w || len(of) != len(tf) || !strings.Contains(s, "+0x") {
+		if ow != w || len(of) != len(tf) || !strings.Contains(s, "+0x") && !strings.Contains(s, "@plt") {
 			continue
 		}
 		same := true
 		for i := range of {
-			same = same && (of[i] == tf[i] || unnamedFrame.MatchString(of[i]))
+			same = same && (of[i] == tf[i] || unnamedFrame.MatchString(of[i]) || strings.HasSuffix(of[i], "@plt"))
 		}
 		if same {
 			return s
@@ -133,7 +133,10 @@ func matchUnnamed(ours map[string]int64, theirs string, w int64) string {
 //     _dl_start_user: perf says _dl_start_user, though the caller is
 //     _start. A frame hwprof leaves unnamed therefore matches any name,
 //     the rest of its stack and its weight must match, and such stacks
-//     must weigh under 1% of the whole.
+//     must weigh under 1% of the whole. A sample in a PLT slot is the
+//     same case: hwprof names it by the slot (qsort@plt, as objdump does),
+//     perf by the symbol it stretched over the .plt section (_init); a
+//     frame hwprof names NAME@plt matches any name likewise.
 //   - hwprof folds a stack that cannot be real (a return address in no
 //     executable code or after no call instruction, such as a chain of
 //     [unknown] frames to the kernel's limit) into one [broken stack]
@@ -254,6 +257,31 @@ func TestFoldedMatchesStackcollapse(t *testing.T) {
 		leaf := s[strings.LastIndexByte(s, ';')+1:]
 		if !strings.Contains(svg.String(), "<title>"+html.EscapeString(leaf)+" (") {
 			t.Errorf("flamegraph.pl drew no frame %q", leaf)
+		}
+	}
+}
+
+// The naming rules of TestFoldedMatchesStackcollapse, on the stacks a run
+// of it met: a PLT slot and an unnamed return address match perf's names;
+// another function, another weight or another depth do not.
+func TestMatchUnnamed(t *testing.T) {
+	ours := map[string]int64{
+		"__libc_start_call_main;main;qsort@plt":                             250000,
+		"[ld-linux-x86-64.so.2+0x1ab73];_dl_sysdep_start;__libc_early_init": 500000,
+	}
+	for _, c := range []struct {
+		theirs string
+		w      int64
+		want   string
+	}{
+		{"__libc_start_call_main;main;_init", 250000, "__libc_start_call_main;main;qsort@plt"},
+		{"_dl_start_user;_dl_sysdep_start;__libc_early_init", 500000, "[ld-linux-x86-64.so.2+0x1ab73];_dl_sysdep_start;__libc_early_init"},
+		{"__libc_start_call_main;other;_init", 250000, ""},
+		{"__libc_start_call_main;main;_init", 500000, ""},
+		{"main;_init", 250000, ""},
+	} {
+		if got := matchUnnamed(ours, c.theirs, c.w); got != c.want {
+			t.Errorf("matchUnnamed(%q, %d) = %q, want %q", c.theirs, c.w, got, c.want)
 		}
 	}
 }
