@@ -22,15 +22,9 @@ func (l *loader) foldExactFast(raw []byte) bool {
 	if l.test.noFast || l.test.sampleHook != nil || l.probes.cache == nil {
 		return false
 	}
-	ev, lay, err := l.ev.format.Layout(raw)
-	if err != nil || lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
+	ev, lay, ok := l.rawEvent(raw)
+	if !ok || lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
 		return false
-	}
-	if ev < 0 {
-		if l.ev.format.Len() != 1 {
-			return false
-		}
-		ev = 0
 	}
 	if ev >= len(l.ev.srcs) || l.ev.srcs[ev] != profile.Exact || l.isMorestack(ev) || l.probes.morestack ||
 		(l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event) {

@@ -444,7 +444,7 @@ type prepSample struct {
 type prepState uint8
 
 const (
-	prepFast    prepState = iota // left to foldFast (not decoded)
+	prepFast    prepState = iota // left to foldFast or foldExactFast (not decoded)
 	prepBad                      // did not decode
 	prepDecoded                  // decoded only (its stack, if any, is done when folded)
 	prepStack                    // decoded, leaf repaired, frame-pointer chain hashed
@@ -601,7 +601,7 @@ func (w *sampleWorker) runFold() {
 // sample foldFast may take is left to it, not decoded.
 func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
 	p.state = prepFast
-	if l.fastCandidate(raw) {
+	if l.fastCandidate(raw) || l.exactCandidate(raw) {
 		return
 	}
 	s := &p.s
@@ -703,24 +703,47 @@ func (l *loader) fastLayout(raw []byte) (int, *perf.SampleLayout, bool) {
 	if l.test.noFast {
 		return 0, nil, false
 	}
-	ev, lay, err := l.ev.format.Layout(raw)
-	if err != nil || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
+	ev, lay, ok := l.rawEvent(raw)
+	if !ok || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
 		return 0, lay, false
+	}
+	return ev, lay, l.ev.fast[ev]
+}
+
+// rawEvent returns the event index and the field layout of the sample
+// record raw (the recording's one event when its samples carry no id),
+// false when they cannot be told.
+func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
+	ev, lay, err := l.ev.format.Layout(raw)
+	if err != nil {
+		return 0, nil, false
 	}
 	if ev < 0 {
 		if l.ev.format.Len() != 1 {
-			return 0, lay, false
+			return 0, nil, false
 		}
 		ev = 0
 	}
-	return ev, lay, l.ev.fast[ev]
+	return ev, lay, true
+}
+
+// exactCandidate reports whether raw is a sample of an exact event, which
+// the folding goroutine folds from its record when the exact cache holds
+// it (foldExactFast): a preparer leaves it undecoded, so that a hit is
+// decoded only when the cache does not hold it.
+func (l *loader) exactCandidate(raw []byte) bool {
+	if l.test.noFast {
+		return false
+	}
+	ev, _, ok := l.rawEvent(raw)
+	return ok && ev < len(l.ev.srcs) && l.ev.srcs[ev] == profile.Exact
 }
 
 // foldPrepared folds a prepared sample record (on the folding goroutine).
 func (l *loader) foldPrepared(p *prepSample, raw []byte) {
 	switch p.state {
 	case prepFast:
-		if l.foldFast(raw) {
+		if l.foldFast(raw) || l.foldExactFast(raw) {
 			return
 		}
 		if err := l.ev.format.DecodeSample(raw, &p.s); err != nil {
@@ -731,12 +754,6 @@ func (l *loader) foldPrepared(p *prepSample, raw []byte) {
 	case prepBad:
 		l.eng.Skips.Samples++
 	case prepDecoded:
-		// an exact hit already in the exact cache folds from its record
-		// (decoded by a preparer all the same: the decision needs the
-		// cache, which only this goroutine reads)
-		if l.foldExactFast(raw) {
-			return
-		}
 		l.sample(&p.s, nil)
 	default:
 		l.sample(&p.s, p)
