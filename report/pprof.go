@@ -205,10 +205,7 @@ func (c *pprofConv) chainLocation(t *ccmap.CCT, i int, ch *profile.LeafChain) in
 		return l
 	}
 	fn := c.leafFunction(k.fn)
-	obj := ""
-	if int(k.fn) < len(c.p.Funcs) {
-		obj = c.p.Funcs[k.fn].Object
-	}
+	obj := c.funcObject(k.fn)
 	loc := pprof.Location{Mapping: -1}
 	loc.Mapping, loc.Address = c.mapping(obj, ch.Addr)
 	for j, f := range fr {
@@ -247,6 +244,15 @@ func (c *pprofConv) edges() {
 			Calls:  int64(e.Calls),
 		})
 	}
+}
+
+// funcObject is the object of the profile's function f, "" for a
+// function the profile does not have.
+func (c *pprofConv) funcObject(f ccmap.FuncID) string {
+	if int(f) < len(c.p.Funcs) {
+		return c.p.Funcs[f].Object
+	}
+	return ""
 }
 
 // leafFunction is the pprof function of f, made for ids the profile does
@@ -292,10 +298,7 @@ func (c *pprofConv) siteLocation(cs ccmap.CallSite) int {
 		return l
 	}
 	caller := c.leafFunction(cs.Caller)
-	obj := ""
-	if int(cs.Caller) < len(c.p.Funcs) {
-		obj = c.p.Funcs[cs.Caller].Object
-	}
+	obj := c.funcObject(cs.Caller)
 	loc := pprof.Location{Mapping: -1}
 	if cs.Addr != 0 {
 		loc.Mapping, loc.Address = c.mapping(obj, cs.Addr)

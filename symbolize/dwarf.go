@@ -391,22 +391,7 @@ func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string, decl int3
 		if s, ok := e.Val(dwarf.AttrName).(string); ok && plain == "" {
 			plain = s
 		}
-		ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-		if !ok {
-			ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
-		}
-		if !ok {
-			break
-		}
-		if r == nil {
-			r = x.d.Reader()
-		}
-		r.Seek(ref)
-		next, err := r.Next()
-		if err != nil {
-			break
-		}
-		e = next
+		e = x.origin(&r, e)
 	}
 	return "", plain, decl
 }
@@ -416,27 +401,36 @@ func (x *dwarfIndex) nameChain(e *dwarf.Entry) (linkage, plain string, decl int3
 // definition has no line of its own is rare; a specification holds it).
 func (x *dwarfIndex) declAfter(r *dwarf.Reader, e *dwarf.Entry, decl int32, hop int) int32 {
 	for ; decl == 0 && e != nil && hop < 8; hop++ {
-		ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-		if !ok {
-			ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
-		}
-		if !ok {
+		if e = x.origin(&r, e); e == nil {
 			break
 		}
-		if r == nil {
-			r = x.d.Reader()
-		}
-		r.Seek(ref)
-		next, err := r.Next()
-		if err != nil {
-			break
-		}
-		e = next
 		if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok && l > 0 && l < 1<<31 {
 			decl = int32(l)
 		}
 	}
 	return decl
+}
+
+// origin returns the entry e's DW_AT_abstract_origin (else its
+// DW_AT_specification) names, read with *r (made when nil), or nil when
+// it names none or the entry cannot be read.
+func (x *dwarfIndex) origin(r **dwarf.Reader, e *dwarf.Entry) *dwarf.Entry {
+	ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+	if !ok {
+		ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+	}
+	if !ok {
+		return nil
+	}
+	if *r == nil {
+		*r = x.d.Reader()
+	}
+	(*r).Seek(ref)
+	next, err := (*r).Next()
+	if err != nil {
+		return nil
+	}
+	return next
 }
 
 func (x *dwarfIndex) finish() {
