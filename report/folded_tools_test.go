@@ -93,8 +93,9 @@ func parseFoldedLines(t *testing.T, b []byte, dropFirst bool) map[string]int64 {
 	return out
 }
 
-// unnamedFrame is a frame hwprof could not name: [object+0xoffset].
-var unnamedFrame = regexp.MustCompile(`^\[[^\]]*\+0x[0-9a-f]+\]$`)
+// unnamedFrame is a frame hwprof could not name: [object+0xoffset], the
+// object perhaps itself in brackets ([[vdso]+0x1521]).
+var unnamedFrame = regexp.MustCompile(`^\[(\[[^\]]*\]|[^\]]*)\+0x[0-9a-f]+\]$`)
 
 // matchUnnamed returns the stack of ours that has weight w and equals
 // theirs but where ours has unnamed frames or PLT slots, or "".
@@ -268,6 +269,7 @@ func TestMatchUnnamed(t *testing.T) {
 	ours := map[string]int64{
 		"__libc_start_call_main;main;qsort@plt":                             250000,
 		"[ld-linux-x86-64.so.2+0x1ab73];_dl_sysdep_start;__libc_early_init": 500000,
+		"[unknown];[[vdso]+0x1521];_dlfo_sort_mappings":                     750000,
 	}
 	for _, c := range []struct {
 		theirs string
@@ -279,6 +281,7 @@ func TestMatchUnnamed(t *testing.T) {
 		{"__libc_start_call_main;other;_init", 250000, ""},
 		{"__libc_start_call_main;main;_init", 500000, ""},
 		{"main;_init", 250000, ""},
+		{"[unknown];[[vdso]];_dlfo_sort_mappings", 750000, "[unknown];[[vdso]+0x1521];_dlfo_sort_mappings"},
 	} {
 		if got := matchUnnamed(ours, c.theirs, c.w); got != c.want {
 			t.Errorf("matchUnnamed(%q, %d) = %q, want %q", c.theirs, c.w, got, c.want)
