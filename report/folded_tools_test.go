@@ -97,18 +97,29 @@ func parseFoldedLines(t *testing.T, b []byte, dropFirst bool) map[string]int64 {
 // object perhaps itself in brackets ([[vdso]+0x1521]).
 var unnamedFrame = regexp.MustCompile(`^\[(\[[^\]]*\]|[^\]]*)\+0x[0-9a-f]+\]$`)
 
+// sameFrameName reports whether hwprof's frame name ours may stand where
+// perf's stacks have theirs: the same name, or one of the names the
+// return-address rule gives where perf's differs: an unnamed frame, a PLT
+// slot (NAME@plt, where perf stretches _init over the .plt), or a
+// kernel function's padding (__pfx_NAME: the return address is NAME's
+// first byte, and ra-1 is in the padding before it).
+func sameFrameName(ours, theirs string) bool {
+	return ours == theirs || unnamedFrame.MatchString(ours) || strings.HasSuffix(ours, "@plt") ||
+		strings.TrimPrefix(ours, "__pfx_") == theirs
+}
+
 // matchUnnamed returns the stack of ours that has weight w and equals
 // theirs but where ours has unnamed frames or PLT slots, or "".
 func matchUnnamed(ours map[string]int64, theirs string, w int64) string {
 	tf := strings.Split(theirs, ";")
 	for s, ow := range ours {
 		of := strings.Split(s, ";")
-		if ow != w || len(of) != len(tf) || !strings.Contains(s, "+0x") && !strings.Contains(s, "@plt") {
+		if ow != w || len(of) != len(tf) {
 			continue
 		}
 		same := true
 		for i := range of {
-			same = same && (of[i] == tf[i] || unnamedFrame.MatchString(of[i]) || strings.HasSuffix(of[i], "@plt"))
+			same = same && sameFrameName(of[i], tf[i])
 		}
 		if same {
 			return s
@@ -137,7 +148,9 @@ func matchUnnamed(ours map[string]int64, theirs string, w int64) string {
 //     must weigh under 1% of the whole. A sample in a PLT slot is the
 //     same case: hwprof names it by the slot (qsort@plt, as objdump does),
 //     perf by the symbol it stretched over the .plt section (_init); a
-//     frame hwprof names NAME@plt matches any name likewise.
+//     frame hwprof names NAME@plt matches any name likewise, and a
+//     kernel frame hwprof names __pfx_NAME (ra-1 in the padding before
+//     NAME) matches NAME.
 //   - hwprof folds a stack that cannot be real (a return address in no
 //     executable code or after no call instruction, such as a chain of
 //     [unknown] frames to the kernel's limit) into one [broken stack]
@@ -270,6 +283,7 @@ func TestMatchUnnamed(t *testing.T) {
 		"__libc_start_call_main;main;qsort@plt":                             250000,
 		"[ld-linux-x86-64.so.2+0x1ab73];_dl_sysdep_start;__libc_early_init": 500000,
 		"[unknown];[[vdso]+0x1521];_dlfo_sort_mappings":                     750000,
+		"do_syscall_64;__pfx_process_cpu_clock_get;srso_alias_return_thunk": 1000000,
 	}
 	for _, c := range []struct {
 		theirs string
@@ -281,6 +295,7 @@ func TestMatchUnnamed(t *testing.T) {
 		{"__libc_start_call_main;other;_init", 250000, ""},
 		{"__libc_start_call_main;main;_init", 500000, ""},
 		{"main;_init", 250000, ""},
+		{"do_syscall_64;process_cpu_clock_get;srso_alias_return_thunk", 1000000, "do_syscall_64;__pfx_process_cpu_clock_get;srso_alias_return_thunk"},
 		{"[unknown];[[vdso]];_dlfo_sort_mappings", 750000, "[unknown];[[vdso]+0x1521];_dlfo_sort_mappings"},
 	} {
 		if got := matchUnnamed(ours, c.theirs, c.w); got != c.want {
