@@ -17,8 +17,13 @@
 #          x86-64 file-mode recording with branch stacks that its
 #          EXPECTED.tsv lists, the two autofdo programs found through
 #          --symfs for both tools. No machine here records LBR, and these
-#          files are small (milliseconds each), so every run reads each file
-#          --lbr-repeat times and the figures are per pass (total / repeat).
+#          files are small (milliseconds each: process start-up would be
+#          what is timed), so each is replayed --lbr-replay times into a
+#          longer recording (internal/cmd/perfreplay: its samples N times,
+#          shifted in time, as a longer run of the same program; the same
+#          shares in both tools' reports) and the figures are of one run
+#          over all of them; --lbr-repeat reads each file more than once a
+#          run (figures per pass: total / repeat).
 # The program runs for --size CPU seconds (clock(), so a slower or loaded
 # machine records as much). For each kind, ROUNDS rounds alternate hwprof
 # report, perf report, dd and cat (output to /dev/null; the file is in the
@@ -35,8 +40,14 @@
 # usage: scripts/bench-report.sh [options]
 #   --kinds LIST       comma-separated kinds: fp,dwarf,lbr,exact (default all)
 #   --rounds N         timing rounds (default 3)
-#   --size SECONDS     CPU seconds of the recorded program (default 3)
-#   --lbr-repeat N     reads of each LBR file per run (default 3)
+#   --size SECONDS     CPU seconds of the recorded program (default 10:
+#                      800k frame-pointer samples, 200k DWARF samples
+#                      (1.6 GB) and 820k exact calls on a 2-CPU VM; on
+#                      much smaller recordings process start-up and the
+#                      kernel's symbols are most of both tools' times)
+#   --lbr-replay N     replays of each LBR fixture's samples (default 20;
+#                      1: the fixtures as they are)
+#   --lbr-repeat N     reads of each LBR file per run (default 1)
 #   --keep DIR         record into DIR (the program too) and keep it there
 #   --fp FILE, --dwarf FILE, --exact FILE
 #                      measure FILE for that kind instead of recording one
@@ -48,18 +59,19 @@ set -euo pipefail
 usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "bench-report: $*" >&2; exit 1; }
 
-kinds=fp,dwarf,lbr,exact rounds=3 size=3 lbr_repeat=3 keep= dedup=
+kinds=fp,dwarf,lbr,exact rounds=3 size=10 lbr_repeat=1 lbr_replay=20 keep= dedup=
 declare -A given=()
 lbr_given=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	--kinds | --rounds | --size | --lbr-repeat | --keep | --fp | --dwarf | --exact | --lbr | --dedup-ratio)
+	--kinds | --rounds | --size | --lbr-repeat | --lbr-replay | --keep | --fp | --dwarf | --exact | --lbr | --dedup-ratio)
 		[ $# -ge 2 ] || die "$1 needs a value"
 		case $1 in
 		--kinds) kinds=$2 ;;
 		--rounds) rounds=$2 ;;
 		--size) size=$2 ;;
 		--lbr-repeat) lbr_repeat=$2 ;;
+		--lbr-replay) lbr_replay=$2 ;;
 		--keep) keep=$2 ;;
 		--lbr) lbr_given+=("$2") ;;
 		--dedup-ratio) dedup=$2 ;;
@@ -72,6 +84,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "--rounds $rounds: want a positive whole number"
 [[ $lbr_repeat =~ ^[1-9][0-9]*$ ]] || die "--lbr-repeat $lbr_repeat: want a positive whole number"
+[[ $lbr_replay =~ ^[1-9][0-9]*$ ]] || die "--lbr-replay $lbr_replay: want a positive whole number"
 [[ $size =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v s="$size" 'BEGIN {exit !(s > 0)}' ||
 	die "--size $size: want a positive number of seconds"
 ms=$(awk -v s="$size" 'BEGIN {printf "%d", s * 1000}') # the program takes milliseconds of CPU
@@ -95,7 +108,7 @@ if [ -n "$keep" ]; then
 else
 	work=$tmp
 fi
-(cd "$root" && go build -o "$tmp/hwprof" ./cmd/hwprof)
+(cd "$root" && go build -o "$tmp/hwprof" ./cmd/hwprof && go build -o "$tmp/perfreplay" ./internal/cmd/perfreplay)
 hwprof=$tmp/hwprof
 
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
@@ -214,6 +227,17 @@ for k in "${kind_list[@]}"; do
 		fi
 		repeat=$lbr_repeat
 		[ -n "$lbr_symfs" ] && extra=(--symfs "$lbr_symfs")
+		if [ "$lbr_replay" -gt 1 ]; then
+			# each file replayed into the work directory (kept with --keep)
+			mkdir -p "$work/lbr"
+			while IFS= read -r f; do
+				out=$work/lbr/$(basename "$f").x$lbr_replay
+				[ -f "$out" ] || "$tmp/perfreplay" -n "$lbr_replay" "$f" "$out" 2>/dev/null ||
+					die "perfreplay $f failed"
+				echo "$out"
+			done <"$list" >"$list.replayed"
+			mv "$list.replayed" "$list"
+		fi
 		;;
 	exact)
 		if [ -n "${given[$k]:-}" ]; then
@@ -272,7 +296,7 @@ for k in "${kind_list[@]}"; do
 	} >>"$checks"
 	case $k in
 	exact) echo "- exact: perf report reads the uprobe samples (one per call) and counts the same calls per function (below). Its call graph is the frame-pointer chain taken at the callee's first instruction, before the callee pushed its frame, so the immediate caller can be missing from it (compare the callers below); hwprof takes the caller from the return address in the 8-byte user stack copy." >>"$notes" ;;
-	lbr) echo "- lbr: perf report shows its branch view (from/to pairs) by itself on the recordings whose headers allow it, hwprof its usual report; both are timed as they run by default. Each run starts every command once per file and pass, so process start-up is a large part of these times." >>"$notes" ;;
+	lbr) echo "- lbr: perf report shows its branch view (from/to pairs) by itself on the recordings whose headers allow it, hwprof its usual report; both are timed as they run by default. Each run starts every command once per file and pass. The fixtures are replayed $lbr_replay times each (--lbr-replay; 1: as they are, where process start-up is a large part of the times)." >>"$notes" ;;
 	esac
 done
 
