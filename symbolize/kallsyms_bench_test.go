@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,6 +59,28 @@ func BenchmarkReadKallsymsFor(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := text.For(addrs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadKallsymsFile reads a saved kallsyms (a copy of
+// /proc/kallsyms, as perf record saves it in its build-id cache), the
+// file a report reads for a recording made by perf on this kernel.
+func BenchmarkReadKallsymsFile(b *testing.B) {
+	procKallsyms(b)
+	data, err := os.ReadFile("/proc/kallsyms")
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "kallsyms")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadKallsyms(path); err != nil {
 			b.Fatal(err)
 		}
 	}
