@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,7 +142,7 @@ func TestKallsymsReadForKernelSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(reads) != len(tt.reads) || len(reads) > 0 && reads[0] != tt.reads[0] {
+			if !slices.Equal(reads, tt.reads) {
 				t.Errorf("kallsyms reads (preloading or not) %v, want %v", reads, tt.reads)
 			}
 			got := names(p)

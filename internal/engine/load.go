@@ -302,7 +302,7 @@ func (l *loader) read() error {
 		switch t := rec.Type(); t {
 		case perf.RecordSample:
 			if KernelMode(rec.Raw) && !l.o.SiteLines {
-				l.eng.Symbols.PreloadKernel() // read on while kallsyms is
+				l.eng.Symbols.PreloadKernel() // kallsyms is read while the records are
 			}
 			if l.r.Format().Len() > len(l.ev.srcs) {
 				w.wait()

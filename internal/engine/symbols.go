@@ -48,6 +48,8 @@ type Symbols struct {
 	kallsyms   chan struct{}
 	kernelText *symbolize.KallsymsText
 	kernelErr  error
+	// PreloadKernel was called: later calls (every kernel sample) return
+	preloadAsked bool
 	// onRead, if set (by tests), is called as kallsyms is read: by
 	// PreloadKernel (preload) or when resolving
 	onRead func(preload bool)
@@ -78,9 +80,10 @@ func NewSymbols(objs *Objects) *Symbols {
 // once, which Resolve waits for. A kernel address first met elsewhere (a
 // branch entry of a user sample) has kallsyms read when it is resolved.
 func (s *Symbols) PreloadKernel() {
-	if s.kallsyms != nil {
+	if s.preloadAsked || s.kallsyms != nil {
 		return
 	}
+	s.preloadAsked = true
 	path, _ := s.objs.Kernel()
 	if path == "" {
 		return
