@@ -37,14 +37,39 @@ func LoadKallsyms(path string) (*Kallsyms, error) {
 
 // ParseKallsyms parses kallsyms text: "ADDR TYPE NAME [MODULE]" lines.
 // It reads all of it first (a few MB): the names are then substrings of
-// that one text, not an allocation each.
+// that text, not an allocation each.
 func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 	text, err := readKallsyms(r)
 	if err != nil {
 		return nil, err
 	}
-	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, bytes.Count(text, []byte{'\n'})+1)}}
-	err = scanKallsyms(text, func(s textSym) { k.table.syms = append(k.table.syms, s) })
+	return text.All()
+}
+
+// KallsymsText is kallsyms text as ReadKallsyms reads it: chunks of whole
+// lines, in order. The names of the Kallsyms made of it are substrings of
+// its chunks.
+type KallsymsText struct {
+	chunks [][]byte
+}
+
+// Len returns the number of bytes of the text.
+func (t *KallsymsText) Len() int {
+	n := 0
+	for _, c := range t.chunks {
+		n += len(c)
+	}
+	return n
+}
+
+// All returns every text symbol of t, as ParseKallsyms does.
+func (t *KallsymsText) All() (*Kallsyms, error) {
+	lines := 0
+	for _, c := range t.chunks {
+		lines += bytes.Count(c, []byte{'\n'})
+	}
+	k := &Kallsyms{table: textTable{syms: make([]textSym, 0, lines+1)}}
+	err := scanKallsyms(t.chunks, func(s textSym) { k.table.syms = append(k.table.syms, s) })
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +77,8 @@ func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
 	return k, nil
 }
 
-// ReadKallsyms reads a kallsyms file's text, for KallsymsFor.
-func ReadKallsyms(path string) ([]byte, error) {
+// ReadKallsyms reads a kallsyms file's text, for KallsymsText.For and All.
+func ReadKallsyms(path string) (*KallsymsText, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read kallsyms: %w", err)
@@ -62,28 +87,66 @@ func ReadKallsyms(path string) ([]byte, error) {
 	return readKallsyms(f)
 }
 
-func readKallsyms(r io.Reader) ([]byte, error) {
-	var buf bytes.Buffer
+// kallsymsChunk is the size of the chunks /proc/kallsyms is read in: a few
+// large reads (it is 3-10 MB and says size 0), each into a fresh chunk
+// kept as it is, never one buffer grown and copied.
+const kallsymsChunk = 1 << 20
+
+// readKallsyms reads kallsyms text in chunks of whole lines
+// (readKallsymsChunks).
+func readKallsyms(r io.Reader) (*KallsymsText, error) {
+	size := kallsymsChunk
 	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := st.Stat(); err == nil && fi.Size() > 0 {
-			buf.Grow(int(fi.Size()) + 1) // a file (a saved kallsyms): one read
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			size = int(fi.Size()) + 1 // a file (a saved kallsyms): one read, and its end
 		}
 	}
-	if buf.Cap() == 0 {
-		buf.Grow(8 << 20) // /proc/kallsyms says size 0 and is 3-10 MB: few, large reads
-	}
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, fmt.Errorf("read kallsyms: %w", err)
-	}
-	return buf.Bytes(), nil
+	return readKallsymsChunks(r, size)
 }
 
-// KallsymsFor resolves the kernel addresses addrs with kallsyms text (as
-// ReadKallsyms reads it), keeping only the symbols that contain them: the
-// same symbols as ParseKallsyms gives for those addresses, for a fraction
-// of the time and memory, as a report needs a few hundred of a kernel's
-// hundred thousand. text must not be written again: the names are
-// substrings of it.
+// readKallsymsChunks reads kallsyms text in chunks of size bytes, cut
+// after their last whole line: the partial line at the end of a chunk's
+// read starts the next chunk (a line longer than a chunk gets a chunk of
+// its own, twice its length).
+func readKallsymsChunks(r io.Reader, size int) (*KallsymsText, error) {
+	t := &KallsymsText{}
+	var carry []byte
+	for {
+		buf := make([]byte, max(size, 2*len(carry)))
+		n := copy(buf, carry)
+		m, err := io.ReadFull(r, buf[n:])
+		n += m
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			if n > 0 {
+				t.chunks = append(t.chunks, buf[:n])
+			}
+			return t, nil
+		default:
+			return nil, fmt.Errorf("read kallsyms: %w", err)
+		}
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 {
+			carry = buf // one line so far: a larger chunk
+			continue
+		}
+		t.chunks = append(t.chunks, buf[:i+1])
+		carry = buf[i+1:]
+	}
+}
+
+// KallsymsFor resolves the kernel addresses addrs with kallsyms text,
+// keeping only the symbols that contain them, as KallsymsText.For does.
+// text must not be written again: the names are substrings of it.
+func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
+	return (&KallsymsText{chunks: [][]byte{text}}).For(addrs)
+}
+
+// For resolves the kernel addresses addrs with the text t, keeping only
+// the symbols that contain them: the same symbols as All gives for those
+// addresses, for a fraction of the time and memory, as a report needs a
+// few hundred of a kernel's hundred thousand.
 //
 // The symbol of address a is the text symbol with the greatest start at
 // or below a (it extends to the next start). In one pass over the lines,
@@ -93,7 +156,7 @@ func readKallsyms(r io.Reader) ([]byte, error) {
 // falls on it; an address that keeps none is in the symbol of the address
 // before it. Kept alone, each symbol still extends past its addresses:
 // no other kept start lies between.
-func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
+func (t *KallsymsText) For(addrs []Addr) (*Kallsyms, error) {
 	need := make([]uint64, len(addrs))
 	for i, a := range addrs {
 		need[i] = uint64(a)
@@ -103,7 +166,7 @@ func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
 	best := make([]textSym, len(need))
 	found := make([]bool, len(need))
 	j := 0 // the last line's: lines mostly come in address order
-	err := scanKallsyms(text, func(s textSym) {
+	err := scanKallsyms(t.chunks, func(s textSym) {
 		// j becomes the first needed address at or above s
 		if j+1 < len(need) && need[j] < s.start && need[j+1] >= s.start {
 			j++ // the usual step when lines come in address order
@@ -111,7 +174,7 @@ func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
 			j, _ = slices.BinarySearch(need, s.start)
 		}
 		if j < len(need) && (!found[j] || s.start >= best[j].start) {
-			best[j], found[j] = s, true // at one start the line read last wins, as in ParseKallsyms
+			best[j], found[j] = s, true // at one start the line read last wins, as in All
 		}
 	})
 	if err != nil {
@@ -127,75 +190,77 @@ func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
 }
 
 // scanKallsyms calls add for every text symbol (types t, T, w, W) of
-// kallsyms text, in the order of the lines; the names are substrings of
-// text.
-func scanKallsyms(b []byte, add func(textSym)) error {
-	if len(b) == 0 {
-		return nil
-	}
-	// The text is not written again: the names can be substrings of it.
-	text := unsafe.String(&b[0], len(b))
+// kallsyms text, the chunks' lines in order (no line spans two chunks);
+// the names are substrings of the chunks.
+func scanKallsyms(chunks [][]byte, add func(textSym)) error {
 	modules := map[string]string{} // module names, interned
 	lineNo, nonzero, any := 0, false, false
 	var fields [4]string
-	for len(text) > 0 {
-		line := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = ""
+	for _, b := range chunks {
+		if len(b) == 0 {
+			continue
 		}
-		lineNo++
-		var nf int
-		// The kernel's layout, "%px %c %s\t[%s]": fields at fixed
-		// columns; anything else is split at blanks.
-		if len(line) > 19 && line[16] == ' ' && line[18] == ' ' && line[19] != ' ' && line[19] != '\t' {
-			fields[0], fields[1], fields[2] = line[:16], line[17:18], line[19:]
-			nf = 3
-			if i := strings.IndexByte(fields[2], '\t'); i >= 0 {
-				if n := splitFieldsString(fields[2][i:], fields[3:]); n > 0 {
-					nf = 4
-				}
-				fields[2] = fields[2][:i]
+		// The text is not written again: the names can be substrings of it.
+		text := unsafe.String(&b[0], len(b))
+		for len(text) > 0 {
+			line := text
+			if i := strings.IndexByte(text, '\n'); i >= 0 {
+				line, text = text[:i], text[i+1:]
+			} else {
+				text = ""
 			}
-			if strings.IndexByte(fields[2], ' ') >= 0 {
+			lineNo++
+			var nf int
+			// The kernel's layout, "%px %c %s\t[%s]": fields at fixed
+			// columns; anything else is split at blanks.
+			if len(line) > 19 && line[16] == ' ' && line[18] == ' ' && line[19] != ' ' && line[19] != '\t' {
+				fields[0], fields[1], fields[2] = line[:16], line[17:18], line[19:]
+				nf = 3
+				if i := strings.IndexByte(fields[2], '\t'); i >= 0 {
+					if n := splitFieldsString(fields[2][i:], fields[3:]); n > 0 {
+						nf = 4
+					}
+					fields[2] = fields[2][:i]
+				}
+				if strings.IndexByte(fields[2], ' ') >= 0 {
+					nf = splitFieldsString(line, fields[:])
+				}
+			} else {
 				nf = splitFieldsString(line, fields[:])
 			}
-		} else {
-			nf = splitFieldsString(line, fields[:])
-		}
-		if nf == 0 {
-			continue
-		}
-		if nf < 3 {
-			return fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, line)
-		}
-		addr, err := parseHexDigits(fields[0])
-		if err != nil {
-			return fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
-		}
-		any = true
-		if addr != 0 {
-			nonzero = true
-		}
-		if len(fields[1]) != 1 {
-			continue
-		}
-		switch fields[1][0] {
-		case 't', 'T', 'w', 'W':
-		default:
-			continue
-		}
-		s := textSym{start: addr, name: fields[2]}
-		if nf > 3 {
-			m, ok := modules[fields[3]]
-			if !ok {
-				m = strings.Trim(fields[3], "[]")
-				modules[fields[3]] = m
+			if nf == 0 {
+				continue
 			}
-			s.module = m
+			if nf < 3 {
+				return fmt.Errorf("read kallsyms: line %d: want ADDR TYPE NAME, have %q", lineNo, line)
+			}
+			addr, err := parseHexDigits(fields[0])
+			if err != nil {
+				return fmt.Errorf("read kallsyms: line %d: %w", lineNo, err)
+			}
+			any = true
+			if addr != 0 {
+				nonzero = true
+			}
+			if len(fields[1]) != 1 {
+				continue
+			}
+			switch fields[1][0] {
+			case 't', 'T', 'w', 'W':
+			default:
+				continue
+			}
+			s := textSym{start: addr, name: fields[2]}
+			if nf > 3 {
+				m, ok := modules[fields[3]]
+				if !ok {
+					m = strings.Trim(fields[3], "[]")
+					modules[fields[3]] = m
+				}
+				s.module = m
+			}
+			add(s)
 		}
-		add(s)
 	}
 	if any && !nonzero {
 		return ErrKallsymsHidden

@@ -55,8 +55,8 @@
 //     the number of preparers; the folding into the CC-Map itself runs on
 //     internal/pipeline's workers;
 //   - Symbols.Resolve and ResolveAdded open objects in parallel, and Symbols.PreloadKernel
-//     reads kallsyms on a goroutine of its own while the records are read
-//     (ended by Resolve or Close).
+//     reads kallsyms on a goroutine of its own while the records are read,
+//     from the first sample taken in the kernel on (ended by Resolve or Close).
 //
 // The caller provides the perfdata.Reader to New (and closes it), and
 // calls Close to remove the files the engine wrote (the vdso's image);

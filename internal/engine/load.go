@@ -117,9 +117,6 @@ func loadFrom(r *perfdata.Reader, path string, o LoadOptions, t testOptions) (*p
 	defer r.Close()
 	l := newLoader(r, o, t)
 	defer l.code.close()
-	if !o.SiteLines {
-		l.eng.Symbols.PreloadKernel(r.Attrs())
-	}
 	readErr := l.read()
 	p := l.finish()
 	p.Recording.File = path
@@ -183,6 +180,8 @@ type testOptions struct {
 	sampleHook func(s *perf.Sample, frames []ccmap.Frame)
 	// funcMap, if set, is given the function of every address id
 	funcMap *[]ccmap.FuncID
+	// kallsymsRead, if set, is called as kallsyms is read (Symbols.onRead)
+	kallsymsRead func(preload bool)
 }
 
 // eventTable is the reader's event table as of the sample being folded
@@ -273,6 +272,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 	if t.stackLimit > 0 {
 		l.stacks.limit = t.stackLimit
 	}
+	eng.Symbols.onRead = t.kallsymsRead
 	l.sumStacks = !(o.DedupRatio > 0 && o.DedupRatio < 1) && !t.eachStack
 	l.snapshot()
 	l.code = newCodeReader(eng.Objects.File)
@@ -301,6 +301,9 @@ func (l *loader) read() error {
 		rec := l.r.Record()
 		switch t := rec.Type(); t {
 		case perf.RecordSample:
+			if KernelMode(rec.Raw) && !l.o.SiteLines {
+				l.eng.Symbols.PreloadKernel() // kallsyms is read while the records are
+			}
 			if l.r.Format().Len() > len(l.ev.srcs) {
 				w.wait()
 				l.growEvents()

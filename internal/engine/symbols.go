@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"path/filepath"
 	"runtime"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
@@ -48,8 +46,13 @@ type Symbols struct {
 
 	// the kallsyms text, read ahead by PreloadKernel
 	kallsyms   chan struct{}
-	kernelText []byte
+	kernelText *symbolize.KallsymsText
 	kernelErr  error
+	// PreloadKernel was called: later calls (every kernel sample) return
+	preloadAsked bool
+	// onRead, if set (by tests), is called as kallsyms is read: by
+	// PreloadKernel (preload) or when resolving
+	onRead func(preload bool)
 }
 
 // objPID is an object as seen by a process: the process matters for JIT
@@ -71,25 +74,36 @@ func NewSymbols(objs *Objects) *Symbols {
 
 // PreloadKernel starts reading the kernel's kallsyms (slow for
 // /proc/kallsyms: the kernel formats every line) while the records are
-// read, when an event of r samples the kernel and a kallsyms names it. It
-// starts one goroutine, which Resolve waits for.
-func (s *Symbols) PreloadKernel(attrs []perfdata.EventAttr) {
+// read on, when a kallsyms names the recording's kernel. The loader calls
+// it at the first sample taken in the kernel (KernelMode), so that a
+// recording of user code alone never reads it. It starts one goroutine,
+// once, which Resolve waits for. A kernel address first met elsewhere (a
+// branch entry of a user sample) has kallsyms read when it is resolved.
+func (s *Symbols) PreloadKernel() {
+	if s.preloadAsked || s.kallsyms != nil {
+		return
+	}
+	s.preloadAsked = true
 	path, _ := s.objs.Kernel()
-	if path == "" || s.kallsyms != nil {
+	if path == "" {
 		return
 	}
-	kernel := false
-	for _, a := range attrs {
-		kernel = kernel || !a.Attr.Flags.Has(perf.FlagExcludeKernel)
-	}
-	if !kernel {
-		return
+	if s.onRead != nil {
+		s.onRead(true)
 	}
 	s.kallsyms = make(chan struct{})
 	go func() {
 		defer close(s.kallsyms)
 		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
 	}()
+}
+
+// KernelMode says whether a record (raw: header first) was taken in the
+// kernel, the host's or a guest's: its header's cpumode says so. A sample
+// whose callchain holds kernel frames was taken there.
+func KernelMode(raw []byte) bool {
+	m := uint16(raw[4]) & perf.MiscCPUModeMask
+	return m == perf.MiscKernel || m == perf.MiscGuestKernel
 }
 
 // Wait returns when the kernel's preloading (if any) has ended.
@@ -282,6 +296,9 @@ func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
 		return nil, ErrNoKernelSymbols
 	}
 	if s.kallsyms == nil {
+		if s.onRead != nil {
+			s.onRead(false)
+		}
 		s.kallsyms = make(chan struct{})
 		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
 		close(s.kallsyms)
@@ -292,9 +309,9 @@ func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
 		return nil, s.kernelErr
 	}
 	if addrs == nil {
-		return symbolize.ParseKallsyms(bytes.NewReader(s.kernelText))
+		return s.kernelText.All()
 	}
-	return symbolize.KallsymsFor(s.kernelText, addrs)
+	return s.kernelText.For(addrs)
 }
 
 // Location returns the location of h after Resolve; false when h names
