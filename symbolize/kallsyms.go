@@ -77,6 +77,49 @@ func (t *KallsymsText) All() (*Kallsyms, error) {
 	return k, nil
 }
 
+// RefAddr returns the address of the kernel's text symbol name (perf's
+// reference relocation symbol, "_text" or "_stext", which a recording's
+// kernel MMAP record names with its address at recording time) in t: the
+// first line of type T or t naming it; false when none does.
+func (t *KallsymsText) RefAddr(name string) (Addr, bool) {
+	if name == "" {
+		return 0, false
+	}
+	for _, c := range t.chunks {
+		for _, typ := range []string{" T ", " t "} {
+			text := unsafe.String(unsafe.SliceData(c), len(c))
+			i := strings.Index(text, typ+name+"\n")
+			if i < 0 {
+				continue
+			}
+			start := strings.LastIndexByte(text[:i], '\n') + 1
+			a, err := parseHexDigits(text[start:i])
+			if err != nil {
+				continue
+			}
+			return Addr(a), true
+		}
+	}
+	return 0, false
+}
+
+// Relocate moves the kernel's own symbols (not those of modules, which the
+// kernel places on their own) by delta (modulo 2^64: a move down is a
+// large delta), for a kallsyms taken when the kernel was at another
+// address (KASLR picks one at every boot): delta is the reference
+// symbol's address in the recording minus its address in the kallsyms.
+func (k *Kallsyms) Relocate(delta uint64) {
+	if delta == 0 {
+		return
+	}
+	for i := range k.table.syms {
+		if k.table.syms[i].module == "" {
+			k.table.syms[i].start += delta
+		}
+	}
+	k.table.sort()
+}
+
 // ReadKallsyms reads a kallsyms file's text, for KallsymsText.For and All.
 func ReadKallsyms(path string) (*KallsymsText, error) {
 	f, err := os.Open(path)

@@ -3,10 +3,12 @@ package symbolize
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,5 +141,51 @@ func TestReadKallsymsFile(t *testing.T) {
 	}
 	if !reflect.DeepEqual(k.table.syms, want.table.syms) {
 		t.Error("All differs from LoadKallsyms")
+	}
+}
+
+// TestKallsymsRelocate checks RefAddr and Relocate: the kernel's own
+// symbols move with its reference symbol, modules' stay.
+func TestKallsymsRelocate(t *testing.T) {
+	text := "0000000000000000 A fixed_percpu_data\n" +
+		"ffffffff81000000 T __pi__text\n" +
+		"ffffffff81000000 T _stext\n" +
+		"ffffffff81000000 T _text\n" +
+		"ffffffff81001000 T do_one_initcall\n" +
+		"ffffffff81002000 t kernel_leaf\n" +
+		"ffffffffc0000100 t nft_do_chain\t[nf_tables]\n"
+	kt, err := readKallsyms(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"_text", "_stext"} {
+		if a, ok := kt.RefAddr(name); !ok || a != 0xffffffff81000000 {
+			t.Errorf("RefAddr(%s) = %#x, %v; want 0xffffffff81000000", name, a, ok)
+		}
+	}
+	if a, ok := kt.RefAddr("_etext"); ok {
+		t.Errorf("RefAddr(_etext) = %#x: no such line", a)
+	}
+	const up = 0x19200000 // the kernel 402 MB higher
+	down := uint64(0xe00000)
+	for _, delta := range []uint64{0, up, -down} {
+		k, err := kt.All()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Relocate(delta)
+		locs := k.Symbolize([]Addr{Addr(0xffffffff81001010 + delta), Addr(0xffffffff81002004 + delta), 0xffffffffc0000110})
+		var got []string
+		for _, l := range locs {
+			name := "?"
+			if l.Symbol != nil {
+				off, _ := l.Offset()
+				name = fmt.Sprintf("%s+%#x", l.Symbol.Name.Raw, off)
+			}
+			got = append(got, name)
+		}
+		if want := []string{"do_one_initcall+0x10", "kernel_leaf+0x4", "nft_do_chain+0x10"}; !slices.Equal(got, want) {
+			t.Errorf("moved by %#x: %v, want %v", delta, got, want)
+		}
 	}
 }

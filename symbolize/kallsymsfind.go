@@ -25,8 +25,9 @@ func PerfBuildIDDir() string {
 // id in one of dirs (build-id caches, in order), or "". perf record saves
 // /proc/kallsyms as <cache>/[kernel.kallsyms]/<id>/kallsyms, linked from
 // <cache>/.build-id/xx/rest/kallsyms: the kernel's symbols as they were
-// when recording, right even after a reboot moved the kernel (KASLR) or
-// for a recording from another machine whose cache came with it. Reading
+// when it was saved, for a recording from another machine whose cache
+// came with it too (a kernel that a reboot moved since, KASLR, is named
+// after Kallsyms.Relocate by the recording's reference symbol). Reading
 // it is also much faster than /proc/kallsyms, which the kernel formats
 // line by line.
 func SavedKallsyms(id buildid.ID, dirs []string) string {

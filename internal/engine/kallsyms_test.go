@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,9 +10,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
+	"github.com/hwprof/hwprof/symbolize"
 )
 
 // kallsymsText is the kallsyms of the synthetic recordings' kernel.
@@ -24,6 +28,16 @@ const kallsymsText = "ffffffff81000000 T _text\n" +
 // PERIOD), each taken in the cpumode of its header's misc (kernel: 1,
 // user: 2) at ip, made on the kernel osRelease of host host.
 func writeModeFile(t *testing.T, osRelease, host string, samples []struct {
+	misc uint16
+	ip   uint64
+}) string {
+	t.Helper()
+	return writeModeFileAt(t, perfdata.Features{OSRelease: osRelease, Hostname: host}, 0xffffffff81000000, samples)
+}
+
+// writeModeFileAt is writeModeFile with the header's features f and the
+// kernel's text at kbase.
+func writeModeFileAt(t *testing.T, f perfdata.Features, kbase uint64, samples []struct {
 	misc uint16
 	ip   uint64
 }) string {
@@ -47,9 +61,9 @@ func writeModeFile(t *testing.T, osRelease, host string, samples []struct {
 	mm = le.AppendUint16(mm, 0) // size, below
 	mm = le.AppendUint32(mm, ^uint32(0))
 	mm = le.AppendUint32(mm, 0)
-	mm = le.AppendUint64(mm, 0xffffffff81000000)
+	mm = le.AppendUint64(mm, kbase)
 	mm = le.AppendUint64(mm, 0x2000000)
-	mm = le.AppendUint64(mm, 0xffffffff81000000)
+	mm = le.AppendUint64(mm, kbase)
 	mm = append(mm, "[kernel.kallsyms]_text\x00\x00"...) // 24 bytes: 8-byte aligned
 	mm = le.AppendUint32(mm, ^uint32(0))
 	mm = le.AppendUint32(mm, ^uint32(0))
@@ -72,7 +86,7 @@ func writeModeFile(t *testing.T, osRelease, host string, samples []struct {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(perfdata.Features{OSRelease: osRelease, Hostname: host}); err != nil {
+	if err := w.Close(f); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -154,6 +168,62 @@ func TestKallsymsReadForKernelSamples(t *testing.T) {
 			for _, n := range []string{"do_one_initcall", "kernel_leaf"} {
 				if got[n] && !strings.Contains(strings.Join(tt.named, " "), n) {
 					t.Errorf("function %s named: kallsyms read for %v", n, tt.samples)
+				}
+			}
+		})
+	}
+}
+
+// TestKallsymsRelocated checks that a kallsyms taken when the kernel was
+// elsewhere (another boot: KASLR) names the recording's kernel addresses
+// by the move of its reference symbol (_text) (modules stay: see
+// symbolize's TestKallsymsRelocate).
+func TestKallsymsRelocated(t *testing.T) {
+	// the kallsyms saved for the recording's kernel build-id in a debug
+	// directory, as perf's build-id cache holds it
+	id, err := buildid.New([]byte{0x4a, 0x5a, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	debug := t.TempDir()
+	saved := filepath.Join(debug, symbolize.KernelPath, id.String())
+	if err := os.MkdirAll(saved, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(saved, "kallsyms"), []byte(kallsymsText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	feats := perfdata.Features{BuildIDs: []perfdata.BuildID{{PID: -1, Misc: perf.MiscKernel, ID: id, Path: symbolize.KernelPath}}}
+	type sample = struct {
+		misc uint16
+		ip   uint64
+	}
+	for _, tt := range []struct {
+		name  string
+		kbase uint64
+	}{
+		{"same place", 0xffffffff81000000},
+		{"moved up", 0xffffffff9a200000},
+		{"moved down", 0xffffffff80200000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeModeFileAt(t, feats, tt.kbase, []sample{
+				{perf.MiscKernel, tt.kbase + 0x1010}, // do_one_initcall+0x10
+				{perf.MiscKernel, tt.kbase + 0x2004}, // kernel_leaf+4
+				{perf.MiscKernel, tt.kbase + 0x2008},
+			})
+			for _, siteLines := range []bool{false, true} { // For (some addresses) and All
+				p, err := load(path, LoadOptions{DebugDirs: []string{debug}, SiteLines: siteLines}, testOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				self := map[string]uint64{}
+				for _, f := range p.Map.Functions(ccmap.Self) {
+					self[p.Funcs[f.Func].Name] += f.Self
+				}
+				want := map[string]uint64{"do_one_initcall": 1000, "kernel_leaf": 2000}
+				if !maps.Equal(self, want) {
+					t.Errorf("site lines %v: self weight by function %v, want %v", siteLines, self, want)
 				}
 			}
 		})

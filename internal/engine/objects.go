@@ -56,6 +56,8 @@ type Objects struct {
 	vdso        []byte
 	vdsoFile    string // vdso written out for symbolizing, removed by Close
 	local       map[string]bool
+	// kref is the kernel's map as the recording gives it (under mu)
+	kref kernelRef
 }
 
 // NewObjects reads what the recording's header says of its objects: the
@@ -109,13 +111,48 @@ func (r *Objects) VDSO() []byte { return r.vdso }
 // "" and why none does.
 func (r *Objects) Kernel() (kallsyms, why string) { return r.kallsyms, r.kernelWhy }
 
+// kernelRef is the host kernel's text map as a recording gives it (its
+// first kernel MMAP record, as perf synthesizes it: pid -1, the name
+// "[kernel.kallsyms]" followed by the name of a reference symbol, "_text"
+// or "_stext", and that symbol's address at recording time as the file
+// offset).
+type kernelRef struct {
+	sym        string
+	addr       uint64
+	start, end uint64 // the map's addresses
+	ok         bool
+}
+
+// noteKernel keeps the kernel map of an MMAP record's fields.
+func (r *Objects) noteKernel(pid uint32, start, length, pgoff uint64, name string) {
+	sym, ok := strings.CutPrefix(name, symbolize.KernelPath)
+	if pid != procmap.KernelPID || !ok || sym == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.kref.ok {
+		r.kref = kernelRef{sym: sym, addr: pgoff, start: start, end: start + length, ok: true}
+	}
+}
+
+// kernelMap returns the kernel's text map as recorded; false when the
+// recording has no kernel MMAP record naming a reference symbol.
+func (r *Objects) kernelMap() (kernelRef, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.kref, r.kref.ok
+}
+
 // Mapped finds the file of the object an MMAP or MMAP2 record maps,
 // once per recorded path, and gives its segments to the process model.
 func (r *Objects) Mapped(d perf.Record) {
 	switch m := d.(type) {
 	case *perf.Mmap:
+		r.noteKernel(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
 		r.locate(m.Filename, r.buildIDs[m.Filename])
 	case *perf.Mmap2:
+		r.noteKernel(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
 		id := r.buildIDs[m.Filename]
 		if m.HasBuildID() {
 			id, _ = buildid.New(m.BuildID) // at most 20 bytes: the decoder checks

@@ -308,10 +308,39 @@ func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
 	if s.kernelErr != nil {
 		return nil, s.kernelErr
 	}
-	if addrs == nil {
-		return s.kernelText.All()
+	// The kernel may have been elsewhere when the kallsyms was taken (a
+	// saved one, from another boot: KASLR): its own addresses are looked
+	// up where they were in the kallsyms, and its symbols moved to where
+	// the recording has them, as perf relocates by its reference symbol.
+	var delta uint64
+	ref, ok := s.objs.kernelMap()
+	if ok {
+		if at, found := s.kernelText.RefAddr(ref.sym); found {
+			delta = ref.addr - uint64(at)
+		}
 	}
-	return s.kernelText.For(addrs)
+	var k *symbolize.Kallsyms
+	var err error
+	if addrs == nil {
+		k, err = s.kernelText.All()
+	} else {
+		if delta != 0 {
+			moved := make([]symbolize.Addr, len(addrs))
+			for i, a := range addrs {
+				moved[i] = a
+				if uint64(a) >= ref.start && uint64(a) < ref.end {
+					moved[i] = a - symbolize.Addr(delta)
+				}
+			}
+			addrs = moved
+		}
+		k, err = s.kernelText.For(addrs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	k.Relocate(delta)
+	return k, nil
 }
 
 // Location returns the location of h after Resolve; false when h names
