@@ -454,9 +454,14 @@ func (f *SampleFormat) Time(rec []byte) (uint64, bool) {
 	if typ >= RecordHeaderAttr {
 		return 0, false
 	}
-	_, ev, err := f.layoutOf(rec)
-	if err != nil {
-		return 0, false
+	ev := &f.events[0]
+	if !f.uniform || len(f.events) > 1 && !f.idFits(rec, typ) {
+		// Which event the record is of matters (or it has no room for an
+		// id: then layoutOf fails, as EventOf does).
+		var err error
+		if _, ev, err = f.layoutOf(rec); err != nil {
+			return 0, false
+		}
 	}
 	if typ == RecordSample {
 		if ev.timeOff < 0 || ev.timeOff+8 > len(rec) {
@@ -468,6 +473,18 @@ func (f *SampleFormat) Time(rec []byte) (uint64, bool) {
 		return 0, false
 	}
 	return binary.LittleEndian.Uint64(rec[len(rec)-ev.trailerTime:]), true
+}
+
+// idFits reports whether rec, a kernel record of type typ, has room for
+// the sample id EventOf reads (or needs none), so that EventOf returns no
+// error for it when the events agree on the layout (uniform): Time then
+// reads the first event's layout without looking the id up.
+func (f *SampleFormat) idFits(rec []byte, typ RecordType) bool {
+	n := (len(rec) - RecordHeaderSize) / 8
+	if typ == RecordSample {
+		return f.idPos < n
+	}
+	return !f.events[0].sampleIDAll || f.isPos <= n
 }
 
 // decodeTrailer reads the sample_id trailer at the end of a non-sample

@@ -13,27 +13,29 @@ import (
 )
 
 // BenchmarkNext reads every record of the file named by HWPROF_BENCH_FILE
-// (skipped without it) in time order and reports the cost per record:
-// reusing buffers (reuse), and with SetKeepRecords (keep).
+// (skipped without it) and reports the cost per record, wall and CPU time
+// (see BenchmarkNextRuns): in time order reusing buffers (time/reuse) and
+// with SetKeepRecords (time/keep), and in file order (file/reuse).
 func BenchmarkNext(b *testing.B) {
 	path := os.Getenv("HWPROF_BENCH_FILE")
 	if path == "" {
 		b.Skip("HWPROF_BENCH_FILE is not set")
 	}
-	for _, keep := range []bool{false, true} {
-		name := "reuse"
-		if keep {
-			name = "keep"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name            string
+		fileOrder, keep bool
+	}{{"time/reuse", false, false}, {"time/keep", false, true}, {"file/reuse", true, false}} {
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var n int64
+			cpu0 := cpuTime(b)
 			for b.Loop() {
 				r, err := Open(path)
 				if err != nil {
 					b.Fatal(err)
 				}
-				r.SetKeepRecords(keep)
+				r.SetKeepRecords(c.keep)
+				r.SetFileOrder(c.fileOrder)
 				n = 0
 				var sum int
 				for r.Next() {
@@ -48,7 +50,9 @@ func BenchmarkNext(b *testing.B) {
 					b.Fatal("no records")
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*n), "ns/record")
+			recs := float64(int64(b.N) * n)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/recs, "ns/record")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/recs, "cpu-ns/record")
 			b.ReportMetric(float64(n), "records")
 		})
 	}

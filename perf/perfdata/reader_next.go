@@ -40,10 +40,7 @@ func (r *Reader) Next() bool {
 			r.finish(err)
 			continue
 		}
-		mapped := r.src.mp.mem != nil
-		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep, Stable: !comp && (r.src.keep || mapped)}
-		r.queue.mapped = mapped
-		if r.process(rec) {
+		if r.process(rec, raw, off, comp) {
 			return true
 		}
 	}
@@ -72,10 +69,13 @@ func (r *Reader) finish(err error) {
 	}
 }
 
-// process counts a record, applies what it says about the recording, and
-// either queues it for its round (false) or says to deliver it now (true).
-func (r *Reader) process(rec *Record) bool {
-	t := rec.Type()
+// process counts a record read (raw, at offset off, out of a COMPRESSED
+// record if comp), applies what it says about the recording, and either
+// queues it for its round (false) or sets rec to it, to be delivered now
+// (true). A record that is queued is not made a Record until it is
+// delivered.
+func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
+	t := perf.RecordType(binary.LittleEndian.Uint32(raw))
 	if int(t) < len(r.counts) {
 		r.counts[t]++
 	} else {
@@ -85,27 +85,32 @@ func (r *Reader) process(rec *Record) bool {
 		r.other[t]++
 	}
 	r.total++
+	kept := !comp && r.src.keep
+	mapped := r.src.mp.mem != nil
+	r.queue.mapped = mapped
 	if t >= perf.RecordHeaderAttr {
+		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: kept, Stable: !comp && (kept || mapped)}
 		return r.processUser(rec, t)
 	}
-	if !knownType(t) {
-		return true
-	}
-	tm, ok := r.format.Time(rec.Raw)
-	rec.Time, rec.HasTime = tm, ok
-	if !ok {
-		if _, err := r.format.EventOf(rec.Raw); err != nil && r.format.Len() > 0 {
-			r.badEvent++
-			if r.badEvent == 1 {
-				r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", rec.Offset, err))
+	var tm uint64
+	var ok bool
+	if knownType(t) {
+		tm, ok = r.format.Time(raw)
+		if !ok {
+			if _, err := r.format.EventOf(raw); err != nil && r.format.Len() > 0 {
+				r.badEvent++
+				if r.badEvent == 1 {
+					r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", off, err))
+				}
 			}
 		}
+		if !r.unordered && ok && tm != 0 {
+			r.queue.push(raw, off, tm, qrecFlags(true, kept, comp), r.src.lastRef())
+			return false
+		}
 	}
-	if r.unordered || !ok || tm == 0 {
-		return true
-	}
-	r.queue.push(rec, r.src.lastRef())
-	return false
+	*rec = Record{Offset: off, Compressed: comp, Time: tm, HasTime: ok, Raw: raw, Kept: kept, Stable: !comp && (kept || mapped)}
+	return true
 }
 
 // processUser handles perf's own records. FINISHED_ROUND and
@@ -117,7 +122,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 			return true
 		}
 		r.queue.flush()
-		r.queue.pushReady(rec, r.src.lastRef())
+		r.queue.pushReady(rec.Raw, rec.Offset, qrecFlags(rec.HasTime, rec.Kept, rec.Compressed), r.src.lastRef())
 		return false
 	case perf.RecordHeaderAttr, perf.RecordEventUpdate,
 		perf.RecordHeaderFeature, perf.RecordHeaderEventType,
@@ -281,20 +286,30 @@ func (q *roundQueue) firstChunk(cur uint32) uint32 {
 	return q.cbase
 }
 
-// hold returns rec as a qrec: where it is in its chunk (at c), or a copy
-// in the arena for a decompressed record.
-func (q *roundQueue) hold(rec *Record, c chunkRef) qrec {
-	e := qrec{time: rec.Time, off: uint64(rec.Offset) & qOffMask}
-	if rec.HasTime {
-		e.off |= qHasTime
+// qrecFlags returns the flags of a qrec for a record with a time (if
+// hasTime), Kept, and out of a COMPRESSED record (if comp).
+func qrecFlags(hasTime, kept, comp bool) uint64 {
+	var f uint64
+	if hasTime {
+		f |= qHasTime
 	}
-	if rec.Kept {
-		e.off |= qKept
+	if kept {
+		f |= qKept
 	}
-	if rec.Compressed {
-		e.off |= qCompressed
+	if comp {
+		f |= qCompressed
+	}
+	return f
+}
+
+// hold returns the qrec of a record raw at offset off with time tm and
+// the given flags: where it is in its chunk (at c), or for a decompressed
+// record (flag qCompressed) where its copy in the arena is.
+func (q *roundQueue) hold(raw []byte, off int64, tm, flags uint64, c chunkRef) qrec {
+	e := qrec{time: tm, off: uint64(off)&qOffMask | flags}
+	if flags&qCompressed != 0 {
 		e.start = uint32(len(q.arena))
-		q.arena = append(q.arena, rec.Raw...)
+		q.arena = append(q.arena, raw...)
 		return e
 	}
 	if len(q.chunks) == 0 {
@@ -313,17 +328,17 @@ func (q *roundQueue) hold(rec *Record, c chunkRef) qrec {
 	return e
 }
 
-// push queues a timed record of the current round; c locates it if it
-// was read from the stream.
-func (q *roundQueue) push(rec *Record, c chunkRef) {
-	if rec.Time < q.last {
+// push queues a record of the current round with time tm (see hold); c
+// locates it if it was read from the stream.
+func (q *roundQueue) push(raw []byte, off int64, tm, flags uint64, c chunkRef) {
+	if tm < q.last {
 		q.unordered++
 	}
-	if n := len(q.pending); n > 0 && rec.Time < q.pending[n-1].time {
+	if n := len(q.pending); n > 0 && tm < q.pending[n-1].time {
 		q.runs = append(q.runs, n)
 	}
-	q.pending = append(q.pending, q.hold(rec, c))
-	q.held += len(rec.Raw)
+	q.pending = append(q.pending, q.hold(raw, off, tm, flags, c))
+	q.held += len(raw)
 	limit := q.limit
 	if limit == 0 {
 		limit = queueLimit
@@ -333,9 +348,10 @@ func (q *roundQueue) push(rec *Record, c chunkRef) {
 	}
 }
 
-// pushReady appends a record to deliver after the flushed ones.
-func (q *roundQueue) pushReady(rec *Record, c chunkRef) {
-	q.ready = append(q.ready, q.hold(rec, c))
+// pushReady appends a record to deliver after the flushed ones (see
+// hold).
+func (q *roundQueue) pushReady(raw []byte, off int64, flags uint64, c chunkRef) {
+	q.ready = append(q.ready, q.hold(raw, off, 0, flags, c))
 }
 
 // sortPending puts the pending records in time order, stably: it merges

@@ -85,8 +85,7 @@ func TestQueueDeliversRunsInOrder(t *testing.T) {
 			}
 			raw := record(perf.RecordSample, 0, le.AppendUint64(nil, e.time))
 			chunk = append(chunk, raw...)
-			rec := Record{Offset: int64(e.off), Time: e.time, HasTime: true, Raw: chunk[start:len(chunk)]}
-			q.push(&rec, chunkRef{buf: chunk[:cap(chunk)], id: id, start: uint32(start)})
+			q.push(chunk[start:], int64(e.off), e.time, qHasTime, chunkRef{buf: chunk[:cap(chunk)], id: id, start: uint32(start)})
 		}
 		q.flush()
 		want := slices.Clone(rs)
