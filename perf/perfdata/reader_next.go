@@ -89,7 +89,7 @@ func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
 	mapped := r.src.mp.mem != nil
 	r.queue.mapped = mapped
 	if t >= perf.RecordHeaderAttr {
-		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: kept, Stable: !comp && (kept || mapped)}
+		rec.set(off, comp, 0, false, raw, kept, !comp && (kept || mapped))
 		return r.processUser(rec, t)
 	}
 	var tm uint64
@@ -109,8 +109,22 @@ func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
 			return false
 		}
 	}
-	*rec = Record{Offset: off, Compressed: comp, Time: tm, HasTime: ok, Raw: raw, Kept: kept, Stable: !comp && (kept || mapped)}
+	rec.set(off, comp, tm, ok, raw, kept, !comp && (kept || mapped))
 	return true
+}
+
+// set sets every field of rec. Field by field, not as a composite
+// literal: the literal is built on the stack with byte-wide stores, then
+// copied with wide loads that wait for them (a store-forwarding stall
+// that cost about as much as the rest of Next's work on a record).
+func (rec *Record) set(off int64, comp bool, tm uint64, hasTime bool, raw []byte, kept, stable bool) {
+	rec.Offset = off
+	rec.Compressed = comp
+	rec.Time = tm
+	rec.HasTime = hasTime
+	rec.Raw = raw
+	rec.Kept = kept
+	rec.Stable = stable
 }
 
 // processUser handles perf's own records. FINISHED_ROUND and
@@ -449,8 +463,7 @@ func (q *roundQueue) pop(rec *Record) bool {
 		e := &q.ready[q.pos]
 		q.pos++
 		kept, inChunk := e.off&qKept != 0, e.off&qCompressed == 0
-		*rec = Record{Offset: int64(e.off & qOffMask), Compressed: !inChunk, Time: e.time, HasTime: e.off&qHasTime != 0,
-			Raw: q.raw(e), Kept: kept, Stable: kept || inChunk && q.mapped}
+		rec.set(int64(e.off&qOffMask), !inChunk, e.time, e.off&qHasTime != 0, q.raw(e), kept, kept || inChunk && q.mapped)
 		return true
 	}
 	if len(q.ready) == 0 {
