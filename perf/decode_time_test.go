@@ -37,7 +37,7 @@ func timeByEvent(f *SampleFormat, rec []byte) (uint64, bool) {
 // formats of one or more events that lay records out alike or not (ids
 // as SAMPLE_ID or IDENTIFIER, with and without sample_id_all), on samples
 // and other records with known, unknown and zero ids, cut at every
-// length.
+// length; and where SampleTimeAt says a SAMPLE's time is, Time reads it.
 func TestTimeMatchesEventLayout(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	sts := []SampleType{
@@ -46,7 +46,7 @@ func TestTimeMatchesEventLayout(t *testing.T) {
 		SampleIP | SampleTID | SampleTime | SampleID | SampleStreamID,
 		SampleIP | SampleTID | SampleID,
 	}
-	checked := 0
+	checked, fast := 0, 0
 	for k := range 400 {
 		st := sts[k%len(sts)]
 		flags := AttrFlags(0)
@@ -95,11 +95,18 @@ func TestTimeMatchesEventLayout(t *testing.T) {
 					t.Fatalf("format %d (%d events, uniform %v), record %x cut to %d bytes: Time %d %v, through its event %d %v",
 						k, nev, f.uniform, raw, n, gt, gok, wt, wok)
 				}
+				if at, minLen := f.SampleTimeAt(); n >= minLen && RecordType(binary.LittleEndian.Uint32(cut)) == RecordSample {
+					if at+8 > n || binary.LittleEndian.Uint64(cut[at:]) != wt || !wok {
+						t.Fatalf("format %d (%d events, uniform %v), record %x cut to %d bytes: SampleTimeAt %d, %d; through its event %d %v",
+							k, nev, f.uniform, raw, n, at, minLen, wt, wok)
+					}
+					fast++
+				}
 				checked++
 			}
 		}
 	}
-	if checked == 0 {
-		t.Fatal("nothing checked")
+	if checked == 0 || fast == 0 {
+		t.Fatalf("%d records checked, %d through SampleTimeAt", checked, fast)
 	}
 }

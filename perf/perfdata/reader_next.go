@@ -94,20 +94,23 @@ func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
 	}
 	var tm uint64
 	var ok bool
-	if knownType(t) {
-		tm, ok = r.format.Time(raw)
-		if !ok {
-			if _, err := r.format.EventOf(raw); err != nil && r.format.Len() > 0 {
-				r.badEvent++
-				if r.badEvent == 1 {
-					r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", off, err))
-				}
+	if !knownType(t) {
+		rec.set(off, comp, 0, false, raw, kept, !comp && (kept || mapped))
+		return true
+	}
+	if at, minLen := r.format.SampleTimeAt(); t == perf.RecordSample && len(raw) >= minLen {
+		tm, ok = binary.LittleEndian.Uint64(raw[at:]), true // what Time returns, without a call
+	} else if tm, ok = r.format.Time(raw); !ok {
+		if _, err := r.format.EventOf(raw); err != nil && r.format.Len() > 0 {
+			r.badEvent++
+			if r.badEvent == 1 {
+				r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", off, err))
 			}
 		}
-		if !r.unordered && ok && tm != 0 {
-			r.queue.push(raw, off, tm, qrecFlags(true, kept, comp), r.src.lastRef())
-			return false
-		}
+	}
+	if !r.unordered && ok && tm != 0 {
+		r.queue.push(raw, off, tm, qrecFlags(true, kept, comp), r.src.lastRef())
+		return false
 	}
 	rec.set(off, comp, tm, ok, raw, kept, !comp && (kept || mapped))
 	return true
