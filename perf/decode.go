@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -185,6 +186,12 @@ type SampleFormat struct {
 	// uniform: every event lays records out the same way, so a record of
 	// an unknown id can still be decoded.
 	uniform bool
+	// sampleTime is where TIME sits in every SAMPLE when the events are
+	// uniform and sample it, and sampleTimeMin the least record length
+	// for which Time reads it there (with room for the id EventOf reads
+	// when there are several events; MaxInt if there is no such place):
+	// Time's shortcut.
+	sampleTime, sampleTimeMin int
 }
 
 // formatEvent is one attr and what its layout implies.
@@ -202,7 +209,7 @@ type formatEvent struct {
 // NewSampleFormat returns a format for the attrs, in order, without ids
 // (Add them with AddIDs); see Add.
 func NewSampleFormat(attrs ...Attr) (*SampleFormat, error) {
-	f := &SampleFormat{byID: make(map[uint64]int), idPos: -1, isPos: -1, uniform: true}
+	f := &SampleFormat{byID: make(map[uint64]int), idPos: -1, isPos: -1, uniform: true, sampleTimeMin: math.MaxInt}
 	for _, a := range attrs {
 		if _, err := f.Add(a, nil); err != nil {
 			return nil, err
@@ -232,6 +239,13 @@ func (f *SampleFormat) Add(a Attr, ids []uint64) (int, error) {
 	f.events = append(f.events, ev)
 	idx := len(f.events) - 1
 	f.AddIDs(idx, ids)
+	f.sampleTime, f.sampleTimeMin = 0, math.MaxInt
+	if e := &f.events[0]; f.uniform && e.timeOff > 0 {
+		f.sampleTime, f.sampleTimeMin = e.timeOff, e.timeOff+8
+		if len(f.events) > 1 {
+			f.sampleTimeMin = max(f.sampleTimeMin, RecordHeaderSize+8*f.idPos+8)
+		}
+	}
 	return idx, nil
 }
 
@@ -442,11 +456,28 @@ func (f *SampleFormat) layoutOf(rec []byte) (int, *formatEvent, error) {
 	return i, &f.events[i], nil
 }
 
+// SampleTimeAt returns where the TIME of a SAMPLE record of these events
+// sits, and the least length of a SAMPLE record for which Time reads it
+// there: Time(rec) is rec[at:at+8] for a SAMPLE of at least minLen
+// bytes. minLen is math.MaxInt when that holds for no SAMPLE (events that
+// place it differently, or that do not sample TIME). It is cheap
+// (inlined), for a caller that reads the time of every record.
+func (f *SampleFormat) SampleTimeAt() (at, minLen int) { return f.sampleTime, f.sampleTimeMin }
+
 // Time returns the timestamp of a record and whether it has one: the TIME
 // of a sample, or of the sample_id trailer of another kernel record with
 // sample_id_all. Records of perf's own types (64 and up) have none. It
 // does not decode the rest of the record.
 func (f *SampleFormat) Time(rec []byte) (uint64, bool) {
+	// The usual case first: a sample of uniform events, long enough.
+	if len(rec) >= f.sampleTimeMin && binary.LittleEndian.Uint32(rec) == uint32(RecordSample) {
+		return binary.LittleEndian.Uint64(rec[f.sampleTime:]), true
+	}
+	return f.time(rec)
+}
+
+// time is Time for every record.
+func (f *SampleFormat) time(rec []byte) (uint64, bool) {
 	if len(rec) < RecordHeaderSize || len(f.events) == 0 {
 		return 0, false
 	}
@@ -454,9 +485,14 @@ func (f *SampleFormat) Time(rec []byte) (uint64, bool) {
 	if typ >= RecordHeaderAttr {
 		return 0, false
 	}
-	_, ev, err := f.layoutOf(rec)
-	if err != nil {
-		return 0, false
+	ev := &f.events[0]
+	if !f.uniform || len(f.events) > 1 && !f.idFits(rec, typ) {
+		// Which event the record is of matters (or it has no room for an
+		// id: then layoutOf fails, as EventOf does).
+		var err error
+		if _, ev, err = f.layoutOf(rec); err != nil {
+			return 0, false
+		}
 	}
 	if typ == RecordSample {
 		if ev.timeOff < 0 || ev.timeOff+8 > len(rec) {
@@ -468,6 +504,18 @@ func (f *SampleFormat) Time(rec []byte) (uint64, bool) {
 		return 0, false
 	}
 	return binary.LittleEndian.Uint64(rec[len(rec)-ev.trailerTime:]), true
+}
+
+// idFits reports whether rec, a kernel record of type typ, has room for
+// the sample id EventOf reads (or needs none), so that EventOf returns no
+// error for it when the events agree on the layout (uniform): Time then
+// reads the first event's layout without looking the id up.
+func (f *SampleFormat) idFits(rec []byte, typ RecordType) bool {
+	n := (len(rec) - RecordHeaderSize) / 8
+	if typ == RecordSample {
+		return f.idPos < n
+	}
+	return !f.events[0].sampleIDAll || f.isPos <= n
 }
 
 // decodeTrailer reads the sample_id trailer at the end of a non-sample

@@ -656,7 +656,14 @@ func (r *Reader) SetKeepRecords(keep bool) { r.src.keep = keep }
 
 // Record returns the current record; its Raw bytes are valid until the
 // next call to Next, or for as long as the caller keeps them if Kept.
-func (r *Reader) Record() Record { return r.cur }
+//
+// It copies the fields one by one: Next has just stored them one by one,
+// and a copy of the whole struct with wide loads would wait for those
+// stores to reach the cache (a failed store forward on every record).
+func (r *Reader) Record() Record {
+	c := &r.cur
+	return Record{Offset: c.Offset, Compressed: c.Compressed, Time: c.Time, HasTime: c.HasTime, Raw: c.Raw, Kept: c.Kept, Stable: c.Stable}
+}
 
 // DecodeSample decodes the current record, a SAMPLE, into s; see
 // perf.SampleFormat.DecodeSample.

@@ -1,10 +1,12 @@
 package perfdata
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
@@ -118,4 +120,60 @@ func TestMappedFallback(t *testing.T) {
 		t.Fatalf("err %v, mapped %v", err, r.src.mp.mem != nil)
 	}
 	c.checkOrder(t, got)
+}
+
+// A mapped file with a record that cannot be framed (size below the
+// header's, or past the data section's end, in the middle of the data)
+// gives the same records, error and warnings as the same bytes read
+// through NewReader (not mapped, read in chunks), in both orders.
+func TestMappedBadRecord(t *testing.T) {
+	c := makeRounds(40, 300, 9)
+	_, data := writeRounds(t, c)
+	h := Header{}
+	h.Data.Offset, h.Data.Size = le.Uint64(data[40:]), le.Uint64(data[48:])
+	// Offsets of records about halfway through the data.
+	var offs []int
+	for off := int(h.Data.Offset); off < int(h.Data.End()); off += int(le.Uint16(data[off+6:])) {
+		offs = append(offs, off)
+	}
+	at := offs[len(offs)/2]
+	for _, bad := range []struct {
+		name string
+		size uint16
+	}{{"size 0", 0}, {"size 4", 4}, {"past the end", 0xfff8}} {
+		corrupt := slices.Clone(data)
+		le.PutUint16(corrupt[at+6:], bad.size)
+		if bad.size == 0xfff8 {
+			// The data section ends 256 bytes after the record starts.
+			le.PutUint64(corrupt[48:], uint64(at+0x100)-h.Data.Offset)
+		}
+		path := filepath.Join(t.TempDir(), "bad.data")
+		must(t, os.WriteFile(path, corrupt, 0o644))
+		for _, fileOrder := range []bool{false, true} {
+			read := func(r *Reader) (got []delivery, err string, warnings []string, mapped bool) {
+				defer r.Close()
+				r.SetFileOrder(fileOrder)
+				for r.Next() {
+					rec := r.Record()
+					mapped = mapped || r.src.mp.mem != nil
+					got = append(got, delivery{rec.Offset, rec.Time, rec.HasTime, rec.Compressed, rec.Type(), slices.Clone(rec.Raw)})
+				}
+				return got, fmt.Sprint(r.Err()), r.Warnings(), mapped
+			}
+			mr, err := Open(path)
+			must(t, err)
+			mgot, merr, mwarn, mapped := read(mr)
+			rr, err := NewReader(bytes.NewReader(corrupt), int64(len(corrupt)))
+			must(t, err)
+			rgot, rerr, rwarn, _ := read(rr)
+			if !mapped {
+				t.Fatalf("%s: the file was not mapped", bad.name)
+			}
+			if merr == "<nil>" || merr != rerr || !slices.Equal(mwarn, rwarn) {
+				t.Fatalf("%s (file order %v): mapped: err %s, warnings %q; read: err %s, warnings %q", bad.name, fileOrder, merr, mwarn, rerr, rwarn)
+			}
+			t.Logf("%s: %d records, then %s", bad.name, len(mgot), merr)
+			sameDeliveries(t, mgot, rgot)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package perfdata
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -39,10 +40,7 @@ func (r *Reader) Next() bool {
 			r.finish(err)
 			continue
 		}
-		mapped := r.src.mp.mem != nil
-		*rec = Record{Offset: off, Compressed: comp, Raw: raw, Kept: !comp && r.src.keep, Stable: !comp && (r.src.keep || mapped)}
-		r.queue.mapped = mapped
-		if r.process(rec) {
+		if r.process(rec, raw, off, comp) {
 			return true
 		}
 	}
@@ -71,10 +69,13 @@ func (r *Reader) finish(err error) {
 	}
 }
 
-// process counts a record, applies what it says about the recording, and
-// either queues it for its round (false) or says to deliver it now (true).
-func (r *Reader) process(rec *Record) bool {
-	t := rec.Type()
+// process counts a record read (raw, at offset off, out of a COMPRESSED
+// record if comp), applies what it says about the recording, and either
+// queues it for its round (false) or sets rec to it, to be delivered now
+// (true). A record that is queued is not made a Record until it is
+// delivered.
+func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
+	t := perf.RecordType(binary.LittleEndian.Uint32(raw))
 	if int(t) < len(r.counts) {
 		r.counts[t]++
 	} else {
@@ -84,27 +85,49 @@ func (r *Reader) process(rec *Record) bool {
 		r.other[t]++
 	}
 	r.total++
+	kept := !comp && r.src.keep
+	mapped := r.src.mp.mem != nil
+	r.queue.mapped = mapped
 	if t >= perf.RecordHeaderAttr {
+		rec.set(off, comp, 0, false, raw, kept, !comp && (kept || mapped))
 		return r.processUser(rec, t)
 	}
+	var tm uint64
+	var ok bool
 	if !knownType(t) {
+		rec.set(off, comp, 0, false, raw, kept, !comp && (kept || mapped))
 		return true
 	}
-	tm, ok := r.format.Time(rec.Raw)
-	rec.Time, rec.HasTime = tm, ok
-	if !ok {
-		if _, err := r.format.EventOf(rec.Raw); err != nil && r.format.Len() > 0 {
+	if at, minLen := r.format.SampleTimeAt(); t == perf.RecordSample && len(raw) >= minLen {
+		tm, ok = binary.LittleEndian.Uint64(raw[at:]), true // what Time returns, without a call
+	} else if tm, ok = r.format.Time(raw); !ok {
+		if _, err := r.format.EventOf(raw); err != nil && r.format.Len() > 0 {
 			r.badEvent++
 			if r.badEvent == 1 {
-				r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", rec.Offset, err))
+				r.lose(fmt.Sprintf("record at offset %#x: %v (more such records are counted in the stats)", off, err))
 			}
 		}
 	}
-	if r.unordered || !ok || tm == 0 {
-		return true
+	if !r.unordered && ok && tm != 0 {
+		r.queue.push(raw, off, tm, qrecFlags(true, kept, comp), r.src.lastRef())
+		return false
 	}
-	r.queue.push(rec, r.src.lastRef())
-	return false
+	rec.set(off, comp, tm, ok, raw, kept, !comp && (kept || mapped))
+	return true
+}
+
+// set sets every field of rec. Field by field, not as a composite
+// literal: the literal is built on the stack with byte-wide stores, then
+// copied with wide loads that wait for them (a store-forwarding stall
+// that cost about as much as the rest of Next's work on a record).
+func (rec *Record) set(off int64, comp bool, tm uint64, hasTime bool, raw []byte, kept, stable bool) {
+	rec.Offset = off
+	rec.Compressed = comp
+	rec.Time = tm
+	rec.HasTime = hasTime
+	rec.Raw = raw
+	rec.Kept = kept
+	rec.Stable = stable
 }
 
 // processUser handles perf's own records. FINISHED_ROUND and
@@ -116,7 +139,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 			return true
 		}
 		r.queue.flush()
-		r.queue.pushReady(rec, r.src.lastRef())
+		r.queue.pushReady(rec.Raw, rec.Offset, qrecFlags(rec.HasTime, rec.Kept, rec.Compressed), r.src.lastRef())
 		return false
 	case perf.RecordHeaderAttr, perf.RecordEventUpdate,
 		perf.RecordHeaderFeature, perf.RecordHeaderEventType,
@@ -197,25 +220,37 @@ func (r *Reader) eventUpdate(m *perf.EventUpdate) {
 	}
 }
 
-// qrec is a record held in the round queue: read from the stream
-// (inChunk), it is bytes start:start+n of source chunk number chunk; else
-// its copy is those bytes of the arena. It holds no pointers: appending and
-// sorting qrecs costs the garbage collector nothing.
+// qrec is a record held in the round queue, in 24 bytes: read from the
+// stream, it starts at byte start of source chunk number chunk; else (a
+// record decompressed from a COMPRESSED record) its copy starts at byte
+// start of the arena. Its length is its header's size. It holds no
+// pointers: appending and merging qrecs costs the garbage collector
+// nothing, and half the bytes of a qrec with every field spelled out
+// halves what rounds move.
 type qrec struct {
-	time       uint64
-	seq        uint64 // order of arrival: ties in time keep it
-	off        int64
-	chunk      uint32
-	start, n   uint32
-	compressed bool
-	hasTime    bool
-	inChunk    bool
-	kept       bool // Record.Kept
+	time  uint64
+	off   uint64 // Record.Offset, and the flags q* above qOffBits
+	start uint32
+	chunk uint32
 }
+
+// The flags of qrec.off, above the offset (offsets stay below 2^61).
+const (
+	qOffBits    = 61
+	qOffMask    = 1<<qOffBits - 1
+	qHasTime    = 1 << qOffBits       // Record.HasTime
+	qKept       = 1 << (qOffBits + 1) // Record.Kept
+	qCompressed = 1 << (qOffBits + 2) // Record.Compressed: the copy is in the arena
+)
 
 // roundQueue holds the records of the current round and delivers them
 // sorted by time (stable: ties keep file order, as in perf's
 // ordered_events).
+//
+// A round is made of runs already in time order (perf record writes each
+// CPU's ring buffer in turn), so push notes where a record arrives older
+// than the one before it, starting a run, and flush merges the runs
+// (stably: a tie goes to the earlier run) instead of sorting.
 //
 // Records read from the stream stay where the source read them: the
 // queue holds on to their chunks, and the source reuses no chunk numbered
@@ -228,14 +263,19 @@ type roundQueue struct {
 	arena, spare []byte
 	// chunks are the source chunks of the held records: chunks[i] is
 	// chunk number cbase+i (nil if none of its records is held).
-	chunks    [][]byte
-	cbase     uint32
-	pending   []qrec // the current round, in file order
+	chunks  [][]byte
+	cbase   uint32
+	pending []qrec // the current round, in file order
+	// runs are where the runs of pending after the first start: each run
+	// is in time order, and its first record is older than the last of
+	// the run before.
+	runs      []int
 	ready     []qrec // sorted, being delivered
+	merged    []qrec // spare room to merge runs into
+	bounds    []int  // scratch for mergeRuns
 	pos       int
 	held      int    // bytes of the pending records
 	last      uint64 // latest time delivered
-	seq       uint64 // records pushed so far
 	unordered int64
 	limit     int // bytes held before the older half goes out; 0: queueLimit
 	// low is at most the least start of a pending record in a chunk, if
@@ -263,15 +303,31 @@ func (q *roundQueue) firstChunk(cur uint32) uint32 {
 	return q.cbase
 }
 
-// hold places rec in e: where it is in its chunk (at c), or a copy in the
-// arena for a decompressed record.
-func (q *roundQueue) hold(rec *Record, c chunkRef, e *qrec) {
-	e.off, e.time, e.compressed, e.kept = rec.Offset, rec.Time, rec.Compressed, rec.Kept
-	e.n = uint32(len(rec.Raw))
-	if rec.Compressed {
+// qrecFlags returns the flags of a qrec for a record with a time (if
+// hasTime), Kept, and out of a COMPRESSED record (if comp).
+func qrecFlags(hasTime, kept, comp bool) uint64 {
+	var f uint64
+	if hasTime {
+		f |= qHasTime
+	}
+	if kept {
+		f |= qKept
+	}
+	if comp {
+		f |= qCompressed
+	}
+	return f
+}
+
+// hold returns the qrec of a record raw at offset off with time tm and
+// the given flags: where it is in its chunk (at c), or for a decompressed
+// record (flag qCompressed) where its copy in the arena is.
+func (q *roundQueue) hold(raw []byte, off int64, tm, flags uint64, c chunkRef) qrec {
+	e := qrec{time: tm, off: uint64(off)&qOffMask | flags}
+	if flags&qCompressed != 0 {
 		e.start = uint32(len(q.arena))
-		q.arena = append(q.arena, rec.Raw...)
-		return
+		q.arena = append(q.arena, raw...)
+		return e
 	}
 	if len(q.chunks) == 0 {
 		q.cbase = c.id
@@ -279,26 +335,27 @@ func (q *roundQueue) hold(rec *Record, c chunkRef, e *qrec) {
 	if !q.lowSet {
 		q.low, q.lowSet = c.start, true
 	}
-	i := int(c.id - q.cbase)
-	if i >= len(q.chunks) {
+	if i := int(c.id - q.cbase); i >= len(q.chunks) {
 		for len(q.chunks) < i {
 			q.chunks = append(q.chunks, nil)
 		}
 		q.chunks = append(q.chunks, c.buf)
 	}
-	e.chunk, e.start, e.inChunk = c.id, c.start, true
+	e.chunk, e.start = c.id, c.start
+	return e
 }
 
-// push queues a timed record of the current round; c locates it if it
-// was read from the stream.
-func (q *roundQueue) push(rec *Record, c chunkRef) {
-	if rec.Time < q.last {
+// push queues a record of the current round with time tm (see hold); c
+// locates it if it was read from the stream.
+func (q *roundQueue) push(raw []byte, off int64, tm, flags uint64, c chunkRef) {
+	if tm < q.last {
 		q.unordered++
 	}
-	q.seq++
-	q.pending = append(q.pending, qrec{seq: q.seq, hasTime: true})
-	q.hold(rec, c, &q.pending[len(q.pending)-1])
-	q.held += len(rec.Raw)
+	if n := len(q.pending); n > 0 && tm < q.pending[n-1].time {
+		q.runs = append(q.runs, n)
+	}
+	q.pending = append(q.pending, q.hold(raw, off, tm, flags, c))
+	q.held += len(raw)
 	limit := q.limit
 	if limit == 0 {
 		limit = queueLimit
@@ -308,51 +365,65 @@ func (q *roundQueue) push(rec *Record, c chunkRef) {
 	}
 }
 
-// pushReady appends a record to deliver after the flushed ones.
-func (q *roundQueue) pushReady(rec *Record, c chunkRef) {
-	q.ready = append(q.ready, qrec{hasTime: rec.HasTime})
-	q.hold(rec, c, &q.ready[len(q.ready)-1])
+// pushReady appends a record to deliver after the flushed ones (see
+// hold).
+func (q *roundQueue) pushReady(raw []byte, off int64, flags uint64, c chunkRef) {
+	q.ready = append(q.ready, q.hold(raw, off, 0, flags, c))
 }
 
-// byTime orders by time, then by arrival: a stable sort by time.
-func byTime(a, b qrec) int { return timeOrder(&a, &b) }
-
-// timeOrder is byTime's rule, on pointers (inlined where rounds are
-// checked record by record).
-func timeOrder(a, b *qrec) int {
-	switch {
-	case a.time != b.time:
-		return b2sign(a.time > b.time)
-	case a.seq != b.seq:
-		return b2sign(a.seq > b.seq)
-	}
-	return 0
-}
-
-// b2sign is 1 if gt, else -1.
-func b2sign(gt bool) int {
-	if gt {
-		return 1
-	}
-	return -1
-}
-
+// sortPending puts the pending records in time order, stably: it merges
+// their runs.
 func (q *roundQueue) sortPending() {
-	if !sortedByTime(q.pending) {
-		slices.SortFunc(q.pending, byTime)
+	if len(q.runs) == 0 {
+		return
 	}
+	q.bounds = append(append(append(q.bounds[:0], 0), q.runs...), len(q.pending))
+	q.pending, q.merged = mergeRuns(q.pending, q.merged, q.bounds)
+	q.runs = q.runs[:0]
 }
 
-// sortedByTime reports whether rs is in byTime order (as
-// slices.IsSortedFunc(rs, byTime), without a call per record: rounds
-// mostly are).
-func sortedByTime(rs []qrec) bool {
-	for i := 1; i < len(rs); i++ {
-		if timeOrder(&rs[i-1], &rs[i]) > 0 {
-			return false
+// mergeRuns sorts rs stably by time, given the bounds of its runs (each
+// in time order; bounds starts with 0 and ends with len(rs), and is
+// overwritten): it merges neighbouring runs, pass after pass, between rs
+// and buf (grown as needed). It returns the sorted records and the other
+// slice, for reuse.
+func mergeRuns(rs, buf []qrec, bounds []int) (sorted, spare []qrec) {
+	buf = slices.Grow(buf[:0], len(rs))[:len(rs)]
+	for len(bounds) > 2 {
+		k := 0
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid := bounds[i], bounds[i+1]
+			hi := mid
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			merge2(buf[lo:hi], rs[lo:mid], rs[mid:hi])
+			bounds[k] = lo
+			k++
 		}
+		bounds[k] = len(rs)
+		bounds = bounds[:k+1]
+		rs, buf = buf, rs
 	}
-	return true
+	return rs, buf
+}
+
+// merge2 merges a and b, each in time order, into dst (len(a)+len(b)
+// long), stably: on a tie a's record goes first.
+func merge2(dst, a, b []qrec) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j].time < a[i].time {
+			dst[k] = b[j]
+			j++
+		} else {
+			dst[k] = a[i]
+			i++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // flush moves the whole round to the ready list.
@@ -381,7 +452,7 @@ func (q *roundQueue) flushHalf() {
 	q.last = max(q.last, q.pending[h-1].time)
 	q.ready = append(q.ready, q.pending[:h]...)
 	for i := range q.pending[:h] {
-		q.held -= int(q.pending[i].n)
+		q.held -= len(q.raw(&q.pending[i]))
 	}
 	q.pending = append(q.pending[:0], q.pending[h:]...)
 }
@@ -394,15 +465,8 @@ func (q *roundQueue) pop(rec *Record) bool {
 	if q.pos < len(q.ready) {
 		e := &q.ready[q.pos]
 		q.pos++
-		end := e.start + e.n
-		var raw []byte
-		if e.inChunk {
-			raw = q.chunks[e.chunk-q.cbase][e.start:end:end]
-		} else {
-			raw = q.arena[e.start:end:end]
-		}
-		*rec = Record{Offset: e.off, Compressed: e.compressed, Time: e.time, HasTime: e.hasTime,
-			Raw: raw, Kept: e.kept, Stable: e.kept || e.inChunk && q.mapped}
+		kept, inChunk := e.off&qKept != 0, e.off&qCompressed == 0
+		rec.set(int64(e.off&qOffMask), !inChunk, e.time, e.off&qHasTime != 0, q.raw(e), kept, kept || inChunk && q.mapped)
 		return true
 	}
 	if len(q.ready) == 0 {
@@ -411,6 +475,17 @@ func (q *roundQueue) pop(rec *Record) bool {
 	q.ready, q.pos = q.ready[:0], 0
 	q.compact()
 	return false
+}
+
+// raw returns the bytes of a held record: its header says how many.
+func (q *roundQueue) raw(e *qrec) []byte {
+	b := q.arena
+	if e.off&qCompressed == 0 {
+		b = q.chunks[e.chunk-q.cbase]
+	}
+	b = b[e.start:]
+	n := int(binary.LittleEndian.Uint16(b[6:8]))
+	return b[:n:n]
 }
 
 // compact keeps what the pending records need of the arena and chunks.
@@ -423,7 +498,7 @@ func (q *roundQueue) compact() {
 	}
 	for i := range q.pending {
 		e := &q.pending[i]
-		if e.inChunk {
+		if e.off&qCompressed == 0 {
 			first = min(first, int(e.chunk-q.cbase))
 			if !q.lowSet || e.start < q.low {
 				q.low, q.lowSet = e.start, true
@@ -431,7 +506,7 @@ func (q *roundQueue) compact() {
 			continue
 		}
 		s := len(na)
-		na = append(na, q.arena[e.start:e.start+e.n]...)
+		na = append(na, q.raw(e)...)
 		e.start = uint32(s)
 	}
 	if len(q.arena) > 0 {

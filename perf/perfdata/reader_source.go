@@ -253,8 +253,24 @@ func (s *source) next() ([]byte, int64, bool, error) {
 }
 
 func (s *source) nextRecord() ([]byte, int64, bool, error) {
-	if rec, ok, err := s.nextDecompressed(); ok || err != nil {
-		return rec, s.zoff, true, err
+	if len(s.z)-s.zr >= 8 {
+		if rec, ok, err := s.nextDecompressed(); ok || err != nil {
+			return rec, s.zoff, true, err
+		}
+	}
+	// The usual case, first: a whole record is buffered (or mapped), with
+	// no payload to drop before it, and it ends in the data section.
+	if s.skip == 0 && s.mp.f == nil {
+		if rest := s.buf[s.r:s.w]; len(rest) >= 8 {
+			size := int(binary.LittleEndian.Uint16(rest[6:8]))
+			if size >= 8 && size <= len(rest) && (s.end < 0 || s.off+int64(size) <= s.end) {
+				off := s.off
+				s.recStart = s.r
+				s.r += size
+				s.off += int64(size)
+				return rest[:size:size], off, false, nil
+			}
+		}
 	}
 	if s.mp.f != nil {
 		s.tryMap()
