@@ -50,6 +50,23 @@ type row struct {
 	cfa  rule
 	regs [nregs]rule
 	ra   uint64 // the return-address column
+	// moved lists the registers whose rule is not ruleSame, in order,
+	// when indexed (index): stepInto copies the others at once and
+	// applies these rules alone
+	moved   []uint8
+	indexed bool
+}
+
+// index fills r.moved from r.regs; r must not change afterwards.
+func (r *row) index() *row {
+	r.moved = r.moved[:0]
+	for i := range r.regs {
+		if r.regs[i].kind != ruleSame {
+			r.moved = append(r.moved, uint8(i))
+		}
+	}
+	r.indexed = true
+	return r
 }
 
 // table is the CFI of one object: its FDEs sorted by start address, and the
@@ -139,7 +156,7 @@ func establish(fde *frame.FrameDescriptionEntry, pc uint64) (r *row, err error) 
 		}
 		r.regs[reg] = convertRule(dr)
 	}
-	return r, nil
+	return r.index(), nil
 }
 
 func convertRule(dr frame.DWRule) rule {

@@ -303,7 +303,7 @@ var fpRow = func() *row {
 	r := &row{cfa: rule{kind: ruleCFA, reg: regnum.AMD64_Rbp, off: 16}, ra: regnum.AMD64_Rip}
 	r.regs[regnum.AMD64_Rip] = rule{kind: ruleOffset, off: -8}
 	r.regs[regnum.AMD64_Rbp] = rule{kind: ruleOffset, off: -16}
-	return r
+	return r.index()
 }()
 
 // step computes the caller's registers from the callee's with one CFI row.
@@ -339,19 +339,42 @@ func stepInto(next, cur *regs, rw *row, st *stack) (why StopReason, ok bool) {
 	case ruleSame:
 		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
 	}
-	for i := range nregs {
-		if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
-			next.v[i], next.known[i] = cur.v[i], cur.known[i]
-			continue
-		}
-		v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
-		if outside {
-			if uint64(i) == rw.ra {
-				return stop(StopStackEnd)
+	if rw.indexed {
+		// the registers whose rule is ruleSame at once, then the others
+		*next = *cur
+		for _, m := range rw.moved {
+			i := int(m)
+			var v uint64
+			var known, outside bool
+			if ru := &rw.regs[i]; ru.kind == ruleOffset { // most moved registers: recoverReg inlined
+				v, known = st.read(uint64(int64(cfa) + ru.off))
+				outside = !known
+			} else {
+				v, known, outside = recoverReg(cur, *ru, i, cfa, st)
 			}
-			known = false
+			if outside {
+				if uint64(i) == rw.ra {
+					return stop(StopStackEnd)
+				}
+				known = false
+			}
+			next.v[i], next.known[i] = v, known
 		}
-		next.v[i], next.known[i] = v, known
+	} else {
+		for i := range nregs {
+			if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
+				next.v[i], next.known[i] = cur.v[i], cur.known[i]
+				continue
+			}
+			v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
+			if outside {
+				if uint64(i) == rw.ra {
+					return stop(StopStackEnd)
+				}
+				known = false
+			}
+			next.v[i], next.known[i] = v, known
+		}
 	}
 	next.v[regnum.AMD64_Rsp], next.known[regnum.AMD64_Rsp] = cfa, true
 	ra := next.v[rw.ra]
