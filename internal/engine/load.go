@@ -438,13 +438,36 @@ type prepSample struct {
 	broken bool
 	frames []unwind.Frame
 	keys   []addrKey
+	// prepFast: which fast fold may take the record (candidate), its
+	// event and field layout, and what that fold reads of it that
+	// depends on the record alone: a frame-pointer stack's process,
+	// callchain and hash (fastStack, when chainOK), an exact hit's fields
+	// (fastExact, when exactOK)
+	fast     fastKind
+	fastEv   int
+	fastLay  *perf.SampleLayout
+	chainOK  bool
+	fastPID  uint32
+	chain    []byte
+	fastHash uint64
+	exactOK  bool
+	exact    exactRec
 }
+
+// fastKind says which fast fold may take a sample record.
+type fastKind uint8
+
+const (
+	fastNone  fastKind = iota
+	fastStack          // foldFast: its event's samples are frame-pointer stacks alone (l.ev.fast)
+	fastExact          // foldExactHit: a sample of an exact event
+)
 
 // prepState is how far a preparer took a sample.
 type prepState uint8
 
 const (
-	prepFast    prepState = iota // left to foldFast or foldExactFast (not decoded)
+	prepFast    prepState = iota // left to foldFast or foldExactHit (not decoded)
 	prepBad                      // did not decode
 	prepDecoded                  // decoded only (its stack, if any, is done when folded)
 	prepStack                    // decoded, leaf repaired, frame-pointer chain hashed
@@ -601,7 +624,17 @@ func (w *sampleWorker) runFold() {
 // sample foldFast may take is left to it, not decoded.
 func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
 	p.state = prepFast
-	if l.fastCandidate(raw) || l.exactCandidate(raw) {
+	if p.fast, p.fastEv, p.fastLay = l.candidate(raw); p.fast != fastNone {
+		p.chain, p.exact = nil, exactRec{}
+		switch p.fast {
+		case fastStack:
+			p.fastPID, p.chain, p.chainOK = fastChain(raw, p.fastLay)
+			if p.chainOK {
+				p.fastHash = hashChainBytes(p.fastPID, p.chain)
+			}
+		case fastExact:
+			p.exact, p.exactOK = l.exactFields(raw, p.fastEv, p.fastLay)
+		}
 		return
 	}
 	s := &p.s
@@ -688,26 +721,42 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 	return dst, false
 }
 
-// fastCandidate reports whether foldFast may take the sample record raw
-// (its event's samples may, and it has a thread and a callchain where
-// the layout says); foldFast checks again.
-func (l *loader) fastCandidate(raw []byte) bool {
-	_, _, ok := l.fastLayout(raw)
-	return ok
-}
-
-// fastLayout returns the event index and the field layout of the sample
-// record raw when foldFast may take it: its event's samples may (l.ev.fast)
-// and it has a thread and a callchain where the layout says.
-func (l *loader) fastLayout(raw []byte) (int, *perf.SampleLayout, bool) {
+// candidate says which fast fold may take the sample record raw, with
+// its event index and field layout: foldFast when its event's samples
+// may (l.ev.fast) and it has a thread and a callchain where the layout
+// says, foldExactHit when it is a sample of an exact event (folded from
+// its record when the exact cache holds it, decoded only when it does
+// not), none otherwise (and under the test switch noFast). A preparer
+// leaves such a record undecoded.
+func (l *loader) candidate(raw []byte) (fastKind, int, *perf.SampleLayout) {
 	if l.test.noFast {
-		return 0, nil, false
+		return fastNone, 0, nil
 	}
 	ev, lay, ok := l.rawEvent(raw)
-	if !ok || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
-		return 0, lay, false
+	if !ok {
+		return fastNone, 0, nil
 	}
-	return ev, lay, l.ev.fast[ev]
+	if ev < len(l.ev.fast) && lay.Callchain >= 0 && lay.TID >= 0 && l.ev.fast[ev] {
+		return fastStack, ev, lay
+	}
+	if ev < len(l.ev.srcs) && l.ev.srcs[ev] == profile.Exact {
+		return fastExact, ev, lay
+	}
+	return fastNone, 0, nil
+}
+
+// fastChain returns the process and the callchain (its u64s as they sit
+// in the record) of a sample record foldFast may take (layout lay),
+// false when the callchain is empty or does not fit in the record.
+func fastChain(raw []byte, lay *perf.SampleLayout) (uint32, []byte, bool) {
+	if lay.Callchain+8 > len(raw) {
+		return 0, nil, false
+	}
+	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
+	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
+		return 0, nil, false
+	}
+	return binary.LittleEndian.Uint32(raw[lay.TID:]), raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)], true
 }
 
 // rawEvent returns the event index and the field layout of the sample
@@ -727,23 +776,19 @@ func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
 	return ev, lay, true
 }
 
-// exactCandidate reports whether raw is a sample of an exact event, which
-// the folding goroutine folds from its record when the exact cache holds
-// it (foldExactFast): a preparer leaves it undecoded, so that a hit is
-// decoded only when the cache does not hold it.
-func (l *loader) exactCandidate(raw []byte) bool {
-	if l.test.noFast {
-		return false
-	}
-	ev, _, ok := l.rawEvent(raw)
-	return ok && ev < len(l.ev.srcs) && l.ev.srcs[ev] == profile.Exact
-}
-
 // foldPrepared folds a prepared sample record (on the folding goroutine).
 func (l *loader) foldPrepared(p *prepSample, raw []byte) {
 	switch p.state {
 	case prepFast:
-		if l.foldFast(raw) || l.foldExactFast(raw) {
+		var done bool
+		switch {
+		case p.fast == fastStack && p.chainOK:
+			done = l.foldFast(raw, p.fastEv, p.fastLay, p.fastPID, p.chain, p.fastHash)
+		case p.fast == fastExact && p.exactOK && l.exactFastOn():
+			done = l.foldExactHit(raw, p.fastEv, p.fastLay, &p.exact)
+		}
+		p.chain, p.exact.chain = nil, nil // let go of the record
+		if done {
 			return
 		}
 		if err := l.ev.format.DecodeSample(raw, &p.s); err != nil {
@@ -816,23 +861,15 @@ func (l *loader) growEvents() {
 // unwound from the frame-pointer callchain: l.ev.fast) and have their
 // callchain at a fixed place (perf.SampleLayout): it reads the thread,
 // time, period and callchain where they sit and does what sample does
-// for them. It returns false for every other sample, to be decoded.
-func (l *loader) foldFast(raw []byte) bool {
-	ev, lay, ok := l.fastLayout(raw)
-	if !ok || lay.Callchain+8 > len(raw) {
-		return false
-	}
-	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
-	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return false
-	}
-	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
-	pid := binary.LittleEndian.Uint32(raw[lay.TID:])
+// for them. A preparer found the record's event ev, layout lay, process,
+// callchain (fastChain) and its hash h (hashChainBytes). It returns
+// false when the cache does not hold the stack, to be decoded.
+func (l *loader) foldFast(raw []byte, ev int, lay *perf.SampleLayout, pid uint32, chain []byte, h uint64) bool {
 	tid := binary.LittleEndian.Uint32(raw[lay.TID+4:])
 	if !l.keep(pid, tid, true) {
 		return true // filtered out: done with it
 	}
-	i := l.stacks.findBytes(hashChainBytes(pid, chain), pid, chain)
+	i := l.stacks.findBytes(h, pid, chain)
 	if i < 0 {
 		return false
 	}
