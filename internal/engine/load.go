@@ -216,6 +216,9 @@ type periodHistory struct {
 type processFilter struct {
 	procs    map[uint32]*procTally
 	commKeep map[uint32]bool
+	// the tally of the last sample's process, lastPID (nil: none yet)
+	last    *procTally
+	lastPID uint32
 }
 
 // lbrState is the decoding of branch stacks and call samples: the LBR
@@ -420,7 +423,22 @@ type recBatch struct {
 // goroutine.
 type prepSample struct {
 	state prepState
-	s     perf.Sample // decoded (not prepFast)
+	// prepFast: which fast fold may take the record (candidate), its
+	// event and field layout, and what that fold reads of it that
+	// depends on the record alone: a frame-pointer stack's process,
+	// callchain and hash (fastStack, when chainOK), an exact hit's fields
+	// (fastExact, when exactOK); first, so that the folding goroutine
+	// reads few cache lines of a sample it folds fast
+	fast     fastKind
+	chainOK  bool
+	exactOK  bool
+	fastPID  uint32
+	fastEv   int
+	fastLay  *perf.SampleLayout
+	fastHash uint64
+	chain    []byte
+	exact    exactRec
+	s        perf.Sample // decoded (not prepFast)
 	// the leaf repair's outcome, done when the sample's event folds
 	// stacks (prepStack, prepUnwound); leafBuf is the array the next
 	// repair of this slot fills (see repairLeaf)
@@ -438,20 +456,6 @@ type prepSample struct {
 	broken bool
 	frames []unwind.Frame
 	keys   []addrKey
-	// prepFast: which fast fold may take the record (candidate), its
-	// event and field layout, and what that fold reads of it that
-	// depends on the record alone: a frame-pointer stack's process,
-	// callchain and hash (fastStack, when chainOK), an exact hit's fields
-	// (fastExact, when exactOK)
-	fast     fastKind
-	fastEv   int
-	fastLay  *perf.SampleLayout
-	chainOK  bool
-	fastPID  uint32
-	chain    []byte
-	fastHash uint64
-	exactOK  bool
-	exact    exactRec
 }
 
 // fastKind says which fast fold may take a sample record.
