@@ -64,6 +64,20 @@ func (u *Unwinder) Unwind(s *perf.Sample, maps Maps) ([]Frame, StopReason) {
 
 // Append is Unwind appending to dst, so a caller can reuse one slice.
 func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	return u.AppendWith(dst, s, maps, nil)
+}
+
+// Scratch is what one goroutine that unwinds many stacks keeps from one to
+// the next (AppendWith): the CFI of the objects it unwound through last,
+// which most stacks share. Its zero value is ready; it is not safe for
+// concurrent use.
+type Scratch struct {
+	tables tableMemo
+}
+
+// AppendWith is Append keeping in sc (when not nil) what the next stacks
+// need again.
+func (u *Unwinder) AppendWith(dst []Frame, s *perf.Sample, maps Maps, sc *Scratch) ([]Frame, StopReason) {
 	m := u.opts.Method
 	if m == MethodAuto {
 		m = MethodFP
@@ -73,7 +87,11 @@ func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, Stop
 	}
 	switch m {
 	case MethodDWARF:
-		return u.AppendDWARF(dst, s, maps)
+		var memo *tableMemo
+		if sc != nil {
+			memo = &sc.tables
+		}
+		return u.appendDWARF(dst, s, maps, memo)
 	case MethodLBR:
 		return AppendLBR(dst, s, maps), StopChainEnd
 	}
@@ -143,6 +161,12 @@ func (st *stack) readMemory(buf []byte, addr uint64) (int, error) {
 // callchain, if any, then the user stack unwound with CFI from the sample's
 // user registers and stack copy.
 func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	return u.appendDWARF(dst, s, maps, nil)
+}
+
+// appendDWARF is AppendDWARF looking the objects' CFI up through memo (nil:
+// a memo of this stack alone).
+func (u *Unwinder) appendDWARF(dst []Frame, s *perf.Sample, maps Maps, memo *tableMemo) ([]Frame, StopReason) {
 	if s.Has(perf.SampleCallchain) {
 		dst = KernelFrames(dst, s, maps)
 	} else if s.Has(perf.SampleIP) && s.CPUMode() == perf.MiscKernel {
@@ -168,9 +192,11 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 	// the registers of the frame and of its caller, swapped at each step
 	var other regs
 	cur, next := &r, &other
-	// the last object's CFI, and the last mappings: a stack's frames
+	// the last objects' CFI, and the last mappings: a stack's frames
 	// are mostly in few objects
-	var last tableMemo
+	if memo == nil {
+		memo = new(tableMemo)
+	}
 	var mm mapMemo
 	rm, _ := maps.(rangeMaps)
 	for depth := 0; ; depth++ {
@@ -187,7 +213,7 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 		if f.Object == nil {
 			return dst, StopNoMapping
 		}
-		rw, why := u.rowFor(f, &last)
+		rw, why := u.rowFor(f, memo)
 		if rw == nil {
 			if !u.opts.FramePointerFallback {
 				return dst, why
@@ -251,7 +277,7 @@ func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, addr uint
 // tableMemo is the last few objects rowFor looked up the CFI of, and
 // their CFI.
 type tableMemo struct {
-	e    [4]tableOf
+	e    [8]tableOf
 	next int
 }
 

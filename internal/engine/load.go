@@ -402,7 +402,14 @@ type sampleWorker struct {
 	max      int // batches in flight at most
 	ended    sync.WaitGroup
 	inline   prepSample // test.inline: the one sample prepared
-	inlineRT retTable
+	inlinePS prepScratch
+}
+
+// prepScratch is what one preparer keeps from sample to sample: its
+// return-address table and its unwinding scratch.
+type prepScratch struct {
+	rt  retTable
+	unw unwind.Scratch
 }
 
 // recBatch holds sample records: recs[i] is record i, a copy in buf
@@ -498,7 +505,7 @@ func (l *loader) startWorker() *sampleWorker {
 		l:        l,
 		cur:      newRecBatch(),
 		max:      n + 2,
-		inlineRT: newRetTable(l.code),
+		inlinePS: prepScratch{rt: newRetTable(l.code)},
 	}
 	if l.test.inline {
 		return w
@@ -524,7 +531,7 @@ func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 // else a copy.
 func (w *sampleWorker) add(raw []byte, stable bool) {
 	if w.l.test.inline {
-		w.l.prepare(&w.inline, raw, &w.inlineRT)
+		w.l.prepare(&w.inline, raw, &w.inlinePS)
 		w.l.foldPrepared(&w.inline, raw)
 		return
 	}
@@ -591,17 +598,17 @@ func (w *sampleWorker) stop() {
 	w.ended.Wait()
 }
 
-// runPrepare prepares batches, each with a return-address table of its
-// own.
+// runPrepare prepares batches, with a return-address table and an
+// unwinding scratch of its own (prepScratch).
 func (w *sampleWorker) runPrepare() {
 	defer w.ended.Done()
-	rt := newRetTable(w.l.code)
+	ps := &prepScratch{rt: newRetTable(w.l.code)}
 	for b := range w.prep {
 		if len(b.prep) < len(b.recs) {
 			b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
 		}
 		for i, raw := range b.recs {
-			w.l.prepare(&b.prep[i], raw, &rt)
+			w.l.prepare(&b.prep[i], raw, ps)
 		}
 		b.ready <- struct{}{}
 	}
@@ -622,11 +629,11 @@ func (w *sampleWorker) runFold() {
 }
 
 // prepare does for the sample record raw what depends on it, the process
-// model and the event table alone (on a preparer; rt is its own): it
+// model and the event table alone (on a preparer; ps is its own): it
 // decodes it, and when its event folds stacks, repairs its leaf, and
 // hashes its frame-pointer chain or unwinds it and keys its frames. A
 // sample foldFast may take is left to it, not decoded.
-func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
+func (l *loader) prepare(p *prepSample, raw []byte, ps *prepScratch) {
 	p.state = prepFast
 	if p.fast, p.fastEv, p.fastLay = l.candidate(raw); p.fast != fastNone {
 		p.chain, p.exact = nil, exactRec{}
@@ -678,8 +685,8 @@ func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
 		p.state = prepStack
 		return
 	}
-	p.frames = l.eng.Frames(p.frames[:0], s)
-	p.keys, p.broken = keyFrames(rt, p.keys[:0], p.frames, s.PID)
+	p.frames = l.eng.FramesWith(p.frames[:0], s, &ps.unw)
+	p.keys, p.broken = keyFrames(&ps.rt, p.keys[:0], p.frames, s.PID)
 	p.state = prepUnwound
 }
 
