@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
@@ -49,6 +50,23 @@ type row struct {
 	cfa  rule
 	regs [nregs]rule
 	ra   uint64 // the return-address column
+	// moved lists the registers whose rule is not ruleSame, in order,
+	// when indexed (index): stepInto copies the others at once and
+	// applies these rules alone
+	moved   []uint8
+	indexed bool
+}
+
+// index fills r.moved from r.regs; r must not change afterwards.
+func (r *row) index() *row {
+	r.moved = r.moved[:0]
+	for i := range r.regs {
+		if r.regs[i].kind != ruleSame {
+			r.moved = append(r.moved, uint8(i))
+		}
+	}
+	r.indexed = true
+	return r
 }
 
 // table is the CFI of one object: its FDEs sorted by start address, and the
@@ -59,6 +77,20 @@ type table struct {
 
 	mu   sync.RWMutex // readers of rows do not wait for each other
 	rows map[ObjAddr]*row
+	// recent is a direct-mapped cache in front of rows that readers
+	// share without a lock (each slot an atomic pointer: a load is a
+	// plain read, where the RWMutex's reader count is a write to a cache
+	// line every unwinding goroutine shares)
+	recent [rowSlots]atomic.Pointer[rowSlot]
+}
+
+// rowSlots is the number of slots of a table's recent rows.
+const rowSlots = 1 << 12
+
+// rowSlot is a row of table.recent: pc's rule is r (nil: no FDE covers pc).
+type rowSlot struct {
+	pc ObjAddr
+	r  *row
 }
 
 // maxRows bounds a table's row cache; past it the cache starts over.
@@ -66,10 +98,15 @@ const maxRows = 1 << 16
 
 // row returns the rule for pc, nil when no FDE covers it.
 func (t *table) row(pc ObjAddr) (*row, error) {
+	slot := &t.recent[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-12)]
+	if e := slot.Load(); e != nil && e.pc == pc {
+		return e.r, nil
+	}
 	t.mu.RLock()
 	r, ok := t.rows[pc]
 	t.mu.RUnlock()
 	if ok {
+		slot.Store(&rowSlot{pc: pc, r: r})
 		return r, nil
 	}
 	fde, err := t.fdes.FDEForPC(uint64(pc))
@@ -84,6 +121,7 @@ func (t *table) row(pc ObjAddr) (*row, error) {
 	}
 	t.rows[pc] = r
 	t.mu.Unlock()
+	slot.Store(&rowSlot{pc: pc, r: r})
 	return r, nil
 }
 
@@ -118,7 +156,7 @@ func establish(fde *frame.FrameDescriptionEntry, pc uint64) (r *row, err error) 
 		}
 		r.regs[reg] = convertRule(dr)
 	}
-	return r, nil
+	return r.index(), nil
 }
 
 func convertRule(dr frame.DWRule) rule {
@@ -210,6 +248,10 @@ type tables struct {
 
 	mu sync.Mutex
 	m  map[tableKey]*tableEntry
+	// loaded holds, by object, the entries whose CFI has been read: read
+	// without a lock, it spares the path and build-id key (and mu) on
+	// every stack that starts with an object rowFor's memo does not hold
+	loaded sync.Map // Object -> *tableEntry
 }
 
 type tableKey struct {
@@ -224,6 +266,10 @@ type tableEntry struct {
 }
 
 func (ts *tables) get(obj Object) (*table, error) {
+	if v, ok := ts.loaded.Load(obj); ok {
+		e := v.(*tableEntry)
+		return e.t, e.err
+	}
 	path, id, _ := obj.CFIFile()
 	k := tableKey{path, id}
 	ts.mu.Lock()
@@ -242,6 +288,7 @@ func (ts *tables) get(obj Object) (*table, error) {
 		defer f.Close()
 		e.t, e.err = loadTable(f)
 	})
+	ts.loaded.Store(obj, e)
 	return e.t, e.err
 }
 

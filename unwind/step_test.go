@@ -147,6 +147,12 @@ func TestStep(t *testing.T) {
 			if (stop == nil) != (tt.stop == nil) || (stop != nil && *stop != *tt.stop) {
 				t.Fatalf("stop = %v, want %v", deref(stop), deref(tt.stop))
 			}
+			// the row indexed (as establish leaves its rows) steps alike
+			indexed := *tt.row
+			nextIx, stopIx := step(tt.cur, indexed.index(), tt.st)
+			if deref(stopIx) != deref(stop) || nextIx != next {
+				t.Fatalf("indexed row: %+v, stop %v; unindexed %+v, stop %v", nextIx, deref(stopIx), next, deref(stop))
+			}
 			if stop != nil {
 				return
 			}

@@ -64,6 +64,20 @@ func (u *Unwinder) Unwind(s *perf.Sample, maps Maps) ([]Frame, StopReason) {
 
 // Append is Unwind appending to dst, so a caller can reuse one slice.
 func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	return u.AppendWith(dst, s, maps, nil)
+}
+
+// Scratch is what one goroutine that unwinds many stacks keeps from one to
+// the next (AppendWith): the CFI of the objects it unwound through last,
+// which most stacks share. Its zero value is ready; it is not safe for
+// concurrent use.
+type Scratch struct {
+	tables tableMemo
+}
+
+// AppendWith is Append keeping in sc (when not nil) what the next stacks
+// need again.
+func (u *Unwinder) AppendWith(dst []Frame, s *perf.Sample, maps Maps, sc *Scratch) ([]Frame, StopReason) {
 	m := u.opts.Method
 	if m == MethodAuto {
 		m = MethodFP
@@ -73,7 +87,11 @@ func (u *Unwinder) Append(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, Stop
 	}
 	switch m {
 	case MethodDWARF:
-		return u.AppendDWARF(dst, s, maps)
+		var memo *tableMemo
+		if sc != nil {
+			memo = &sc.tables
+		}
+		return u.appendDWARF(dst, s, maps, memo)
 	case MethodLBR:
 		return AppendLBR(dst, s, maps), StopChainEnd
 	}
@@ -143,6 +161,12 @@ func (st *stack) readMemory(buf []byte, addr uint64) (int, error) {
 // callchain, if any, then the user stack unwound with CFI from the sample's
 // user registers and stack copy.
 func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame, StopReason) {
+	return u.appendDWARF(dst, s, maps, nil)
+}
+
+// appendDWARF is AppendDWARF looking the objects' CFI up through memo (nil:
+// a memo of this stack alone).
+func (u *Unwinder) appendDWARF(dst []Frame, s *perf.Sample, maps Maps, memo *tableMemo) ([]Frame, StopReason) {
 	if s.Has(perf.SampleCallchain) {
 		dst = KernelFrames(dst, s, maps)
 	} else if s.Has(perf.SampleIP) && s.CPUMode() == perf.MiscKernel {
@@ -168,9 +192,11 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 	// the registers of the frame and of its caller, swapped at each step
 	var other regs
 	cur, next := &r, &other
-	// the last object's CFI, and the last mappings: a stack's frames
+	// the last objects' CFI, and the last mappings: a stack's frames
 	// are mostly in few objects
-	var last tableMemo
+	if memo == nil {
+		memo = new(tableMemo)
+	}
 	var mm mapMemo
 	rm, _ := maps.(rangeMaps)
 	for depth := 0; ; depth++ {
@@ -187,7 +213,7 @@ func (u *Unwinder) AppendDWARF(dst []Frame, s *perf.Sample, maps Maps) ([]Frame,
 		if f.Object == nil {
 			return dst, StopNoMapping
 		}
-		rw, why := u.rowFor(f, &last)
+		rw, why := u.rowFor(f, memo)
 		if rw == nil {
 			if !u.opts.FramePointerFallback {
 				return dst, why
@@ -251,7 +277,7 @@ func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, addr uint
 // tableMemo is the last few objects rowFor looked up the CFI of, and
 // their CFI.
 type tableMemo struct {
-	e    [4]tableOf
+	e    [8]tableOf
 	next int
 }
 
@@ -303,7 +329,7 @@ var fpRow = func() *row {
 	r := &row{cfa: rule{kind: ruleCFA, reg: regnum.AMD64_Rbp, off: 16}, ra: regnum.AMD64_Rip}
 	r.regs[regnum.AMD64_Rip] = rule{kind: ruleOffset, off: -8}
 	r.regs[regnum.AMD64_Rbp] = rule{kind: ruleOffset, off: -16}
-	return r
+	return r.index()
 }()
 
 // step computes the caller's registers from the callee's with one CFI row.
@@ -339,19 +365,42 @@ func stepInto(next, cur *regs, rw *row, st *stack) (why StopReason, ok bool) {
 	case ruleSame:
 		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
 	}
-	for i := range nregs {
-		if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
-			next.v[i], next.known[i] = cur.v[i], cur.known[i]
-			continue
-		}
-		v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
-		if outside {
-			if uint64(i) == rw.ra {
-				return stop(StopStackEnd)
+	if rw.indexed {
+		// the registers whose rule is ruleSame at once, then the others
+		*next = *cur
+		for _, m := range rw.moved {
+			i := int(m)
+			var v uint64
+			var known, outside bool
+			if ru := &rw.regs[i]; ru.kind == ruleOffset { // most moved registers: recoverReg inlined
+				v, known = st.read(uint64(int64(cfa) + ru.off))
+				outside = !known
+			} else {
+				v, known, outside = recoverReg(cur, *ru, i, cfa, st)
 			}
-			known = false
+			if outside {
+				if uint64(i) == rw.ra {
+					return stop(StopStackEnd)
+				}
+				known = false
+			}
+			next.v[i], next.known[i] = v, known
 		}
-		next.v[i], next.known[i] = v, known
+	} else {
+		for i := range nregs {
+			if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
+				next.v[i], next.known[i] = cur.v[i], cur.known[i]
+				continue
+			}
+			v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
+			if outside {
+				if uint64(i) == rw.ra {
+					return stop(StopStackEnd)
+				}
+				known = false
+			}
+			next.v[i], next.known[i] = v, known
+		}
 	}
 	next.v[regnum.AMD64_Rsp], next.known[regnum.AMD64_Rsp] = cfa, true
 	ra := next.v[rw.ra]

@@ -81,8 +81,14 @@ func (e *Engine) Apply(d perf.Record) {
 // each with its object and object address; the sample's IP alone when it
 // has no stack.
 func (e *Engine) Frames(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
+	return e.FramesWith(dst, s, nil)
+}
+
+// FramesWith is Frames keeping in sc (when not nil) what unwinding the
+// next stacks needs again (unwind.Scratch: one per goroutine).
+func (e *Engine) FramesWith(dst []unwind.Frame, s *perf.Sample, sc *unwind.Scratch) []unwind.Frame {
 	n := len(dst)
-	dst, _ = e.Unwinder.Append(dst, s, e.Maps)
+	dst, _ = e.Unwinder.AppendWith(dst, s, e.Maps, sc)
 	if len(dst) > n || !s.Has(perf.SampleIP) {
 		return dst
 	}

@@ -8,31 +8,37 @@ import (
 	"github.com/hwprof/hwprof/profile"
 )
 
-// foldExactFast folds an exact hit (a probe sample) that the exact cache
-// holds without decoding the record: it reads the IP, thread, time,
-// period, callchain and the stack copy's return address where they sit
-// (perf.SampleLayout; the fields between the callchain and the stack copy
-// are the user registers at most) and does what sample and exact do for
-// such a hit. It returns false for every other sample, to be decoded: a
-// hit the cache does not hold yet, other events, samples of a layout with
-// other fields there, recordings of Go programs (whose morestack hits
-// goRestart follows hit by hit), and under test switches that want every
-// sample decoded.
-func (l *loader) foldExactFast(raw []byte) bool {
-	if l.test.noFast || l.test.sampleHook != nil || l.probes.cache == nil {
-		return false
+// exactFastOn reports whether foldExactHit may fold anything: not under
+// the test switches that want every sample decoded, and once the exact
+// cache exists.
+func (l *loader) exactFastOn() bool {
+	return !l.test.noFast && l.test.sampleHook == nil && l.probes.cache != nil
+}
+
+// exactRec is what exactFields reads of an exact hit's record.
+type exactRec struct {
+	pid, tid uint32
+	ip, ra   uint64
+	chain    []byte // the callchain's u64s as they sit in the record
+	hash     uint64 // hashChain(pid, the key ip, ra, chain...)
+}
+
+// exactFields reads the fields foldExactHit needs of the sample record
+// raw of event ev (layout lay), false when it may not fold it (another
+// source, another event than LoadOptions.Event, other fields between the
+// callchain and the stack copy, a short record). It depends on the record
+// and the event table alone (a preparer runs it).
+func (l *loader) exactFields(raw []byte, ev int, lay *perf.SampleLayout) (exactRec, bool) {
+	if lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
+		return exactRec{}, false
 	}
-	ev, lay, ok := l.rawEvent(raw)
-	if !ok || lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
-		return false
-	}
-	if ev >= len(l.ev.srcs) || l.ev.srcs[ev] != profile.Exact || l.isMorestack(ev) || l.probes.morestack ||
+	if ev >= len(l.ev.srcs) || l.ev.srcs[ev] != profile.Exact ||
 		(l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event) {
-		return false
+		return exactRec{}, false
 	}
 	a := l.ev.format.Attr(ev)
 	if a.SampleType&(perf.SampleRaw|perf.SampleBranchStack) != 0 || a.SampleType&perf.SampleStackUser == 0 {
-		return false
+		return exactRec{}, false
 	}
 	le := binary.LittleEndian
 	u64 := func(off int) (uint64, bool) {
@@ -43,14 +49,14 @@ func (l *loader) foldExactFast(raw []byte) bool {
 	}
 	n, ok := u64(lay.Callchain)
 	if !ok || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return false
+		return exactRec{}, false
 	}
 	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
 	off := lay.Callchain + 8 + 8*int(n)
 	if a.SampleType&perf.SampleRegsUser != 0 { // abi, then one u64 per mask bit unless the abi is NONE
 		abi, ok := u64(off)
 		if !ok {
-			return false
+			return exactRec{}, false
 		}
 		off += 8
 		if abi != uint64(perf.RegsABINone) {
@@ -59,27 +65,48 @@ func (l *loader) foldExactFast(raw []byte) bool {
 	}
 	size, ok := u64(off) // stack_user: size, data, dyn_size
 	if !ok || size < 8 || size > uint64(len(raw)) {
-		return false
+		return exactRec{}, false
 	}
 	ra, _ := u64(off + 8)
 	dyn, ok := u64(off + 8 + int(size))
 	if !ok || dyn < 8 {
+		return exactRec{}, false
+	}
+	x := exactRec{pid: le.Uint32(raw[lay.TID:]), tid: le.Uint32(raw[lay.TID+4:]), ip: le.Uint64(raw[lay.IP:]), ra: ra, chain: chain}
+	// hashChain of the key foldExactHit builds
+	h := mixChain(mixChain(chainSeed(x.pid), x.ip), x.ra)
+	for i := 0; i < len(chain); i += 8 {
+		h = mixChain(h, le.Uint64(chain[i:]))
+	}
+	x.hash = h
+	return x, true
+}
+
+// foldExactHit folds an exact hit (a probe sample) that the exact cache
+// holds without decoding the record: from the IP, thread, callchain and
+// the stack copy's return address that exactFields read where they sit
+// (perf.SampleLayout; the fields between the callchain and the stack copy
+// are the user registers at most) on a preparer (x), and the time and
+// period it reads, it does what sample and exact do for such a hit. It
+// returns false for every other sample, to be decoded: a hit the cache
+// does not hold yet, and recordings of Go programs (whose morestack hits
+// goRestart follows hit by hit). The caller checks exactFastOn first.
+func (l *loader) foldExactHit(raw []byte, ev int, lay *perf.SampleLayout, x *exactRec) bool {
+	if l.isMorestack(ev) || l.probes.morestack {
 		return false
 	}
-	pid := le.Uint32(raw[lay.TID:])
-	tid := le.Uint32(raw[lay.TID+4:])
-	ip := le.Uint64(raw[lay.IP:])
-	key := append(l.probes.key[:0], ip, ra)
-	for i := 0; i < len(chain); i += 8 {
-		key = append(key, le.Uint64(chain[i:]))
+	le := binary.LittleEndian
+	key := append(l.probes.key[:0], x.ip, x.ra)
+	for i := 0; i < len(x.chain); i += 8 {
+		key = append(key, le.Uint64(x.chain[i:]))
 	}
 	l.probes.key = key
 	c := l.probes.cache
-	i := c.find(hashChain(pid, key), pid, key)
+	i := c.find(x.hash, x.pid, key)
 	if i < 0 {
 		return false
 	}
-	if !l.keep(pid, tid, true) {
+	if !l.keep(x.pid, x.tid, true) {
 		return true // filtered out: done with it
 	}
 	var v, t uint64
@@ -93,8 +120,8 @@ func (l *loader) foldExactFast(raw []byte) bool {
 	weight := max(period, 1)
 	l.rec.Samples++
 	l.ev.used[ev] = true
-	l.notePeriodAt(ev, tid, t, lay.Time >= 0, period)
-	l.tally(pid, weight)
+	l.notePeriodAt(ev, x.tid, t, lay.Time >= 0, period)
+	l.tally(x.pid, weight)
 	l.foldExact(i, weight)
 	if l.test.fastCount != nil {
 		*l.test.fastCount++

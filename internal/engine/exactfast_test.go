@@ -104,7 +104,7 @@ func exactFile(t *testing.T, uprobeType uint32, st perf.SampleType) string {
 
 // TestExactFastTheSame loads exact recordings (this hwprof's sample type
 // and the former one with the user registers) with and without
-// foldExactFast and the exact cache's summing: the profiles, recording
+// foldExactHit and the exact cache's summing: the profiles, recording
 // facts and warnings must be the same, and the fast path must have taken
 // the repeated hits.
 func TestExactFastTheSame(t *testing.T) {

@@ -51,13 +51,17 @@ func (l *loader) keep(pid, tid uint32, hasTID bool) bool {
 
 // tally counts a kept sample of process pid.
 func (l *loader) tally(pid uint32, weight uint64) {
-	if l.filter.procs == nil {
-		l.filter.procs = map[uint32]*procTally{}
-	}
-	t := l.filter.procs[pid]
-	if t == nil {
-		t = &procTally{}
-		l.filter.procs[pid] = t
+	t := l.filter.last
+	if t == nil || l.filter.lastPID != pid {
+		if l.filter.procs == nil {
+			l.filter.procs = map[uint32]*procTally{}
+		}
+		t = l.filter.procs[pid]
+		if t == nil {
+			t = &procTally{}
+			l.filter.procs[pid] = t
+		}
+		l.filter.last, l.filter.lastPID = t, pid
 	}
 	t.samples++
 	t.weight += weight

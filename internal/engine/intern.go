@@ -34,7 +34,27 @@ func newAddrKey(obj *procmap.Object, pid uint32, a procmap.ObjAddr) addrKey {
 type addrTable struct {
 	ids  map[addrKey]ccmap.FuncID
 	keys []addrKey
+	// memo is a direct-mapped cache in front of ids (a map lookup hashes
+	// the 24-byte key; most samples repeat a few thousand addresses)
+	memo *[addrMemoSize]idSlot
 	retTable
+}
+
+// addrMemoSize is the number of slots of addrTable's and retTable's
+// direct-mapped caches (a power of two).
+const addrMemoSize = 1 << 12
+
+// idSlot is one slot of addrTable.memo: key k has id id, when set.
+type idSlot struct {
+	k   addrKey
+	id  ccmap.FuncID
+	set bool
+}
+
+// memoSlot is the slot of address a (of process pid) in a direct-mapped
+// cache of addrMemoSize slots.
+func memoSlot(a procmap.ObjAddr, pid uint32) uint64 {
+	return ((uint64(a) ^ uint64(pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - 12)
 }
 
 // retTable turns return addresses into the addresses of their call
@@ -44,10 +64,21 @@ type addrTable struct {
 type retTable struct {
 	calls map[addrKey]retInfo // return address -> its call instruction
 	code  *codeReader
+	// memo is a direct-mapped cache in front of calls (an empty slot
+	// has address 0, which ret never looks up)
+	memo *[addrMemoSize]retSlot
+}
+
+// retSlot is one slot of retTable.memo: the return address addr of obj
+// says r.
+type retSlot struct {
+	obj  *procmap.Object
+	addr procmap.ObjAddr
+	r    retInfo
 }
 
 func newRetTable(code *codeReader) retTable {
-	return retTable{calls: make(map[addrKey]retInfo), code: code}
+	return retTable{calls: make(map[addrKey]retInfo), code: code, memo: new([addrMemoSize]retSlot)}
 }
 
 // retInfo is what the code before a return address says: the address of
@@ -79,18 +110,24 @@ const (
 func newAddrTable(code *codeReader) *addrTable {
 	return &addrTable{
 		ids:      make(map[addrKey]ccmap.FuncID),
+		memo:     new([addrMemoSize]idSlot),
 		retTable: newRetTable(code),
 	}
 }
 
 // id returns the id of a code address, giving it one the first time.
 func (t *addrTable) id(k addrKey) ccmap.FuncID {
-	if id, ok := t.ids[k]; ok {
-		return id
+	m := &t.memo[memoSlot(k.addr, k.pid)]
+	if m.set && m.k == k {
+		return m.id
 	}
-	id := ccmap.FuncID(len(t.keys))
-	t.ids[k] = id
-	t.keys = append(t.keys, k)
+	id, ok := t.ids[k]
+	if !ok {
+		id = ccmap.FuncID(len(t.keys))
+		t.ids[k] = id
+		t.keys = append(t.keys, k)
+	}
+	*m = idSlot{k: k, id: id, set: true}
 	return id
 }
 
@@ -123,8 +160,13 @@ func (t *retTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 	if ra == 0 {
 		return retInfo{check: retNotCode}
 	}
+	m := &t.memo[memoSlot(ra, 0)]
+	if m.addr == ra && m.obj == obj {
+		return m.r
+	}
 	k := addrKey{obj: obj, addr: ra}
 	if r, ok := t.calls[k]; ok {
+		*m = retSlot{obj: obj, addr: ra, r: r}
 		return r
 	}
 	r := retInfo{call: ra - 1}
@@ -147,6 +189,7 @@ func (t *retTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 		}
 	}
 	t.calls[k] = r
+	*m = retSlot{obj: obj, addr: ra, r: r}
 	return r
 }
 

@@ -215,6 +215,9 @@ type periodHistory struct {
 type processFilter struct {
 	procs    map[uint32]*procTally
 	commKeep map[uint32]bool
+	// the tally of the last sample's process, lastPID (nil: none yet)
+	last    *procTally
+	lastPID uint32
 }
 
 // lbrState is the decoding of branch stacks and call samples: the LBR
@@ -402,7 +405,14 @@ type sampleWorker struct {
 	max      int // batches in flight at most
 	ended    sync.WaitGroup
 	inline   prepSample // test.inline: the one sample prepared
-	inlineRT retTable
+	inlinePS prepScratch
+}
+
+// prepScratch is what one preparer keeps from sample to sample: its
+// return-address table and its unwinding scratch.
+type prepScratch struct {
+	rt  retTable
+	unw unwind.Scratch
 }
 
 // recBatch holds sample records: recs[i] is record i, a copy in buf
@@ -423,7 +433,22 @@ type recBatch struct {
 // goroutine.
 type prepSample struct {
 	state prepState
-	s     perf.Sample // decoded (not prepFast)
+	// prepFast: which fast fold may take the record (candidate), its
+	// event and field layout, and what that fold reads of it that
+	// depends on the record alone: a frame-pointer stack's process,
+	// callchain and hash (fastStack, when chainOK), an exact hit's fields
+	// (fastExact, when exactOK); first, so that the folding goroutine
+	// reads few cache lines of a sample it folds fast
+	fast     fastKind
+	chainOK  bool
+	exactOK  bool
+	fastPID  uint32
+	fastEv   int
+	fastLay  *perf.SampleLayout
+	fastHash uint64
+	chain    []byte
+	exact    exactRec
+	s        perf.Sample // decoded (not prepFast)
 	// the leaf repair's outcome, done when the sample's event folds
 	// stacks (prepStack, prepUnwound); leafBuf is the array the next
 	// repair of this slot fills (see repairLeaf)
@@ -443,11 +468,20 @@ type prepSample struct {
 	keys   []addrKey
 }
 
+// fastKind says which fast fold may take a sample record.
+type fastKind uint8
+
+const (
+	fastNone  fastKind = iota
+	fastStack          // foldFast: its event's samples are frame-pointer stacks alone (l.ev.fast)
+	fastExact          // foldExactHit: a sample of an exact event
+)
+
 // prepState is how far a preparer took a sample.
 type prepState uint8
 
 const (
-	prepFast    prepState = iota // left to foldFast or foldExactFast (not decoded)
+	prepFast    prepState = iota // left to foldFast or foldExactHit (not decoded)
 	prepBad                      // did not decode
 	prepDecoded                  // decoded only (its stack, if any, is done when folded)
 	prepStack                    // decoded, leaf repaired, frame-pointer chain hashed
@@ -474,7 +508,7 @@ func (l *loader) startWorker() *sampleWorker {
 		l:        l,
 		cur:      newRecBatch(),
 		max:      n + 2,
-		inlineRT: newRetTable(l.code),
+		inlinePS: prepScratch{rt: newRetTable(l.code)},
 	}
 	if l.test.inline {
 		return w
@@ -500,7 +534,7 @@ func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 // else a copy.
 func (w *sampleWorker) add(raw []byte, stable bool) {
 	if w.l.test.inline {
-		w.l.prepare(&w.inline, raw, &w.inlineRT)
+		w.l.prepare(&w.inline, raw, &w.inlinePS)
 		w.l.foldPrepared(&w.inline, raw)
 		return
 	}
@@ -567,17 +601,17 @@ func (w *sampleWorker) stop() {
 	w.ended.Wait()
 }
 
-// runPrepare prepares batches, each with a return-address table of its
-// own.
+// runPrepare prepares batches, with a return-address table and an
+// unwinding scratch of its own (prepScratch).
 func (w *sampleWorker) runPrepare() {
 	defer w.ended.Done()
-	rt := newRetTable(w.l.code)
+	ps := &prepScratch{rt: newRetTable(w.l.code)}
 	for b := range w.prep {
 		if len(b.prep) < len(b.recs) {
 			b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
 		}
 		for i, raw := range b.recs {
-			w.l.prepare(&b.prep[i], raw, &rt)
+			w.l.prepare(&b.prep[i], raw, ps)
 		}
 		b.ready <- struct{}{}
 	}
@@ -598,13 +632,23 @@ func (w *sampleWorker) runFold() {
 }
 
 // prepare does for the sample record raw what depends on it, the process
-// model and the event table alone (on a preparer; rt is its own): it
+// model and the event table alone (on a preparer; ps is its own): it
 // decodes it, and when its event folds stacks, repairs its leaf, and
 // hashes its frame-pointer chain or unwinds it and keys its frames. A
 // sample foldFast may take is left to it, not decoded.
-func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
+func (l *loader) prepare(p *prepSample, raw []byte, ps *prepScratch) {
 	p.state = prepFast
-	if l.fastCandidate(raw) || l.exactCandidate(raw) {
+	if p.fast, p.fastEv, p.fastLay = l.candidate(raw); p.fast != fastNone {
+		p.chain, p.exact = nil, exactRec{}
+		switch p.fast {
+		case fastStack:
+			p.fastPID, p.chain, p.chainOK = fastChain(raw, p.fastLay)
+			if p.chainOK {
+				p.fastHash = hashChainBytes(p.fastPID, p.chain)
+			}
+		case fastExact:
+			p.exact, p.exactOK = l.exactFields(raw, p.fastEv, p.fastLay)
+		}
 		return
 	}
 	s := &p.s
@@ -644,8 +688,8 @@ func (l *loader) prepare(p *prepSample, raw []byte, rt *retTable) {
 		p.state = prepStack
 		return
 	}
-	p.frames = l.eng.Frames(p.frames[:0], s)
-	p.keys, p.broken = keyFrames(rt, p.keys[:0], p.frames, s.PID)
+	p.frames = l.eng.FramesWith(p.frames[:0], s, &ps.unw)
+	p.keys, p.broken = keyFrames(&ps.rt, p.keys[:0], p.frames, s.PID)
 	p.state = prepUnwound
 }
 
@@ -691,26 +735,42 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 	return dst, false
 }
 
-// fastCandidate reports whether foldFast may take the sample record raw
-// (its event's samples may, and it has a thread and a callchain where
-// the layout says); foldFast checks again.
-func (l *loader) fastCandidate(raw []byte) bool {
-	_, _, ok := l.fastLayout(raw)
-	return ok
-}
-
-// fastLayout returns the event index and the field layout of the sample
-// record raw when foldFast may take it: its event's samples may (l.ev.fast)
-// and it has a thread and a callchain where the layout says.
-func (l *loader) fastLayout(raw []byte) (int, *perf.SampleLayout, bool) {
+// candidate says which fast fold may take the sample record raw, with
+// its event index and field layout: foldFast when its event's samples
+// may (l.ev.fast) and it has a thread and a callchain where the layout
+// says, foldExactHit when it is a sample of an exact event (folded from
+// its record when the exact cache holds it, decoded only when it does
+// not), none otherwise (and under the test switch noFast). A preparer
+// leaves such a record undecoded.
+func (l *loader) candidate(raw []byte) (fastKind, int, *perf.SampleLayout) {
 	if l.test.noFast {
-		return 0, nil, false
+		return fastNone, 0, nil
 	}
 	ev, lay, ok := l.rawEvent(raw)
-	if !ok || ev >= len(l.ev.fast) || lay.Callchain < 0 || lay.TID < 0 {
-		return 0, lay, false
+	if !ok {
+		return fastNone, 0, nil
 	}
-	return ev, lay, l.ev.fast[ev]
+	if ev < len(l.ev.fast) && lay.Callchain >= 0 && lay.TID >= 0 && l.ev.fast[ev] {
+		return fastStack, ev, lay
+	}
+	if ev < len(l.ev.srcs) && l.ev.srcs[ev] == profile.Exact {
+		return fastExact, ev, lay
+	}
+	return fastNone, 0, nil
+}
+
+// fastChain returns the process and the callchain (its u64s as they sit
+// in the record) of a sample record foldFast may take (layout lay),
+// false when the callchain is empty or does not fit in the record.
+func fastChain(raw []byte, lay *perf.SampleLayout) (uint32, []byte, bool) {
+	if lay.Callchain+8 > len(raw) {
+		return 0, nil, false
+	}
+	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
+	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
+		return 0, nil, false
+	}
+	return binary.LittleEndian.Uint32(raw[lay.TID:]), raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)], true
 }
 
 // rawEvent returns the event index and the field layout of the sample
@@ -730,23 +790,19 @@ func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
 	return ev, lay, true
 }
 
-// exactCandidate reports whether raw is a sample of an exact event, which
-// the folding goroutine folds from its record when the exact cache holds
-// it (foldExactFast): a preparer leaves it undecoded, so that a hit is
-// decoded only when the cache does not hold it.
-func (l *loader) exactCandidate(raw []byte) bool {
-	if l.test.noFast {
-		return false
-	}
-	ev, _, ok := l.rawEvent(raw)
-	return ok && ev < len(l.ev.srcs) && l.ev.srcs[ev] == profile.Exact
-}
-
 // foldPrepared folds a prepared sample record (on the folding goroutine).
 func (l *loader) foldPrepared(p *prepSample, raw []byte) {
 	switch p.state {
 	case prepFast:
-		if l.foldFast(raw) || l.foldExactFast(raw) {
+		var done bool
+		switch {
+		case p.fast == fastStack && p.chainOK:
+			done = l.foldFast(raw, p.fastEv, p.fastLay, p.fastPID, p.chain, p.fastHash)
+		case p.fast == fastExact && p.exactOK && l.exactFastOn():
+			done = l.foldExactHit(raw, p.fastEv, p.fastLay, &p.exact)
+		}
+		p.chain, p.exact.chain = nil, nil // let go of the record
+		if done {
 			return
 		}
 		if err := l.ev.format.DecodeSample(raw, &p.s); err != nil {
@@ -819,23 +875,15 @@ func (l *loader) growEvents() {
 // unwound from the frame-pointer callchain: l.ev.fast) and have their
 // callchain at a fixed place (perf.SampleLayout): it reads the thread,
 // time, period and callchain where they sit and does what sample does
-// for them. It returns false for every other sample, to be decoded.
-func (l *loader) foldFast(raw []byte) bool {
-	ev, lay, ok := l.fastLayout(raw)
-	if !ok || lay.Callchain+8 > len(raw) {
-		return false
-	}
-	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
-	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return false
-	}
-	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
-	pid := binary.LittleEndian.Uint32(raw[lay.TID:])
+// for them. A preparer found the record's event ev, layout lay, process,
+// callchain (fastChain) and its hash h (hashChainBytes). It returns
+// false when the cache does not hold the stack, to be decoded.
+func (l *loader) foldFast(raw []byte, ev int, lay *perf.SampleLayout, pid uint32, chain []byte, h uint64) bool {
 	tid := binary.LittleEndian.Uint32(raw[lay.TID+4:])
 	if !l.keep(pid, tid, true) {
 		return true // filtered out: done with it
 	}
-	i := l.stacks.findBytes(hashChainBytes(pid, chain), pid, chain)
+	i := l.stacks.findBytes(h, pid, chain)
 	if i < 0 {
 		return false
 	}
