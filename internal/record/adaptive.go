@@ -398,11 +398,29 @@ func (r *recorder) observe(now time.Time) {
 				t.marks = append(t.marks, nil)
 			}
 			for ri, rg := range r.rings {
-				t.marks[ri] = append(t.marks[ri], periodMark{Pos: rg.Head(), Period: d.Period})
+				tail := rg.Head() - rg.Pending()
+				t.marks[ri] = append(pruneMarks(t.marks[ri], tail), periodMark{Pos: rg.Head(), Period: d.Period})
 			}
 			ad.fixing = true
 		}
 	}
+}
+
+// pruneMarks drops the marks of a ring that no record still to be read
+// needs: every record from tail on sits at or after the last mark at or
+// before tail, so the marks before that one are spent. A recording that
+// changes the period often keeps a few marks per ring, not one per change.
+func pruneMarks(marks []periodMark, tail uint64) []periodMark {
+	j := 0
+	for i, m := range marks {
+		if m.Pos <= tail {
+			j = i
+		}
+	}
+	if j == 0 {
+		return marks
+	}
+	return append(marks[:0], marks[j:]...)
 }
 
 // sampleOffset is the offset in a sample record (header included) of
