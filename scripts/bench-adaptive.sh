@@ -8,8 +8,8 @@
 #   threads  four pthreads workers with different call shapes (short calls,
 #            recursion, a loop, qsort), each for a quarter of SECS of its
 #            own CPU time, all started before any period change: a change
-#            reaches only the events hwprof opened, and the threads take
-#            turns with those and with the copies they inherited (see
+#            reaches only the events hwprof opened, and the threads may
+#            take turns with those and with the copies they inherited (see
 #            internal/record/adaptive.go)
 # Every program (testdata/c/adaptive_*.c) runs until it has used SECS
 # seconds of CPU (its command line), then prints the work it did.

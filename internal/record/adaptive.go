@@ -144,9 +144,10 @@ type periodMark struct {
 //     contexts instead of scheduling the events out and in (the contexts
 //     are clones: perf_event_context_sched_out), so a thread runs with the
 //     changed events at some times and with an inherited copy at others.
-//     Each event keeps its own period; a thread's samples mix them
-//     (TestAdaptivePeriodExistingThreads: after a change from 250 µs to
-//     2 ms both threads of a two-thread program were sampled by both).
+//     Each event keeps its own period; a thread's samples may mix them
+//     (TestAdaptivePeriodExistingThreads, after a change from 250 µs to
+//     2 ms: on a loaded machine both threads of a two-thread program were
+//     sampled by both kinds; with a CPU each, each thread kept its own).
 //     So the period in force is a property of the event that took a
 //     sample (its STREAM_ID), not of the thread.
 //   - For the software clock events (cpu-clock, task-clock: hrtimer based)

@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
 // change reaches the events hwprof opened, not the copies that thread
 // inherited, and the kernel swaps a process's event contexts between its
 // threads as they take turns on a CPU, so each event keeps its own
-// period while the threads sample through both kinds in turns. A
+// period while the threads may sample through both kinds in turns (on a
+// loaded machine they do; with a CPU each they need not). A
 // sample's STREAM_ID names the event that took it: after the change the
 // events hwprof opened sample at no less than the new period and carry it
 // in their PERIOD fields (corrected by the recorder), the inherited

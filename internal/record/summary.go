@@ -134,7 +134,7 @@ func PrintErrors(w io.Writer, err, told error) {
 // (tids 413-416)", most samples first. A thread's last sample has the
 // period of the event that took it: a change reaches the events hwprof
 // opened, not the copies inherited by threads that existed then, and the
-// kernel lets the threads take turns with both (see adaptive).
+// kernel may let the threads take turns with both (see adaptive).
 func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
 	type group struct {
 		period, samples uint64
@@ -170,7 +170,7 @@ func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
 	for _, g := range gs {
 		parts = append(parts, fmt.Sprintf("%s on %s (%s, %d samples)", format(g.period), plural(len(g.tids), "thread"), tidList(g.tids), g.samples))
 	}
-	return strings.Join(parts, ", ") + "; copies of the events inherited before a change keep the old period, and threads sample through both in turns"
+	return strings.Join(parts, ", ") + "; copies of the events inherited before a change keep the old period, and threads may sample through both in turns"
 }
 
 // plural is "1 thread", "4 threads".
