@@ -7,8 +7,10 @@
 #   recurse  a recursion (fib) and a qsort over a comparison function
 #   threads  four pthreads workers with different call shapes (short calls,
 #            recursion, a loop, qsort), each for a quarter of SECS of its
-#            own CPU time, all started before any period change, so they
-#            mostly sample at the period they inherited
+#            own CPU time, all started before any period change: a change
+#            reaches only the events hwprof opened, and the threads may
+#            take turns with those and with the copies they inherited (see
+#            internal/record/adaptive.go)
 # Every program (testdata/c/adaptive_*.c) runs until it has used SECS
 # seconds of CPU (its command line), then prints the work it did.
 #
@@ -22,6 +24,15 @@
 #            time, so a program that runs for a set CPU time does less
 #   selfCPU  median CPU of the tool itself (all CPU of the run minus the
 #            program's) as a share of the program's CPU
+#   wakes/s  median voluntary context switches per second of the run, of
+#            the tool and the program together (the program, CPU-bound,
+#            makes a handful): how often the recorder woke. On a program
+#            that keeps every CPU busy each wake-up takes a CPU from it;
+#            a thread that only sleeps and wakes ~3700 times a second cost
+#            the threads program ~3.5% of its work per CPU-second here
+#            (8 of 8 rounds), about 1 point per 1000 wake-ups a second.
+#            Most of hwprof's are the Go runtime's monitor thread (sysmon),
+#            which polls every 20 µs or more while the recorder works
 #   samples  samples of the last round
 #   overlap  median over the rounds of the function overlap (sum over
 #            functions of the smaller self share) with the reference
@@ -55,15 +66,16 @@ done
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 # run NAME TOOL... -- PROG ARGS: runs one measured command; appends
-# "wall cpu_all work cpu_prog" to $tmp/NAME.runs.
+# "wall cpu_all work cpu_prog wakes" to $tmp/NAME.runs (wakes: voluntary
+# context switches per second, of the tool and the program).
 run() {
 	local name=$1
 	shift
-	/usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" 2> "$tmp/err" >/dev/null
-	local wall usr sys work cpu
-	read -r wall usr sys < "$tmp/time"
+	/usr/bin/time -f "%e %U %S %w" -o "$tmp/time" "$@" 2> "$tmp/err" >/dev/null
+	local wall usr sys work cpu vcs
+	read -r wall usr sys vcs < "$tmp/time"
 	read -r _ work _ cpu < <(grep '^work ' "$tmp/err" | tail -1)
-	echo "$wall $(echo "$usr + $sys" | bc -l) $work $cpu" >> "$tmp/$name.runs"
+	echo "$wall $(echo "$usr + $sys" | bc -l) $work $cpu $(echo "$vcs / $wall" | bc -l)" >> "$tmp/$name.runs"
 }
 
 # shares FILE: "function<TAB>self" of a recording's profile.
@@ -93,7 +105,7 @@ lost() { # lost TOOL: per round, the work lost against the alone median
 # spread: "median [min..max]" of a column of numbers
 spread() { sort -g | awk '{a[NR]=$1} END{printf "%+.2f [%+.2f..%+.2f]", a[int((NR+1)/2)], a[1], a[NR]}'; }
 
-printf '%-8s %-14s %7s %7s %8s %8s %8s  %s\n' program tool wall work selfCPU samples overlap "hwprof: period of each thread's last sample"
+printf '%-8s %-14s %7s %7s %8s %8s %8s %8s  %s\n' program tool wall work selfCPU wakes/s samples overlap "hwprof: period of each thread's last sample"
 for prog in $progs; do
 	rm -f "$tmp"/*.runs "$tmp"/*.ov
 	for r in $(seq "$rounds"); do
@@ -121,8 +133,8 @@ for prog in $progs; do
 		hwprof) label="hwprof default" n=$(samples "$tmp/hw.data") f=$(inforce "$tmp/hw.data") ;;
 		perf) label="perf -g" n=$(samples "$tmp/perf.data") f="" ;;
 		esac
-		printf '%-8s %-14s %6.1f%% %6.1f%% %7.2f%% %8s %7s%%  %s\n' "$prog" "$label" \
-			"$(echo "100 * ($w - $aw) / $aw" | bc -l)" "$wl" "$sc" "$n" "$(median < "$tmp/$tool.ov")" "$f"
+		printf '%-8s %-14s %6.1f%% %6.1f%% %7.2f%% %8.0f %8s %7s%%  %s\n' "$prog" "$label" \
+			"$(echo "100 * ($w - $aw) / $aw" | bc -l)" "$wl" "$sc" "$(col "$tool" 5)" "$n" "$(median < "$tmp/$tool.ov")" "$f"
 	done
 	# The verdict compares the tools round by round (each round has its
 	# own reference and its own load): the median of hwprof minus perf,

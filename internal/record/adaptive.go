@@ -135,11 +135,21 @@ type periodMark struct {
 //
 // Two kernel facts limit what a change does (found on Linux 6.18):
 //
-//   - PERF_EVENT_IOC_PERIOD changes the event a fd names, not the events it
-//     already inherited into existing threads (_perf_ioctl calls
+//   - PERF_EVENT_IOC_PERIOD changes the event a fd names, not the copies
+//     it already inherited into existing threads (_perf_ioctl calls
 //     _perf_event_period on the event alone); threads created later
-//     inherit the new period. So it tunes the task hwprof opened and later
-//     threads, not threads that existed at the change.
+//     inherit the new period. But that does not make a thread that existed
+//     at the change keep the old period: when a CPU switches from one
+//     thread of the process to another, the kernel swaps their event
+//     contexts instead of scheduling the events out and in (the contexts
+//     are clones: perf_event_context_sched_out), so a thread runs with the
+//     changed events at some times and with an inherited copy at others.
+//     Each event keeps its own period; a thread's samples may mix them
+//     (TestAdaptivePeriodExistingThreads, after a change from 250 µs to
+//     2 ms: on a loaded machine both threads of a two-thread program were
+//     sampled by both kinds; with a CPU each, each thread kept its own).
+//     So the period in force is a property of the event that took a
+//     sample (its STREAM_ID), not of the thread.
 //   - For the software clock events (cpu-clock, task-clock: hrtimer based)
 //     the sampling interval changes, but the PERIOD field of the samples
 //     keeps the period the event was created with (hw.last_period is set
@@ -148,10 +158,11 @@ type periodMark struct {
 //     field of clock events as it drains them: right after the ioctls it
 //     notes each ring's write position (data_head), and a later sample of
 //     an event it changed (told from inherited copies by its STREAM_ID,
-//     which is the id of the event itself, not of its parent) gets the new
-//     period written into its PERIOD field before it goes to the file.
-//     Samples of inherited copies keep both their old period and their
-//     old field, which agree.
+//     which is the id of the event itself, not of its parent, whichever
+//     thread it sampled) gets the new period written into its PERIOD
+//     field before it goes to the file. Samples of inherited copies keep
+//     both their old period and their old field, which agree. Each
+//     sample's PERIOD field is thus the period of the event that took it.
 type adaptive struct {
 	tuners   []tuner
 	tuned    int // how many tuners have a controller: hwprof's CPU is split among them
@@ -361,8 +372,8 @@ func (r *recorder) observe(now time.Time) {
 		}
 		_, repeats := t.repeats.Take()
 		// A clock event's samples stand for their periods of CPU time:
-		// the program's CPU time even where threads that existed at a
-		// change sample at the period they inherited.
+		// the program's CPU time even where copies inherited before a
+		// change still sample at the old period.
 		var programCPU time.Duration
 		if t.ctl.Kind() == tuning.Time {
 			programCPU = time.Duration(t.periodSum)
@@ -388,11 +399,29 @@ func (r *recorder) observe(now time.Time) {
 				t.marks = append(t.marks, nil)
 			}
 			for ri, rg := range r.rings {
-				t.marks[ri] = append(t.marks[ri], periodMark{Pos: rg.Head(), Period: d.Period})
+				tail := rg.Head() - rg.Pending()
+				t.marks[ri] = append(pruneMarks(t.marks[ri], tail), periodMark{Pos: rg.Head(), Period: d.Period})
 			}
 			ad.fixing = true
 		}
 	}
+}
+
+// pruneMarks drops the marks of a ring that no record still to be read
+// needs: every record from tail on sits at or after the last mark at or
+// before tail, so the marks before that one are spent. A recording that
+// changes the period often keeps a few marks per ring, not one per change.
+func pruneMarks(marks []periodMark, tail uint64) []periodMark {
+	j := 0
+	for i, m := range marks {
+		if m.Pos <= tail {
+			j = i
+		}
+	}
+	if j == 0 {
+		return marks
+	}
+	return append(marks[:0], marks[j:]...)
 }
 
 // sampleOffset is the offset in a sample record (header included) of

@@ -76,3 +76,49 @@ func TestNoteWindow(t *testing.T) {
 		t.Errorf("mean overlap %v, want 2/3", got)
 	}
 }
+
+// TestPruneMarks: a ring's period marks keep the last one at or before the
+// read position (the records from there on need it) and every later one.
+func TestPruneMarks(t *testing.T) {
+	m := func(pos ...uint64) []periodMark {
+		var out []periodMark
+		for i, p := range pos {
+			out = append(out, periodMark{Pos: p, Period: uint64(1000 * (i + 1))})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		marks []periodMark
+		tail  uint64
+		want  []periodMark
+	}{
+		{nil, 100, nil},
+		{m(50), 100, m(50)},
+		{m(50, 80, 120), 100, []periodMark{{80, 2000}, {120, 3000}}},
+		{m(50, 80, 120), 80, []periodMark{{80, 2000}, {120, 3000}}},
+		{m(50, 80, 120), 10, m(50, 80, 120)},
+		{m(50, 80, 120), 500, []periodMark{{120, 3000}}},
+	} {
+		in := slices.Clone(c.marks)
+		if got := pruneMarks(in, c.tail); !slices.Equal(got, c.want) {
+			t.Errorf("pruneMarks(%v, %d) = %v, want %v", c.marks, c.tail, got, c.want)
+		}
+	}
+	// Pruned marks still give each record the period in force where it sits.
+	marks := m(50, 80, 120)
+	pruned := pruneMarks(slices.Clone(marks), 100)
+	inForce := func(ms []periodMark, pos uint64) uint64 {
+		var p uint64
+		for _, mk := range ms {
+			if mk.Pos <= pos {
+				p = mk.Period
+			}
+		}
+		return p
+	}
+	for pos := uint64(100); pos < 200; pos++ {
+		if a, b := inForce(marks, pos), inForce(pruned, pos); a != b {
+			t.Fatalf("record at %d: period %d after pruning, %d before", pos, b, a)
+		}
+	}
+}

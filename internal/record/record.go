@@ -162,9 +162,10 @@ type Stats struct {
 	// field was set to the period in force (see adaptive.go).
 	PeriodsFixed uint64
 	// ThreadPeriods is, for each tuned event and thread, the period of
-	// the thread's last sample, by event and thread id: threads that
-	// existed at a change keep the period they inherited (see
-	// adaptive.go), so at the end threads may differ.
+	// the thread's last sample, by event and thread id: the period of the
+	// event that took it. A change reaches only the events hwprof opened,
+	// not the copies inherited before it, and threads may take turns
+	// with both (see adaptive.go), so at the end threads may differ.
 	ThreadPeriods []ThreadPeriod
 	// SampleCPU is hwprof's CPU time spent on the records (draining,
 	// decoding, writing; the part the adaptive budget covers), measured

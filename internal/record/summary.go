@@ -131,8 +131,10 @@ func PrintErrors(w io.Writer, err, told error) {
 // periodsInForce says which period each thread of event ei sampled at
 // last: "1ms (1000 Hz), every thread (3)" or, where threads differ,
 // "2ms (500 Hz) on 1 thread (tid 412), 250µs (4000 Hz) on 4 threads
-// (tids 413-416)", most samples first. Threads that existed at a change
-// keep the period they inherited.
+// (tids 413-416)", most samples first. A thread's last sample has the
+// period of the event that took it: a change reaches the events hwprof
+// opened, not the copies inherited by threads that existed then, and the
+// kernel may let the threads take turns with both (see adaptive).
 func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
 	type group struct {
 		period, samples uint64
@@ -168,7 +170,7 @@ func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
 	for _, g := range gs {
 		parts = append(parts, fmt.Sprintf("%s on %s (%s, %d samples)", format(g.period), plural(len(g.tids), "thread"), tidList(g.tids), g.samples))
 	}
-	return strings.Join(parts, ", ") + "; threads that existed at a change mostly keep the period they inherited"
+	return strings.Join(parts, ", ") + "; copies of the events inherited before a change keep the old period, and threads may sample through both in turns"
 }
 
 // plural is "1 thread", "4 threads".
