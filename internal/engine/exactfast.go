@@ -15,30 +15,32 @@ func (l *loader) exactFastOn() bool {
 	return !l.test.noFast && l.test.sampleHook == nil && l.probes.cache != nil
 }
 
-// exactRec is what exactFields reads of an exact hit's record.
-type exactRec struct {
-	pid, tid uint32
-	ip, ra   uint64
-	chain    []byte // the callchain's u64s as they sit in the record
-	hash     uint64 // hashChain(pid, the key ip, ra, chain...)
+// exactFields sets f to what foldExactHit needs of the sample record raw
+// of event ev (layout lay), a hit of an exact event: its fields (f.ok) or
+// that it may not fold it (not ok: another event than LoadOptions.Event,
+// other fields between the callchain and the stack copy, a short record).
+// It depends on the record and the event table alone (a preparer runs
+// it). It stores each field of f once: no zeroing first, no struct
+// built elsewhere and copied (wide loads of narrow stores stall).
+func (l *loader) exactFields(f *fastPrep, raw []byte, ev int, lay *perf.SampleLayout) {
+	f.lay, f.ev, f.state, f.fast = lay, int32(ev), prepFast, fastExact
+	f.ok = l.exactHitFields(f, raw, ev, lay)
 }
 
-// exactFields reads the fields foldExactHit needs of the sample record
-// raw of event ev (layout lay), false when it may not fold it (another
-// source, another event than LoadOptions.Event, other fields between the
-// callchain and the stack copy, a short record). It depends on the record
-// and the event table alone (a preparer runs it).
-func (l *loader) exactFields(raw []byte, ev int, lay *perf.SampleLayout) (exactRec, bool) {
+// exactHitFields sets the fields of f that exactFields reads, false when
+// it may not fold the record (f's other fields are then left as they
+// were).
+func (l *loader) exactHitFields(f *fastPrep, raw []byte, ev int, lay *perf.SampleLayout) bool {
 	if lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
-		return exactRec{}, false
+		return false
 	}
 	if ev >= len(l.ev.srcs) || l.ev.srcs[ev] != profile.Exact ||
 		(l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event) {
-		return exactRec{}, false
+		return false
 	}
 	a := l.ev.format.Attr(ev)
 	if a.SampleType&(perf.SampleRaw|perf.SampleBranchStack) != 0 || a.SampleType&perf.SampleStackUser == 0 {
-		return exactRec{}, false
+		return false
 	}
 	le := binary.LittleEndian
 	u64 := func(off int) (uint64, bool) {
@@ -49,14 +51,14 @@ func (l *loader) exactFields(raw []byte, ev int, lay *perf.SampleLayout) (exactR
 	}
 	n, ok := u64(lay.Callchain)
 	if !ok || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return exactRec{}, false
+		return false
 	}
 	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
 	off := lay.Callchain + 8 + 8*int(n)
 	if a.SampleType&perf.SampleRegsUser != 0 { // abi, then one u64 per mask bit unless the abi is NONE
 		abi, ok := u64(off)
 		if !ok {
-			return exactRec{}, false
+			return false
 		}
 		off += 8
 		if abi != uint64(perf.RegsABINone) {
@@ -65,40 +67,43 @@ func (l *loader) exactFields(raw []byte, ev int, lay *perf.SampleLayout) (exactR
 	}
 	size, ok := u64(off) // stack_user: size, data, dyn_size
 	if !ok || size < 8 || size > uint64(len(raw)) {
-		return exactRec{}, false
+		return false
 	}
 	ra, _ := u64(off + 8)
 	dyn, ok := u64(off + 8 + int(size))
 	if !ok || dyn < 8 {
-		return exactRec{}, false
+		return false
 	}
-	x := exactRec{pid: le.Uint32(raw[lay.TID:]), tid: le.Uint32(raw[lay.TID+4:]), ip: le.Uint64(raw[lay.IP:]), ra: ra, chain: chain}
+	pid, ip := le.Uint32(raw[lay.TID:]), le.Uint64(raw[lay.IP:])
 	// hashChain of the key foldExactHit builds
-	h := mixChain(mixChain(chainSeed(x.pid), x.ip), x.ra)
+	h := mixChain(mixChain(chainSeed(pid), ip), ra)
 	for i := 0; i < len(chain); i += 8 {
 		h = mixChain(h, le.Uint64(chain[i:]))
 	}
-	x.hash = h
-	return x, true
+	f.pid, f.tid, f.ip, f.ra, f.hash = pid, le.Uint32(raw[lay.TID+4:]), ip, ra, h
+	f.chainOff, f.chainEnd = uint32(lay.Callchain+8), uint32(lay.Callchain+8+len(chain))
+	return true
 }
 
 // foldExactHit folds an exact hit (a probe sample) that the exact cache
 // holds without decoding the record: from the IP, thread, callchain and
 // the stack copy's return address that exactFields read where they sit
 // (perf.SampleLayout; the fields between the callchain and the stack copy
-// are the user registers at most) on a preparer (x), and the time and
-// period it reads, it does what sample and exact do for such a hit. It
+// are the user registers at most) on a preparer (x, ok), and the time
+// and period it reads, it does what sample and exact do for such a hit. It
 // returns false for every other sample, to be decoded: a hit the cache
 // does not hold yet, and recordings of Go programs (whose morestack hits
 // goRestart follows hit by hit). The caller checks exactFastOn first.
-func (l *loader) foldExactHit(raw []byte, ev int, lay *perf.SampleLayout, x *exactRec) bool {
+func (l *loader) foldExactHit(raw []byte, x *fastPrep) bool {
+	ev, lay := int(x.ev), x.lay
 	if l.isMorestack(ev) || l.probes.morestack {
 		return false
 	}
 	le := binary.LittleEndian
 	key := append(l.probes.key[:0], x.ip, x.ra)
-	for i := 0; i < len(x.chain); i += 8 {
-		key = append(key, le.Uint64(x.chain[i:]))
+	chain := x.chain(raw)
+	for i := 0; i < len(chain); i += 8 {
+		key = append(key, le.Uint64(chain[i:]))
 	}
 	l.probes.key = key
 	c := l.probes.cache

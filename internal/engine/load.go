@@ -405,6 +405,7 @@ type sampleWorker struct {
 	max      int // batches in flight at most
 	ended    sync.WaitGroup
 	inline   prepSample // test.inline: the one sample prepared
+	inlineF  fastPrep
 	inlinePS prepScratch
 }
 
@@ -419,36 +420,51 @@ type prepScratch struct {
 // (records are copied there back to back, and buf never grows past its
 // first capacity, so the copies stay put) or the Reader's own bytes when
 // they are Stable (they stay valid until it is closed, after every batch
-// is folded); n counts the bytes of all. prep[i] is what the preparers
-// found of record i. ready has a value when the batch is prepared.
+// is folded); n counts the bytes of all. fast[i] and prep[i] are what the
+// preparers found of record i: fast[i] always (its state says whether
+// prep[i] holds more), prep[i] only for a record that is not left to a
+// fast fold. ready has a value when the batch is prepared.
 type recBatch struct {
 	buf   []byte
 	recs  [][]byte
 	n     int
+	fast  []fastPrep
 	prep  []prepSample
 	ready chan struct{}
 }
 
+// fastPrep is what a preparer leaves of every sample record for the
+// folding goroutine: how far it took the record, and for one left to a
+// fast fold (prepFast) which fold may take it (candidate), its event and
+// field layout, and what that fold reads of it that depends on the record
+// alone: a frame-pointer stack's process, callchain and hash (fastStack),
+// an exact hit's fields and key hash (fastExact; exactFields), when ok.
+// It is small (56 bytes), apart from the large prepSample, so that the
+// preparer writes and the folding goroutine reads less than a cache line
+// of a record folded fast.
+type fastPrep struct {
+	lay  *perf.SampleLayout
+	hash uint64 // fastStack: hashChainBytes(pid, chain); fastExact: hashChain(pid, the key ip, ra, chain...)
+	// fastExact: the hit's IP and the return address on top of its stack copy
+	ip, ra uint64
+	pid    uint32
+	tid    uint32 // fastExact
+	// the callchain's u64s as they sit in the record: raw[chainOff:chainEnd]
+	chainOff, chainEnd uint32
+	ev                 int32
+	state              prepState
+	fast               fastKind
+	ok                 bool
+}
+
+// chain returns the callchain of the record raw that f locates.
+func (f *fastPrep) chain(raw []byte) []byte { return raw[f.chainOff:f.chainEnd] }
+
 // prepSample is a sample record as a preparer leaves it for the folding
-// goroutine.
+// goroutine, when it is not left to a fast fold (fastPrep.state says).
 type prepSample struct {
 	state prepState
-	// prepFast: which fast fold may take the record (candidate), its
-	// event and field layout, and what that fold reads of it that
-	// depends on the record alone: a frame-pointer stack's process,
-	// callchain and hash (fastStack, when chainOK), an exact hit's fields
-	// (fastExact, when exactOK); first, so that the folding goroutine
-	// reads few cache lines of a sample it folds fast
-	fast     fastKind
-	chainOK  bool
-	exactOK  bool
-	fastPID  uint32
-	fastEv   int
-	fastLay  *perf.SampleLayout
-	fastHash uint64
-	chain    []byte
-	exact    exactRec
-	s        perf.Sample // decoded (not prepFast)
+	s     perf.Sample // decoded (not prepFast)
 	// the leaf repair's outcome, done when the sample's event folds
 	// stacks (prepStack, prepUnwound); leafBuf is the array the next
 	// repair of this slot fills (see repairLeaf)
@@ -534,8 +550,8 @@ func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 // else a copy.
 func (w *sampleWorker) add(raw []byte, stable bool) {
 	if w.l.test.inline {
-		w.l.prepare(&w.inline, raw, &w.inlinePS)
-		w.l.foldPrepared(&w.inline, raw)
+		w.l.prepare(&w.inlineF, &w.inline, raw, &w.inlinePS)
+		w.l.foldPrepared(&w.inlineF, &w.inline, raw)
 		return
 	}
 	b := w.cur
@@ -610,8 +626,11 @@ func (w *sampleWorker) runPrepare() {
 		if len(b.prep) < len(b.recs) {
 			b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
 		}
+		if len(b.fast) < len(b.recs) {
+			b.fast = append(b.fast, make([]fastPrep, len(b.recs)-len(b.fast))...)
+		}
 		for i, raw := range b.recs {
-			w.l.prepare(&b.prep[i], raw, ps)
+			w.l.prepare(&b.fast[i], &b.prep[i], raw, ps)
 		}
 		b.ready <- struct{}{}
 	}
@@ -623,7 +642,7 @@ func (w *sampleWorker) runFold() {
 	for b := range w.order {
 		<-b.ready
 		for i, raw := range b.recs {
-			w.l.foldPrepared(&b.prep[i], raw)
+			w.l.foldPrepared(&b.fast[i], &b.prep[i], raw)
 		}
 		clear(b.recs) // let go of the records
 		b.buf, b.recs, b.n = b.buf[:0], b.recs[:0], 0
@@ -635,22 +654,31 @@ func (w *sampleWorker) runFold() {
 // model and the event table alone (on a preparer; ps is its own): it
 // decodes it, and when its event folds stacks, repairs its leaf, and
 // hashes its frame-pointer chain or unwinds it and keys its frames. A
-// sample foldFast may take is left to it, not decoded.
-func (l *loader) prepare(p *prepSample, raw []byte, ps *prepScratch) {
-	p.state = prepFast
-	if p.fast, p.fastEv, p.fastLay = l.candidate(raw); p.fast != fastNone {
-		p.chain, p.exact = nil, exactRec{}
-		switch p.fast {
+// sample a fast fold may take is left to it, not decoded: f says what
+// the fold needs, and p is not touched.
+func (l *loader) prepare(f *fastPrep, p *prepSample, raw []byte, ps *prepScratch) {
+	if fast, ev, lay := l.candidate(raw); fast != fastNone {
+		switch fast {
 		case fastStack:
-			p.fastPID, p.chain, p.chainOK = fastChain(raw, p.fastLay)
-			if p.chainOK {
-				p.fastHash = hashChainBytes(p.fastPID, p.chain)
+			pid, off, end, ok := fastChain(raw, lay)
+			var h uint64
+			if ok {
+				h = hashChainBytes(pid, raw[off:end])
 			}
+			// field by field (see exactFields)
+			f.lay, f.hash, f.pid, f.chainOff, f.chainEnd = lay, h, pid, off, end
+			f.ev, f.state, f.fast, f.ok = int32(ev), prepFast, fast, ok
 		case fastExact:
-			p.exact, p.exactOK = l.exactFields(raw, p.fastEv, p.fastLay)
+			l.exactFields(f, raw, ev, lay)
 		}
 		return
 	}
+	l.prepareSlow(p, raw, ps)
+	f.state, f.fast = p.state, fastNone
+}
+
+// prepareSlow is prepare for a sample no fast fold may take.
+func (l *loader) prepareSlow(p *prepSample, raw []byte, ps *prepScratch) {
 	s := &p.s
 	if err := l.ev.format.DecodeSample(raw, s); err != nil {
 		p.state = prepBad
@@ -759,18 +787,20 @@ func (l *loader) candidate(raw []byte) (fastKind, int, *perf.SampleLayout) {
 	return fastNone, 0, nil
 }
 
-// fastChain returns the process and the callchain (its u64s as they sit
-// in the record) of a sample record foldFast may take (layout lay),
-// false when the callchain is empty or does not fit in the record.
-func fastChain(raw []byte, lay *perf.SampleLayout) (uint32, []byte, bool) {
+// fastChain returns the process and where the callchain (its u64s as they
+// sit in the record) is, raw[off:end], of a sample record foldFast may
+// take (layout lay), false when the callchain is empty or does not fit in
+// the record.
+func fastChain(raw []byte, lay *perf.SampleLayout) (pid, off, end uint32, ok bool) {
 	if lay.Callchain+8 > len(raw) {
-		return 0, nil, false
+		return 0, 0, 0, false
 	}
 	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
 	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return 0, nil, false
+		return 0, 0, 0, false
 	}
-	return binary.LittleEndian.Uint32(raw[lay.TID:]), raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)], true
+	off = uint32(lay.Callchain + 8)
+	return binary.LittleEndian.Uint32(raw[lay.TID:]), off, off + 8*uint32(n), true
 }
 
 // rawEvent returns the event index and the field layout of the sample
@@ -790,18 +820,18 @@ func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
 	return ev, lay, true
 }
 
-// foldPrepared folds a prepared sample record (on the folding goroutine).
-func (l *loader) foldPrepared(p *prepSample, raw []byte) {
-	switch p.state {
+// foldPrepared folds a prepared sample record (on the folding goroutine):
+// f and, unless it was left to a fast fold, p are what prepare found.
+func (l *loader) foldPrepared(f *fastPrep, p *prepSample, raw []byte) {
+	switch f.state {
 	case prepFast:
 		var done bool
 		switch {
-		case p.fast == fastStack && p.chainOK:
-			done = l.foldFast(raw, p.fastEv, p.fastLay, p.fastPID, p.chain, p.fastHash)
-		case p.fast == fastExact && p.exactOK && l.exactFastOn():
-			done = l.foldExactHit(raw, p.fastEv, p.fastLay, &p.exact)
+		case f.fast == fastStack && f.ok:
+			done = l.foldFast(raw, int(f.ev), f.lay, f.pid, f.chain(raw), f.hash)
+		case f.fast == fastExact && f.ok && l.exactFastOn():
+			done = l.foldExactHit(raw, f)
 		}
-		p.chain, p.exact.chain = nil, nil // let go of the record
 		if done {
 			return
 		}
