@@ -100,14 +100,7 @@ func (l *loader) foldExactHit(raw []byte, x *fastPrep) bool {
 		return false
 	}
 	le := binary.LittleEndian
-	key := append(l.probes.key[:0], x.ip, x.ra)
-	chain := x.chain(raw)
-	for i := 0; i < len(chain); i += 8 {
-		key = append(key, le.Uint64(chain[i:]))
-	}
-	l.probes.key = key
-	c := l.probes.cache
-	i := c.find(x.hash, x.pid, key)
+	i := l.findHit(x, x.chain(raw))
 	if i < 0 {
 		return false
 	}
@@ -132,4 +125,29 @@ func (l *loader) foldExactHit(raw []byte, x *fastPrep) bool {
 		*l.test.fastCount++
 	}
 	return true
+}
+
+// findHit returns the exact cache's entry of the hit x (callchain chain,
+// as it sits in the record), or -1: the entry of the last hit found when
+// it is the same (a hot call repeats its hit), else the cache's. It
+// compares the key exact keeps, (ip, ra, callchain...), with the record's
+// fields where they are, building none.
+func (l *loader) findHit(x *fastPrep, chain []byte) int {
+	c := l.probes.cache
+	same := func(e *stackEntry) bool {
+		k := c.raw[e.raw:e.rawEnd]
+		return len(k) >= 2 && k[0] == x.ip && k[1] == x.ra && equalChainBytes(k[2:], chain)
+	}
+	// the entry index may be stale (the cache was cleared since): the
+	// comparison of the whole key decides
+	if i := l.probes.lastHit; i < len(c.entries) {
+		if e := &c.entries[i]; e.hash == x.hash && e.pid == x.pid && same(e) {
+			return i
+		}
+	}
+	i := c.lookup(x.hash, x.pid, same)
+	if i >= 0 {
+		l.probes.lastHit = i
+	}
+	return i
 }

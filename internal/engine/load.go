@@ -160,7 +160,8 @@ type loader struct {
 	rootSamples, rootWeight []uint64
 
 	// buffers reused from sample to sample
-	leafChain []uint64 // the repaired callchain (repairLeaf)
+	decoded   perf.Sample // a sample a fast fold left (foldPrepared)
+	leafChain []uint64    // the repaired callchain (repairLeaf)
 	frames    []unwind.Frame
 	cframes   []ccmap.Frame
 	// the address-level stack the current sample folded (for
@@ -247,8 +248,9 @@ type exactState struct {
 	isMore    []bool
 	morestack bool
 	// cache holds the folded form of recent hits (see exactCached)
-	cache *stackCache
-	key   []uint64 // buffer: a hit's cache key
+	cache   *stackCache
+	key     []uint64 // buffer: a hit's cache key
+	lastHit int      // the cache entry foldExactHit found last (findHit)
 }
 
 type lbrKey struct {
@@ -550,7 +552,9 @@ func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 // else a copy.
 func (w *sampleWorker) add(raw []byte, stable bool) {
 	if w.l.test.inline {
-		w.l.prepare(&w.inlineF, &w.inline, raw, &w.inlinePS)
+		if !w.l.prepareFast(&w.inlineF, raw) {
+			w.l.prepareSlow(&w.inlineF, &w.inline, raw, &w.inlinePS)
+		}
 		w.l.foldPrepared(&w.inlineF, &w.inline, raw)
 		return
 	}
@@ -623,14 +627,19 @@ func (w *sampleWorker) runPrepare() {
 	defer w.ended.Done()
 	ps := &prepScratch{rt: newRetTable(w.l.code)}
 	for b := range w.prep {
-		if len(b.prep) < len(b.recs) {
-			b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
-		}
 		if len(b.fast) < len(b.recs) {
 			b.fast = append(b.fast, make([]fastPrep, len(b.recs)-len(b.fast))...)
 		}
 		for i, raw := range b.recs {
-			w.l.prepare(&b.fast[i], &b.prep[i], raw, ps)
+			if w.l.prepareFast(&b.fast[i], raw) {
+				continue
+			}
+			// the large slots only once a record needs one (a batch of
+			// records all folded fast has none to allocate and zero)
+			if len(b.prep) < len(b.recs) {
+				b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
+			}
+			w.l.prepareSlow(&b.fast[i], &b.prep[i], raw, ps)
 		}
 		b.ready <- struct{}{}
 	}
@@ -642,7 +651,11 @@ func (w *sampleWorker) runFold() {
 	for b := range w.order {
 		<-b.ready
 		for i, raw := range b.recs {
-			w.l.foldPrepared(&b.fast[i], &b.prep[i], raw)
+			var p *prepSample // allocated for the records prepareSlow took
+			if i < len(b.prep) {
+				p = &b.prep[i]
+			}
+			w.l.foldPrepared(&b.fast[i], p, raw)
 		}
 		clear(b.recs) // let go of the records
 		b.buf, b.recs, b.n = b.buf[:0], b.recs[:0], 0
@@ -650,35 +663,41 @@ func (w *sampleWorker) runFold() {
 	}
 }
 
-// prepare does for the sample record raw what depends on it, the process
-// model and the event table alone (on a preparer; ps is its own): it
-// decodes it, and when its event folds stacks, repairs its leaf, and
-// hashes its frame-pointer chain or unwinds it and keys its frames. A
-// sample a fast fold may take is left to it, not decoded: f says what
-// the fold needs, and p is not touched.
-func (l *loader) prepare(f *fastPrep, p *prepSample, raw []byte, ps *prepScratch) {
-	if fast, ev, lay := l.candidate(raw); fast != fastNone {
-		switch fast {
-		case fastStack:
-			pid, off, end, ok := fastChain(raw, lay)
-			var h uint64
-			if ok {
-				h = hashChainBytes(pid, raw[off:end])
-			}
-			// field by field (see exactFields)
-			f.lay, f.hash, f.pid, f.chainOff, f.chainEnd = lay, h, pid, off, end
-			f.ev, f.state, f.fast, f.ok = int32(ev), prepFast, fast, ok
-		case fastExact:
-			l.exactFields(f, raw, ev, lay)
+// prepareFast and prepareSlow do for the sample record raw what depends on
+// it, the process model and the event table alone (on a preparer; ps is
+// its own). prepareFast leaves a sample a fast fold may take to it, not
+// decoded: it sets f to what the fold needs, or returns false for
+// another sample, which prepareSlow then takes: it decodes it, and when
+// its event folds stacks, repairs its leaf, and hashes its frame-pointer
+// chain or unwinds it and keys its frames, in p (f says how far it got).
+func (l *loader) prepareFast(f *fastPrep, raw []byte) bool {
+	fast, ev, lay := l.candidate(raw)
+	switch fast {
+	case fastStack:
+		pid, off, end, ok := fastChain(raw, lay)
+		var h uint64
+		if ok {
+			h = hashChainBytes(pid, raw[off:end])
 		}
-		return
+		// field by field (see exactFields)
+		f.lay, f.hash, f.pid, f.chainOff, f.chainEnd = lay, h, pid, off, end
+		f.ev, f.state, f.fast, f.ok = int32(ev), prepFast, fast, ok
+	case fastExact:
+		l.exactFields(f, raw, ev, lay)
+	default:
+		return false
 	}
-	l.prepareSlow(p, raw, ps)
+	return true
+}
+
+// prepareSlow: see prepareFast.
+func (l *loader) prepareSlow(f *fastPrep, p *prepSample, raw []byte, ps *prepScratch) {
+	l.prepareSample(p, raw, ps)
 	f.state, f.fast = p.state, fastNone
 }
 
-// prepareSlow is prepare for a sample no fast fold may take.
-func (l *loader) prepareSlow(p *prepSample, raw []byte, ps *prepScratch) {
+// prepareSample is prepareSlow's work on p.
+func (l *loader) prepareSample(p *prepSample, raw []byte, ps *prepScratch) {
 	s := &p.s
 	if err := l.ev.format.DecodeSample(raw, s); err != nil {
 		p.state = prepBad
@@ -821,7 +840,8 @@ func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
 }
 
 // foldPrepared folds a prepared sample record (on the folding goroutine):
-// f and, unless it was left to a fast fold, p are what prepare found.
+// f and, unless it was left to a fast fold, p are what prepareFast or
+// prepareSlow found (p may be nil for one left to a fast fold).
 func (l *loader) foldPrepared(f *fastPrep, p *prepSample, raw []byte) {
 	switch f.state {
 	case prepFast:
@@ -835,11 +855,12 @@ func (l *loader) foldPrepared(f *fastPrep, p *prepSample, raw []byte) {
 		if done {
 			return
 		}
-		if err := l.ev.format.DecodeSample(raw, &p.s); err != nil {
+		s := &l.decoded
+		if err := l.ev.format.DecodeSample(raw, s); err != nil {
 			l.eng.Skips.Samples++ // only this goroutine counts samples
 			return
 		}
-		l.sample(&p.s, nil)
+		l.sample(s, nil)
 	case prepBad:
 		l.eng.Skips.Samples++
 	case prepDecoded:
