@@ -282,6 +282,16 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 	l.snapshot()
 	l.code = newCodeReader(eng.Objects.File)
 	l.addrs = newAddrTable(l.code)
+	if !o.SiteLines {
+		// each object's symbols are read while the records are
+		var last *procmap.Object
+		l.addrs.onNew = func(k addrKey) {
+			if k.obj != last {
+				last = k.obj
+				eng.Symbols.PreloadObject(k.obj)
+			}
+		}
+	}
 	l.lbr.dec = lbr.NewDecoder(lbrCode{l})
 	l.fold = newFolder(o)
 	return l
