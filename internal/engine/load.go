@@ -313,10 +313,10 @@ func (l *loader) read() error {
 	// thousands of EVENT_UPDATE records in a row).
 	stale := false
 	for l.r.Next() {
-		rec := l.r.Record()
-		switch t := rec.Type(); t {
+		raw, stable := l.r.Raw() // not a Record: its copy stalls (wide loads of narrow stores)
+		switch t := perf.RecordType(binary.LittleEndian.Uint32(raw)); t {
 		case perf.RecordSample:
-			if KernelMode(rec.Raw) && !l.o.SiteLines {
+			if KernelMode(raw) && !l.o.SiteLines {
 				l.eng.Symbols.PreloadKernel() // kallsyms is read while the records are
 			}
 			if l.r.Format().Len() > len(l.ev.srcs) {
@@ -329,7 +329,7 @@ func (l *loader) read() error {
 				l.snapshot()
 				stale = false
 			}
-			w.add(rec.Raw, rec.Stable)
+			w.add(raw, stable)
 		case perf.RecordMmap, perf.RecordMmap2:
 			w.wait()
 			if d, ok := l.decode(); ok {
