@@ -2,10 +2,8 @@ package engine
 
 import (
 	"encoding/binary"
-	"math/bits"
 
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/profile"
 )
 
 // exactFastOn reports whether foldExactHit may fold anything: not under
@@ -34,14 +32,10 @@ func (l *loader) exactHitFields(f *fastPrep, raw []byte, ev int, lay *perf.Sampl
 	if lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
 		return false
 	}
-	if ev >= len(l.ev.srcs) || l.ev.srcs[ev] != profile.Exact ||
-		(l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event) {
+	if ev >= len(l.ev.exact) || !l.ev.exact[ev].ok {
 		return false
 	}
-	a := l.ev.format.Attr(ev)
-	if a.SampleType&(perf.SampleRaw|perf.SampleBranchStack) != 0 || a.SampleType&perf.SampleStackUser == 0 {
-		return false
-	}
+	xe := &l.ev.exact[ev]
 	le := binary.LittleEndian
 	u64 := func(off int) (uint64, bool) {
 		if off < 0 || off+8 > len(raw) {
@@ -55,14 +49,14 @@ func (l *loader) exactHitFields(f *fastPrep, raw []byte, ev int, lay *perf.Sampl
 	}
 	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
 	off := lay.Callchain + 8 + 8*int(n)
-	if a.SampleType&perf.SampleRegsUser != 0 { // abi, then one u64 per mask bit unless the abi is NONE
+	if xe.regs { // abi, then one u64 per mask bit unless the abi is NONE
 		abi, ok := u64(off)
 		if !ok {
 			return false
 		}
 		off += 8
 		if abi != uint64(perf.RegsABINone) {
-			off += 8 * bits.OnesCount64(a.SampleRegsUser)
+			off += 8 * xe.regWords
 		}
 	}
 	size, ok := u64(off) // stack_user: size, data, dyn_size
@@ -96,7 +90,10 @@ func (l *loader) exactHitFields(f *fastPrep, raw []byte, ev int, lay *perf.Sampl
 // goRestart follows hit by hit). The caller checks exactFastOn first.
 func (l *loader) foldExactHit(raw []byte, x *fastPrep) bool {
 	ev, lay := int(x.ev), x.lay
-	if l.isMorestack(ev) || l.probes.morestack {
+	if len(l.probes.isMore) < len(l.ev.attrs) {
+		l.isMorestack(ev) // notes whether any event probes morestack
+	}
+	if l.probes.morestack { // (an event that probes it sets it)
 		return false
 	}
 	le := binary.LittleEndian

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -195,6 +196,17 @@ type eventTable struct {
 	used   []bool // the event gave samples
 	fpOnly []bool // unwound from the callchain alone
 	fast   []bool // its samples may take foldFast
+	exact  []exactEvent
+}
+
+// exactEvent is what exactFields needs of an event: whether its samples
+// may be folded from their records (an exact event, LoadOptions.Event's
+// when set, with a stack copy and no raw data or branch stack), and
+// whether they have the user registers between the callchain and the
+// stack copy, regWords of them unless the ABI is NONE.
+type exactEvent struct {
+	ok, regs bool
+	regWords int
 }
 
 // periodHistory is the recording's time span and each event's period
@@ -393,6 +405,22 @@ func (l *loader) decode() (perf.Record, bool) {
 func (l *loader) snapshot() {
 	l.ev.format = l.r.Format().Clone()
 	l.ev.attrs = slices.Clone(l.r.Attrs())
+	l.exactEvents()
+}
+
+// exactEvents fills in l.ev.exact from the event table (the sample worker
+// must be idle).
+func (l *loader) exactEvents() {
+	l.ev.exact = l.ev.exact[:0]
+	for ev := range min(len(l.ev.srcs), len(l.ev.attrs), l.ev.format.Len()) {
+		var x exactEvent
+		a := l.ev.format.Attr(ev)
+		x.ok = l.ev.srcs[ev] == profile.Exact && (l.o.Event == "" || l.ev.attrs[ev].Name == l.o.Event) &&
+			a.SampleType&(perf.SampleRaw|perf.SampleBranchStack) == 0 && a.SampleType&perf.SampleStackUser != 0
+		x.regs = a.SampleType&perf.SampleRegsUser != 0
+		x.regWords = bits.OnesCount64(a.SampleRegsUser)
+		l.ev.exact = append(l.ev.exact, x)
+	}
 }
 
 // A sampleWorker decodes, unwinds and folds samples off the reading
