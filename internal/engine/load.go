@@ -184,6 +184,10 @@ type testOptions struct {
 	funcMap *[]ccmap.FuncID
 	// kallsymsRead, if set, is called as kallsyms is read (Symbols.onRead)
 	kallsymsRead func(preload bool)
+	// noPreload: no object's symbols are read ahead (PreloadObject);
+	// preloads, if set, counts the objects whose symbols are
+	noPreload bool
+	preloads  *int
 }
 
 // eventTable is the reader's event table as of the sample being folded
@@ -294,13 +298,15 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 	l.snapshot()
 	l.code = newCodeReader(eng.Objects.File)
 	l.addrs = newAddrTable(l.code)
-	if !o.SiteLines {
+	if !o.SiteLines && !t.noPreload {
 		// each object's symbols are read while the records are
 		var last *procmap.Object
 		l.addrs.onNew = func(k addrKey) {
 			if k.obj != last {
 				last = k.obj
-				eng.Symbols.PreloadObject(k.obj)
+				if eng.Symbols.PreloadObject(k.obj) && t.preloads != nil {
+					*t.preloads++
+				}
 			}
 		}
 	}

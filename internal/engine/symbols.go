@@ -113,17 +113,18 @@ func (s *Symbols) PreloadKernel() {
 // a goroutine of its own, once per object key, so that a Resolve without
 // DWARF finds them read (what it reads is the same: the same open, the
 // same options). The loader calls it for the object of each new address
-// while the records are read on. Resolve waits for every preload.
-func (s *Symbols) PreloadObject(obj *procmap.Object) {
+// while the records are read on. Resolve waits for every preload. It
+// reports whether it started one.
+func (s *Symbols) PreloadObject(obj *procmap.Object) bool {
 	if obj == nil || obj.Kind != procmap.KindFile {
-		return // the kernel, JIT code and the vdso are read when resolving
+		return false // the kernel, JIT code and the vdso are read when resolving
 	}
 	key, ok := s.objs.Key(obj, 0)
 	if !ok || IsPerfMap(key.Path) {
-		return
+		return false
 	}
 	if _, ok := s.preloaded[key]; ok {
-		return
+		return false
 	}
 	if s.preloaded == nil {
 		s.preloaded = map[symbolize.ObjectKey]*preloadedObject{}
@@ -135,6 +136,7 @@ func (s *Symbols) PreloadObject(obj *procmap.Object) {
 		defer close(p.done)
 		p.res, p.err = open()
 	}()
+	return true
 }
 
 // KernelMode says whether a record (raw: header first) was taken in the
