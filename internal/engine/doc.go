@@ -56,7 +56,10 @@
 //     internal/pipeline's workers;
 //   - Symbols.Resolve and ResolveAdded open objects in parallel, and Symbols.PreloadKernel
 //     reads kallsyms on a goroutine of its own while the records are read,
-//     from the first sample taken in the kernel on (ended by Resolve or Close).
+//     from the first sample taken in the kernel on (ended by Resolve or Close);
+//     Symbols.PreloadObject reads a file object's symbol tables on a
+//     goroutine of its own from the first address the folding gives the
+//     object an id (without SiteLines; ended by Resolve).
 //
 // The caller provides the perfdata.Reader to New (and closes it), and
 // calls Close to remove the files the engine wrote (the vdso's image);

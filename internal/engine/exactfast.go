@@ -2,10 +2,8 @@ package engine
 
 import (
 	"encoding/binary"
-	"math/bits"
 
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/profile"
 )
 
 // exactFastOn reports whether foldExactHit may fold anything: not under
@@ -15,31 +13,29 @@ func (l *loader) exactFastOn() bool {
 	return !l.test.noFast && l.test.sampleHook == nil && l.probes.cache != nil
 }
 
-// exactRec is what exactFields reads of an exact hit's record.
-type exactRec struct {
-	pid, tid uint32
-	ip, ra   uint64
-	chain    []byte // the callchain's u64s as they sit in the record
-	hash     uint64 // hashChain(pid, the key ip, ra, chain...)
+// exactFields sets f to what foldExactHit needs of the sample record raw
+// of event ev (layout lay), a hit of an exact event: its fields (f.ok) or
+// that it may not fold it (not ok: another event than LoadOptions.Event,
+// other fields between the callchain and the stack copy, a short record).
+// It depends on the record and the event table alone (a preparer runs
+// it). It stores each field of f once: no zeroing first, no struct
+// built elsewhere and copied (wide loads of narrow stores stall).
+func (l *loader) exactFields(f *fastPrep, raw []byte, ev int, lay *perf.SampleLayout) {
+	f.lay, f.ev, f.state, f.fast = lay, int32(ev), prepFast, fastExact
+	f.ok = l.exactHitFields(f, raw, ev, lay)
 }
 
-// exactFields reads the fields foldExactHit needs of the sample record
-// raw of event ev (layout lay), false when it may not fold it (another
-// source, another event than LoadOptions.Event, other fields between the
-// callchain and the stack copy, a short record). It depends on the record
-// and the event table alone (a preparer runs it).
-func (l *loader) exactFields(raw []byte, ev int, lay *perf.SampleLayout) (exactRec, bool) {
+// exactHitFields sets the fields of f that exactFields reads, false when
+// it may not fold the record (f's other fields are then left as they
+// were).
+func (l *loader) exactHitFields(f *fastPrep, raw []byte, ev int, lay *perf.SampleLayout) bool {
 	if lay.IP < 0 || lay.TID < 0 || lay.Callchain < 0 {
-		return exactRec{}, false
+		return false
 	}
-	if ev >= len(l.ev.srcs) || l.ev.srcs[ev] != profile.Exact ||
-		(l.o.Event != "" && l.ev.attrs[ev].Name != l.o.Event) {
-		return exactRec{}, false
+	if ev >= len(l.ev.exact) || !l.ev.exact[ev].ok {
+		return false
 	}
-	a := l.ev.format.Attr(ev)
-	if a.SampleType&(perf.SampleRaw|perf.SampleBranchStack) != 0 || a.SampleType&perf.SampleStackUser == 0 {
-		return exactRec{}, false
-	}
+	xe := &l.ev.exact[ev]
 	le := binary.LittleEndian
 	u64 := func(off int) (uint64, bool) {
 		if off < 0 || off+8 > len(raw) {
@@ -49,60 +45,59 @@ func (l *loader) exactFields(raw []byte, ev int, lay *perf.SampleLayout) (exactR
 	}
 	n, ok := u64(lay.Callchain)
 	if !ok || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return exactRec{}, false
+		return false
 	}
 	chain := raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)]
 	off := lay.Callchain + 8 + 8*int(n)
-	if a.SampleType&perf.SampleRegsUser != 0 { // abi, then one u64 per mask bit unless the abi is NONE
+	if xe.regs { // abi, then one u64 per mask bit unless the abi is NONE
 		abi, ok := u64(off)
 		if !ok {
-			return exactRec{}, false
+			return false
 		}
 		off += 8
 		if abi != uint64(perf.RegsABINone) {
-			off += 8 * bits.OnesCount64(a.SampleRegsUser)
+			off += 8 * xe.regWords
 		}
 	}
 	size, ok := u64(off) // stack_user: size, data, dyn_size
 	if !ok || size < 8 || size > uint64(len(raw)) {
-		return exactRec{}, false
+		return false
 	}
 	ra, _ := u64(off + 8)
 	dyn, ok := u64(off + 8 + int(size))
 	if !ok || dyn < 8 {
-		return exactRec{}, false
+		return false
 	}
-	x := exactRec{pid: le.Uint32(raw[lay.TID:]), tid: le.Uint32(raw[lay.TID+4:]), ip: le.Uint64(raw[lay.IP:]), ra: ra, chain: chain}
+	pid, ip := le.Uint32(raw[lay.TID:]), le.Uint64(raw[lay.IP:])
 	// hashChain of the key foldExactHit builds
-	h := mixChain(mixChain(chainSeed(x.pid), x.ip), x.ra)
+	h := mixChain(mixChain(chainSeed(pid), ip), ra)
 	for i := 0; i < len(chain); i += 8 {
 		h = mixChain(h, le.Uint64(chain[i:]))
 	}
-	x.hash = h
-	return x, true
+	f.pid, f.tid, f.ip, f.ra, f.hash = pid, le.Uint32(raw[lay.TID+4:]), ip, ra, h
+	f.chainOff, f.chainEnd = uint32(lay.Callchain+8), uint32(lay.Callchain+8+len(chain))
+	return true
 }
 
 // foldExactHit folds an exact hit (a probe sample) that the exact cache
 // holds without decoding the record: from the IP, thread, callchain and
 // the stack copy's return address that exactFields read where they sit
 // (perf.SampleLayout; the fields between the callchain and the stack copy
-// are the user registers at most) on a preparer (x), and the time and
-// period it reads, it does what sample and exact do for such a hit. It
+// are the user registers at most) on a preparer (x, ok), and the time
+// and period it reads, it does what sample and exact do for such a hit. It
 // returns false for every other sample, to be decoded: a hit the cache
 // does not hold yet, and recordings of Go programs (whose morestack hits
 // goRestart follows hit by hit). The caller checks exactFastOn first.
-func (l *loader) foldExactHit(raw []byte, ev int, lay *perf.SampleLayout, x *exactRec) bool {
-	if l.isMorestack(ev) || l.probes.morestack {
+func (l *loader) foldExactHit(raw []byte, x *fastPrep) bool {
+	ev, lay := int(x.ev), x.lay
+	if len(l.probes.isMore) < len(l.ev.attrs) {
+		l.isMorestack(ev) // notes whether any event probes morestack
+	}
+	if l.probes.morestack { // (an event that probes it sets it)
 		return false
 	}
 	le := binary.LittleEndian
-	key := append(l.probes.key[:0], x.ip, x.ra)
-	for i := 0; i < len(x.chain); i += 8 {
-		key = append(key, le.Uint64(x.chain[i:]))
-	}
-	l.probes.key = key
-	c := l.probes.cache
-	i := c.find(x.hash, x.pid, key)
+	i := l.findHit(x, x.chain(raw))
 	if i < 0 {
 		return false
 	}
@@ -127,4 +122,29 @@ func (l *loader) foldExactHit(raw []byte, ev int, lay *perf.SampleLayout, x *exa
 		*l.test.fastCount++
 	}
 	return true
+}
+
+// findHit returns the exact cache's entry of the hit x (callchain chain,
+// as it sits in the record), or -1: the entry of the last hit found when
+// it is the same (a hot call repeats its hit), else the cache's. It
+// compares the key exact keeps, (ip, ra, callchain...), with the record's
+// fields where they are, building none.
+func (l *loader) findHit(x *fastPrep, chain []byte) int {
+	c := l.probes.cache
+	same := func(e *stackEntry) bool {
+		k := c.raw[e.raw:e.rawEnd]
+		return len(k) >= 2 && k[0] == x.ip && k[1] == x.ra && equalChainBytes(k[2:], chain)
+	}
+	// the entry index may be stale (the cache was cleared since): the
+	// comparison of the whole key decides
+	if i := l.probes.lastHit; i < len(c.entries) {
+		if e := &c.entries[i]; e.hash == x.hash && e.pid == x.pid && same(e) {
+			return i
+		}
+	}
+	i := c.lookup(x.hash, x.pid, same)
+	if i >= 0 {
+		l.probes.lastHit = i
+	}
+	return i
 }

@@ -37,6 +37,8 @@ type addrTable struct {
 	// memo is a direct-mapped cache in front of ids (a map lookup hashes
 	// the 24-byte key; most samples repeat a few thousand addresses)
 	memo *[addrMemoSize]idSlot
+	// onNew, if set, is called with the key of every new id
+	onNew func(k addrKey)
 	retTable
 }
 
@@ -126,6 +128,9 @@ func (t *addrTable) id(k addrKey) ccmap.FuncID {
 		id = ccmap.FuncID(len(t.keys))
 		t.ids[k] = id
 		t.keys = append(t.keys, k)
+		if t.onNew != nil {
+			t.onNew(k)
+		}
 	}
 	*m = idSlot{k: k, id: id, set: true}
 	return id

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -160,7 +161,8 @@ type loader struct {
 	rootSamples, rootWeight []uint64
 
 	// buffers reused from sample to sample
-	leafChain []uint64 // the repaired callchain (repairLeaf)
+	decoded   perf.Sample // a sample a fast fold left (foldPrepared)
+	leafChain []uint64    // the repaired callchain (repairLeaf)
 	frames    []unwind.Frame
 	cframes   []ccmap.Frame
 	// the address-level stack the current sample folded (for
@@ -182,6 +184,10 @@ type testOptions struct {
 	funcMap *[]ccmap.FuncID
 	// kallsymsRead, if set, is called as kallsyms is read (Symbols.onRead)
 	kallsymsRead func(preload bool)
+	// noPreload: no object's symbols are read ahead (PreloadObject);
+	// preloads, if set, counts the objects whose symbols are
+	noPreload bool
+	preloads  *int
 }
 
 // eventTable is the reader's event table as of the sample being folded
@@ -194,6 +200,17 @@ type eventTable struct {
 	used   []bool // the event gave samples
 	fpOnly []bool // unwound from the callchain alone
 	fast   []bool // its samples may take foldFast
+	exact  []exactEvent
+}
+
+// exactEvent is what exactFields needs of an event: whether its samples
+// may be folded from their records (an exact event, LoadOptions.Event's
+// when set, with a stack copy and no raw data or branch stack), and
+// whether they have the user registers between the callchain and the
+// stack copy, regWords of them unless the ABI is NONE.
+type exactEvent struct {
+	ok, regs bool
+	regWords int
 }
 
 // periodHistory is the recording's time span and each event's period
@@ -247,8 +264,9 @@ type exactState struct {
 	isMore    []bool
 	morestack bool
 	// cache holds the folded form of recent hits (see exactCached)
-	cache *stackCache
-	key   []uint64 // buffer: a hit's cache key
+	cache   *stackCache
+	key     []uint64 // buffer: a hit's cache key
+	lastHit int      // the cache entry foldExactHit found last (findHit)
 }
 
 type lbrKey struct {
@@ -280,6 +298,18 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 	l.snapshot()
 	l.code = newCodeReader(eng.Objects.File)
 	l.addrs = newAddrTable(l.code)
+	if !o.SiteLines && !t.noPreload {
+		// each object's symbols are read while the records are
+		var last *procmap.Object
+		l.addrs.onNew = func(k addrKey) {
+			if k.obj != last {
+				last = k.obj
+				if eng.Symbols.PreloadObject(k.obj) && t.preloads != nil {
+					*t.preloads++
+				}
+			}
+		}
+	}
 	l.lbr.dec = lbr.NewDecoder(lbrCode{l})
 	l.fold = newFolder(o)
 	return l
@@ -301,10 +331,10 @@ func (l *loader) read() error {
 	// thousands of EVENT_UPDATE records in a row).
 	stale := false
 	for l.r.Next() {
-		rec := l.r.Record()
-		switch t := rec.Type(); t {
+		raw, stable := l.r.Raw() // not a Record: its copy stalls (wide loads of narrow stores)
+		switch t := perf.RecordType(binary.LittleEndian.Uint32(raw)); t {
 		case perf.RecordSample:
-			if KernelMode(rec.Raw) && !l.o.SiteLines {
+			if KernelMode(raw) && !l.o.SiteLines {
 				l.eng.Symbols.PreloadKernel() // kallsyms is read while the records are
 			}
 			if l.r.Format().Len() > len(l.ev.srcs) {
@@ -317,7 +347,7 @@ func (l *loader) read() error {
 				l.snapshot()
 				stale = false
 			}
-			w.add(rec.Raw, rec.Stable)
+			w.add(raw, stable)
 		case perf.RecordMmap, perf.RecordMmap2:
 			w.wait()
 			if d, ok := l.decode(); ok {
@@ -381,6 +411,22 @@ func (l *loader) decode() (perf.Record, bool) {
 func (l *loader) snapshot() {
 	l.ev.format = l.r.Format().Clone()
 	l.ev.attrs = slices.Clone(l.r.Attrs())
+	l.exactEvents()
+}
+
+// exactEvents fills in l.ev.exact from the event table (the sample worker
+// must be idle).
+func (l *loader) exactEvents() {
+	l.ev.exact = l.ev.exact[:0]
+	for ev := range min(len(l.ev.srcs), len(l.ev.attrs), l.ev.format.Len()) {
+		var x exactEvent
+		a := l.ev.format.Attr(ev)
+		x.ok = l.ev.srcs[ev] == profile.Exact && (l.o.Event == "" || l.ev.attrs[ev].Name == l.o.Event) &&
+			a.SampleType&(perf.SampleRaw|perf.SampleBranchStack) == 0 && a.SampleType&perf.SampleStackUser != 0
+		x.regs = a.SampleType&perf.SampleRegsUser != 0
+		x.regWords = bits.OnesCount64(a.SampleRegsUser)
+		l.ev.exact = append(l.ev.exact, x)
+	}
 }
 
 // A sampleWorker decodes, unwinds and folds samples off the reading
@@ -402,9 +448,15 @@ type sampleWorker struct {
 	order    chan *recBatch // to the folding goroutine, in reading order
 	done     chan *recBatch // folded
 	inflight int
-	max      int // batches in flight at most
+	// batches in flight at most: the preparers' and ten more, so that a
+	// goroutine that falls behind for a while (descheduled: the reader,
+	// the preparers and the folder share the CPUs) does not stall the
+	// others (n+2 left the 2-CPU machine idle: report on 820k exact
+	// samples took ~70 ms instead of ~59)
+	max      int
 	ended    sync.WaitGroup
 	inline   prepSample // test.inline: the one sample prepared
+	inlineF  fastPrep
 	inlinePS prepScratch
 }
 
@@ -419,36 +471,51 @@ type prepScratch struct {
 // (records are copied there back to back, and buf never grows past its
 // first capacity, so the copies stay put) or the Reader's own bytes when
 // they are Stable (they stay valid until it is closed, after every batch
-// is folded); n counts the bytes of all. prep[i] is what the preparers
-// found of record i. ready has a value when the batch is prepared.
+// is folded); n counts the bytes of all. fast[i] and prep[i] are what the
+// preparers found of record i: fast[i] always (its state says whether
+// prep[i] holds more), prep[i] only for a record that is not left to a
+// fast fold. ready has a value when the batch is prepared.
 type recBatch struct {
 	buf   []byte
 	recs  [][]byte
 	n     int
+	fast  []fastPrep
 	prep  []prepSample
 	ready chan struct{}
 }
 
+// fastPrep is what a preparer leaves of every sample record for the
+// folding goroutine: how far it took the record, and for one left to a
+// fast fold (prepFast) which fold may take it (candidate), its event and
+// field layout, and what that fold reads of it that depends on the record
+// alone: a frame-pointer stack's process, callchain and hash (fastStack),
+// an exact hit's fields and key hash (fastExact; exactFields), when ok.
+// It is small (56 bytes), apart from the large prepSample, so that the
+// preparer writes and the folding goroutine reads less than a cache line
+// of a record folded fast.
+type fastPrep struct {
+	lay  *perf.SampleLayout
+	hash uint64 // fastStack: hashChainBytes(pid, chain); fastExact: hashChain(pid, the key ip, ra, chain...)
+	// fastExact: the hit's IP and the return address on top of its stack copy
+	ip, ra uint64
+	pid    uint32
+	tid    uint32 // fastExact
+	// the callchain's u64s as they sit in the record: raw[chainOff:chainEnd]
+	chainOff, chainEnd uint32
+	ev                 int32
+	state              prepState
+	fast               fastKind
+	ok                 bool
+}
+
+// chain returns the callchain of the record raw that f locates.
+func (f *fastPrep) chain(raw []byte) []byte { return raw[f.chainOff:f.chainEnd] }
+
 // prepSample is a sample record as a preparer leaves it for the folding
-// goroutine.
+// goroutine, when it is not left to a fast fold (fastPrep.state says).
 type prepSample struct {
 	state prepState
-	// prepFast: which fast fold may take the record (candidate), its
-	// event and field layout, and what that fold reads of it that
-	// depends on the record alone: a frame-pointer stack's process,
-	// callchain and hash (fastStack, when chainOK), an exact hit's fields
-	// (fastExact, when exactOK); first, so that the folding goroutine
-	// reads few cache lines of a sample it folds fast
-	fast     fastKind
-	chainOK  bool
-	exactOK  bool
-	fastPID  uint32
-	fastEv   int
-	fastLay  *perf.SampleLayout
-	fastHash uint64
-	chain    []byte
-	exact    exactRec
-	s        perf.Sample // decoded (not prepFast)
+	s     perf.Sample // decoded (not prepFast)
 	// the leaf repair's outcome, done when the sample's event folds
 	// stacks (prepStack, prepUnwound); leafBuf is the array the next
 	// repair of this slot fills (see repairLeaf)
@@ -507,7 +574,7 @@ func (l *loader) startWorker() *sampleWorker {
 	w := &sampleWorker{
 		l:        l,
 		cur:      newRecBatch(),
-		max:      n + 2,
+		max:      n + 10,
 		inlinePS: prepScratch{rt: newRetTable(l.code)},
 	}
 	if l.test.inline {
@@ -534,8 +601,10 @@ func newRecBatch() *recBatch { return &recBatch{ready: make(chan struct{}, 1)} }
 // else a copy.
 func (w *sampleWorker) add(raw []byte, stable bool) {
 	if w.l.test.inline {
-		w.l.prepare(&w.inline, raw, &w.inlinePS)
-		w.l.foldPrepared(&w.inline, raw)
+		if !w.l.prepareFast(&w.inlineF, raw) {
+			w.l.prepareSlow(&w.inlineF, &w.inline, raw, &w.inlinePS)
+		}
+		w.l.foldPrepared(&w.inlineF, &w.inline, raw)
 		return
 	}
 	b := w.cur
@@ -607,11 +676,19 @@ func (w *sampleWorker) runPrepare() {
 	defer w.ended.Done()
 	ps := &prepScratch{rt: newRetTable(w.l.code)}
 	for b := range w.prep {
-		if len(b.prep) < len(b.recs) {
-			b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
+		if len(b.fast) < len(b.recs) {
+			b.fast = append(b.fast, make([]fastPrep, len(b.recs)-len(b.fast))...)
 		}
 		for i, raw := range b.recs {
-			w.l.prepare(&b.prep[i], raw, ps)
+			if w.l.prepareFast(&b.fast[i], raw) {
+				continue
+			}
+			// the large slots only once a record needs one (a batch of
+			// records all folded fast has none to allocate and zero)
+			if len(b.prep) < len(b.recs) {
+				b.prep = append(b.prep, make([]prepSample, len(b.recs)-len(b.prep))...)
+			}
+			w.l.prepareSlow(&b.fast[i], &b.prep[i], raw, ps)
 		}
 		b.ready <- struct{}{}
 	}
@@ -623,7 +700,11 @@ func (w *sampleWorker) runFold() {
 	for b := range w.order {
 		<-b.ready
 		for i, raw := range b.recs {
-			w.l.foldPrepared(&b.prep[i], raw)
+			var p *prepSample // allocated for the records prepareSlow took
+			if i < len(b.prep) {
+				p = &b.prep[i]
+			}
+			w.l.foldPrepared(&b.fast[i], p, raw)
 		}
 		clear(b.recs) // let go of the records
 		b.buf, b.recs, b.n = b.buf[:0], b.recs[:0], 0
@@ -631,26 +712,41 @@ func (w *sampleWorker) runFold() {
 	}
 }
 
-// prepare does for the sample record raw what depends on it, the process
-// model and the event table alone (on a preparer; ps is its own): it
-// decodes it, and when its event folds stacks, repairs its leaf, and
-// hashes its frame-pointer chain or unwinds it and keys its frames. A
-// sample foldFast may take is left to it, not decoded.
-func (l *loader) prepare(p *prepSample, raw []byte, ps *prepScratch) {
-	p.state = prepFast
-	if p.fast, p.fastEv, p.fastLay = l.candidate(raw); p.fast != fastNone {
-		p.chain, p.exact = nil, exactRec{}
-		switch p.fast {
-		case fastStack:
-			p.fastPID, p.chain, p.chainOK = fastChain(raw, p.fastLay)
-			if p.chainOK {
-				p.fastHash = hashChainBytes(p.fastPID, p.chain)
-			}
-		case fastExact:
-			p.exact, p.exactOK = l.exactFields(raw, p.fastEv, p.fastLay)
+// prepareFast and prepareSlow do for the sample record raw what depends on
+// it, the process model and the event table alone (on a preparer; ps is
+// its own). prepareFast leaves a sample a fast fold may take to it, not
+// decoded: it sets f to what the fold needs, or returns false for
+// another sample, which prepareSlow then takes: it decodes it, and when
+// its event folds stacks, repairs its leaf, and hashes its frame-pointer
+// chain or unwinds it and keys its frames, in p (f says how far it got).
+func (l *loader) prepareFast(f *fastPrep, raw []byte) bool {
+	fast, ev, lay := l.candidate(raw)
+	switch fast {
+	case fastStack:
+		pid, off, end, ok := fastChain(raw, lay)
+		var h uint64
+		if ok {
+			h = hashChainBytes(pid, raw[off:end])
 		}
-		return
+		// field by field (see exactFields)
+		f.lay, f.hash, f.pid, f.chainOff, f.chainEnd = lay, h, pid, off, end
+		f.ev, f.state, f.fast, f.ok = int32(ev), prepFast, fast, ok
+	case fastExact:
+		l.exactFields(f, raw, ev, lay)
+	default:
+		return false
 	}
+	return true
+}
+
+// prepareSlow: see prepareFast.
+func (l *loader) prepareSlow(f *fastPrep, p *prepSample, raw []byte, ps *prepScratch) {
+	l.prepareSample(p, raw, ps)
+	f.state, f.fast = p.state, fastNone
+}
+
+// prepareSample is prepareSlow's work on p.
+func (l *loader) prepareSample(p *prepSample, raw []byte, ps *prepScratch) {
 	s := &p.s
 	if err := l.ev.format.DecodeSample(raw, s); err != nil {
 		p.state = prepBad
@@ -759,18 +855,20 @@ func (l *loader) candidate(raw []byte) (fastKind, int, *perf.SampleLayout) {
 	return fastNone, 0, nil
 }
 
-// fastChain returns the process and the callchain (its u64s as they sit
-// in the record) of a sample record foldFast may take (layout lay),
-// false when the callchain is empty or does not fit in the record.
-func fastChain(raw []byte, lay *perf.SampleLayout) (uint32, []byte, bool) {
+// fastChain returns the process and where the callchain (its u64s as they
+// sit in the record) is, raw[off:end], of a sample record foldFast may
+// take (layout lay), false when the callchain is empty or does not fit in
+// the record.
+func fastChain(raw []byte, lay *perf.SampleLayout) (pid, off, end uint32, ok bool) {
 	if lay.Callchain+8 > len(raw) {
-		return 0, nil, false
+		return 0, 0, 0, false
 	}
 	n := binary.LittleEndian.Uint64(raw[lay.Callchain:])
 	if n == 0 || n > uint64(len(raw)-lay.Callchain-8)/8 {
-		return 0, nil, false
+		return 0, 0, 0, false
 	}
-	return binary.LittleEndian.Uint32(raw[lay.TID:]), raw[lay.Callchain+8 : lay.Callchain+8+8*int(n)], true
+	off = uint32(lay.Callchain + 8)
+	return binary.LittleEndian.Uint32(raw[lay.TID:]), off, off + 8*uint32(n), true
 }
 
 // rawEvent returns the event index and the field layout of the sample
@@ -790,26 +888,28 @@ func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
 	return ev, lay, true
 }
 
-// foldPrepared folds a prepared sample record (on the folding goroutine).
-func (l *loader) foldPrepared(p *prepSample, raw []byte) {
-	switch p.state {
+// foldPrepared folds a prepared sample record (on the folding goroutine):
+// f and, unless it was left to a fast fold, p are what prepareFast or
+// prepareSlow found (p may be nil for one left to a fast fold).
+func (l *loader) foldPrepared(f *fastPrep, p *prepSample, raw []byte) {
+	switch f.state {
 	case prepFast:
 		var done bool
 		switch {
-		case p.fast == fastStack && p.chainOK:
-			done = l.foldFast(raw, p.fastEv, p.fastLay, p.fastPID, p.chain, p.fastHash)
-		case p.fast == fastExact && p.exactOK && l.exactFastOn():
-			done = l.foldExactHit(raw, p.fastEv, p.fastLay, &p.exact)
+		case f.fast == fastStack && f.ok:
+			done = l.foldFast(raw, int(f.ev), f.lay, f.pid, f.chain(raw), f.hash)
+		case f.fast == fastExact && f.ok && l.exactFastOn():
+			done = l.foldExactHit(raw, f)
 		}
-		p.chain, p.exact.chain = nil, nil // let go of the record
 		if done {
 			return
 		}
-		if err := l.ev.format.DecodeSample(raw, &p.s); err != nil {
+		s := &l.decoded
+		if err := l.ev.format.DecodeSample(raw, s); err != nil {
 			l.eng.Skips.Samples++ // only this goroutine counts samples
 			return
 		}
-		l.sample(&p.s, nil)
+		l.sample(s, nil)
 	case prepBad:
 		l.eng.Skips.Samples++
 	case prepDecoded:

@@ -105,6 +105,34 @@ func TestPreparersFoldTheSame(t *testing.T) {
 	t.Run("keyFrames", func(t *testing.T) { checkKeyFrames(t, []string{dwarf, fp}) })
 }
 
+// TestPreloadTheSame loads a live --call-graph dwarf recording (of a
+// program of its own calling into libc) with the objects' symbols read
+// ahead while the records are read (PreloadObject) and without: the
+// profiles, recording facts, warnings and errors must be the same, and
+// the symbols of the program and libc at least must have been read ahead.
+func TestPreloadTheSame(t *testing.T) {
+	path := recordDWARFProg(t)
+	want, wantErr := load(path, LoadOptions{Seed: 1}, testOptions{noPreload: true})
+	if want == nil || want.Recording.Samples == 0 {
+		t.Fatalf("no samples loaded: %v", wantErr)
+	}
+	var n int
+	got, gotErr := load(path, LoadOptions{Seed: 1}, testOptions{preloads: &n})
+	sameLoad(t, got, gotErr, want, wantErr)
+	if n < 2 {
+		t.Errorf("%d objects' symbols read ahead, want the program's and libc's at least", n)
+	}
+	names := map[string]bool{}
+	for _, f := range want.Funcs {
+		names[f.Name] = true
+	}
+	for _, name := range []string{"leaf", "rec", "sortit", "main"} {
+		if !names[name] {
+			t.Errorf("no function %s in the profile: the program's symbols were not read", name)
+		}
+	}
+}
+
 // checkKeyFrames checks prepare's one pass over an unwound stack
 // (keyFrames) against brokenStack and frameKey frame by frame, on every
 // sample of the recordings.

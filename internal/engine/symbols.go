@@ -53,6 +53,17 @@ type Symbols struct {
 	// onRead, if set (by tests), is called as kallsyms is read: by
 	// PreloadKernel (preload) or when resolving
 	onRead func(preload bool)
+	// the symbol tables PreloadObject started reading, by key (until
+	// Resolve)
+	preloaded map[symbolize.ObjectKey]*preloadedObject
+}
+
+// preloadedObject is an object's symbols read by PreloadObject: res and
+// err are set when done is closed.
+type preloadedObject struct {
+	done chan struct{}
+	res  symbolize.Resolver
+	err  error
 }
 
 // objPID is an object as seen by a process: the process matters for JIT
@@ -96,6 +107,36 @@ func (s *Symbols) PreloadKernel() {
 		defer close(s.kallsyms)
 		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
 	}()
+}
+
+// PreloadObject starts reading the symbol tables of a file object obj on
+// a goroutine of its own, once per object key, so that a Resolve without
+// DWARF finds them read (what it reads is the same: the same open, the
+// same options). The loader calls it for the object of each new address
+// while the records are read on. Resolve waits for every preload. It
+// reports whether it started one.
+func (s *Symbols) PreloadObject(obj *procmap.Object) bool {
+	if obj == nil || obj.Kind != procmap.KindFile {
+		return false // the kernel, JIT code and the vdso are read when resolving
+	}
+	key, ok := s.objs.Key(obj, 0)
+	if !ok || IsPerfMap(key.Path) {
+		return false
+	}
+	if _, ok := s.preloaded[key]; ok {
+		return false
+	}
+	if s.preloaded == nil {
+		s.preloaded = map[symbolize.ObjectKey]*preloadedObject{}
+	}
+	p := &preloadedObject{done: make(chan struct{})}
+	s.preloaded[key] = p
+	open := s.opener(key, s.objs.symbolizeOptions(), false)
+	go func() {
+		defer close(p.done)
+		p.res, p.err = open()
+	}()
+	return true
 }
 
 // KernelMode says whether a record (raw: header first) was taken in the
@@ -178,6 +219,10 @@ type KeyError struct {
 func (s *Symbols) Resolve(dwarf bool) []KeyError {
 	s.resolve(dwarf)
 	clear(s.open)
+	for _, p := range s.preloaded { // those not taken (no goroutine outlives Resolve)
+		<-p.done
+	}
+	s.preloaded = nil
 	return s.Errors()
 }
 
@@ -244,7 +289,12 @@ func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 		var err error
 		switch {
 		case s.keys[k].Path != symbolize.KernelPath:
-			res, err = s.resolver(s.keys[k], opts, dwarf)
+			if p := s.preloaded[s.keys[k]]; p != nil && !dwarf {
+				<-p.done
+				res, err = p.res, p.err
+			} else {
+				res, err = s.resolver(s.keys[k], opts, dwarf)
+			}
 			s.open[k] = res
 		case len(r.Locations) == 0:
 			res, err = s.kernel(addrs)
@@ -266,13 +316,21 @@ func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 
 // resolver opens the symbols of one key.
 func (s *Symbols) resolver(key symbolize.ObjectKey, opts symbolize.Options, dwarf bool) (symbolize.Resolver, error) {
+	return s.opener(key, opts, dwarf)()
+}
+
+// opener returns resolver's work on key, which reads the files alone
+// (another goroutine may run it).
+func (s *Symbols) opener(key symbolize.ObjectKey, opts symbolize.Options, dwarf bool) func() (symbolize.Resolver, error) {
 	switch {
 	case IsPerfMap(key.Path):
-		m, err := symbolize.LoadPerfMap(File(opts.SymFS, key.Path))
-		if err != nil {
-			return nil, err
+		return func() (symbolize.Resolver, error) {
+			m, err := symbolize.LoadPerfMap(File(opts.SymFS, key.Path))
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
 		}
-		return m, nil
 	case s.objs.isLocal(key.Path):
 		opts = symbolize.Options{DebugDirs: opts.DebugDirs}
 	}
@@ -280,11 +338,13 @@ func (s *Symbols) resolver(key symbolize.ObjectKey, opts symbolize.Options, dwar
 	if dwarf {
 		open = symbolize.Open
 	}
-	o, err := open(key, opts)
-	if err != nil {
-		return nil, err
+	return func() (symbolize.Resolver, error) {
+		o, err := open(key, opts)
+		if err != nil {
+			return nil, err
+		}
+		return o, nil
 	}
-	return o, nil
 }
 
 // kernel returns a resolver of the kernel addresses addrs: the symbols of

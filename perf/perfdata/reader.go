@@ -665,6 +665,10 @@ func (r *Reader) Record() Record {
 	return Record{Offset: c.Offset, Compressed: c.Compressed, Time: c.Time, HasTime: c.HasTime, Raw: c.Raw, Kept: c.Kept, Stable: c.Stable}
 }
 
+// Raw returns the current record's Raw and Stable (see Record), for a
+// caller that reads nothing else of it: no Record is built and copied.
+func (r *Reader) Raw() (raw []byte, stable bool) { return r.cur.Raw, r.cur.Stable }
+
 // DecodeSample decodes the current record, a SAMPLE, into s; see
 // perf.SampleFormat.DecodeSample.
 func (r *Reader) DecodeSample(s *perf.Sample) error { return r.format.DecodeSample(r.cur.Raw, s) }

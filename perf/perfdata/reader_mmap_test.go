@@ -56,6 +56,9 @@ func TestMappedRecords(t *testing.T) {
 					t.Fatal("the data section was not mapped")
 				}
 				rec := r.Record()
+				if raw, stable := r.Raw(); stable != rec.Stable || !slicesEqual(raw, rec.Raw) || &raw[0] != &rec.Raw[0] {
+					t.Fatalf("record at %#x: Raw gives other bytes or Stable (%v) than Record", rec.Offset, stable)
+				}
 				if rec.Stable != !rec.Compressed || rec.Kept {
 					t.Fatalf("record at %#x of a mapped file: Stable %v, Kept %v", rec.Offset, rec.Stable, rec.Kept)
 				}
