@@ -409,6 +409,13 @@ func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 	// The adaptive budget times each drain with this thread's CPU clock.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// One goroutine does all the work while the targets run. With more
+	// than one P, every wake-up of this loop also wakes the Go runtime's
+	// other threads (an M spinning for work on another P, the monitor
+	// thread polling while a P sits in a system call), each a context
+	// switch on a CPU the program runs on; with one P the runtime takes
+	// back the P of a blocked wait at once and sleeps.
+	defer oneP()()
 	lastCheckpoint, lastStatus := time.Now(), time.Now()
 	for {
 		ready, hup, _, err := r.poller.Wait(100 * time.Millisecond)
@@ -443,6 +450,31 @@ func (r *recorder) loop(start time.Time, done func(ready []int) bool) {
 	r.drain()
 	if r.writeErr != nil && r.stopErr == nil {
 		r.stop(time.Since(start))
+	}
+}
+
+// onePs counts the loops running (in one process: tests run several),
+// the first of which set GOMAXPROCS to 1, and what it was.
+var onePs struct {
+	sync.Mutex
+	n, was int
+}
+
+// oneP runs the process on one P until the function it returns is
+// called, for as long as any loop does.
+func oneP() func() {
+	onePs.Lock()
+	defer onePs.Unlock()
+	if onePs.n == 0 {
+		onePs.was = runtime.GOMAXPROCS(1)
+	}
+	onePs.n++
+	return func() {
+		onePs.Lock()
+		defer onePs.Unlock()
+		if onePs.n--; onePs.n == 0 {
+			runtime.GOMAXPROCS(onePs.was)
+		}
 	}
 }
 
