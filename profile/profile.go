@@ -121,9 +121,11 @@ type Recording struct {
 	// change after it, in time order, read from the samples' PERIOD field.
 	Periods []PeriodChange
 	// ThreadPeriods lists, for each event whose threads' last samples
-	// carry different periods (threads that existed at an adaptive
-	// change keep the period they inherited), each thread's last period,
-	// by event and thread id. Empty when no event's threads differ.
+	// carry different periods (an adaptive change reaches the events the
+	// recorder opened, not the copies threads that existed then
+	// inherited, and such threads may sample through either in turns),
+	// each thread's last period, by event and thread id. Empty when no
+	// event's threads differ.
 	ThreadPeriods []ThreadPeriod
 	// Processes are the processes whose samples were kept, busiest
 	// first, with their shares of the sampled weight.

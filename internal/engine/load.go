@@ -1057,9 +1057,10 @@ type evTID struct {
 // history: its first period and every change, from the samples' PERIOD
 // field. A change is a thread whose samples' period differs from its
 // previous ones, or a thread that starts with a period the event has not
-// had before: threads that inherited an event before its period changed
-// keep the old period (PERF_EVENT_IOC_PERIOD reaches only the event it is
-// given), so an event's threads may sample at two periods at once, which
+// had before: the copies of an event that threads inherited before its
+// period changed keep the old period (PERF_EVENT_IOC_PERIOD reaches only
+// the event it is given), and a thread may sample through either in
+// turns, so an event's threads may sample at two periods at once, which
 // is not a change each time their samples interleave. Frequency-mode
 // events (whose period the kernel adjusts sample by sample) keep their
 // first period only.
