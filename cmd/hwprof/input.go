@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,9 +59,19 @@ func (in inputs) paths() ([]string, error) {
 	return in, nil
 }
 
+// loadGCPercent is the garbage collector's target while a profile is
+// loaded: its heap is a few tens of MB and lives until the report is
+// written, so collecting at 5x the live heap rather than 2x saves most
+// collections of a load (a tenth of report's time on an exact recording)
+// for a few MB (the mapped file's pages are most of the peak).
+const loadGCPercent = 400
+
 // loadProfile is engine.Load of -i, "-" included, or engine.LoadAll of
 // several.
 func loadProfile(paths []string, o engine.LoadOptions) (*profile.Profile, error) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(loadGCPercent)
+	}
 	if len(paths) > 1 {
 		return engine.LoadAll(paths, o)
 	}
