@@ -1,34 +1,14 @@
 package unwind
 
 import (
-	"slices"
 	"testing"
-
-	"github.com/hwprof/hwprof/internal/procmap"
-	"github.com/hwprof/hwprof/internal/testprog"
-	"github.com/hwprof/hwprof/perf"
 )
 
 // BenchmarkUnwindDWARF unwinds every sample of a --call-graph dwarf
 // recording of the deep recursion (about 40 frames a sample) with warm
 // caches: the cost per sample of CFI unwinding from a 16 KB stack copy.
 func BenchmarkUnwindDWARF(b *testing.B) {
-	dir := b.TempDir()
-	prog := testprog.Build(b, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(b, dir, prog, "150")
-	var samples []perf.Sample
-	var maps *procmap.Map
-	replay(b, data, func(s *perf.Sample, m *procmap.Map) {
-		c := *s
-		c.Callchain = slices.Clone(s.Callchain)
-		c.RegsUser.Values = slices.Clone(s.RegsUser.Values)
-		c.StackUser.Data = slices.Clone(s.StackUser.Data)
-		samples = append(samples, c)
-		maps = m
-	})
-	if len(samples) == 0 {
-		b.Fatal("no samples")
-	}
+	samples, maps := recurseSamples(b)
 	u := New(Options{})
 	var frames []Frame
 	nframes := 0

@@ -2,13 +2,8 @@ package unwind
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
-
-	"github.com/hwprof/hwprof/internal/procmap"
-	"github.com/hwprof/hwprof/internal/testprog"
-	"github.com/hwprof/hwprof/perf"
 )
 
 // TestDWARFConcurrent unwinds the samples of a --call-graph dwarf
@@ -20,22 +15,7 @@ func TestDWARFConcurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
-	dir := t.TempDir()
-	prog := testprog.Build(t, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
-	data := recordDWARF(t, dir, prog, "150")
-	var samples []perf.Sample
-	var maps *procmap.Map
-	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
-		c := *s
-		c.Callchain = slices.Clone(s.Callchain)
-		c.RegsUser.Values = slices.Clone(s.RegsUser.Values)
-		c.StackUser.Data = slices.Clone(s.StackUser.Data)
-		samples = append(samples, c)
-		maps = m
-	})
-	if len(samples) == 0 {
-		t.Fatal("no samples")
-	}
+	samples, maps := recurseSamples(t)
 	describe := func(frames []Frame, stop StopReason) string {
 		return fmt.Sprintf("%v %v", frames, stop)
 	}

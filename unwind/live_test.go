@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,29 @@ func replay(t testing.TB, path string, fn func(s *perf.Sample, m *procmap.Map)) 
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recurseSamples records the deep recursion (testdata/c/recurse.c, built
+// without frame pointers) with --call-graph dwarf and returns a copy of
+// every sample and the process model at the last one.
+func recurseSamples(t testing.TB) ([]perf.Sample, *procmap.Map) {
+	t.Helper()
+	prog := testprog.Build(t, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
+	data := recordDWARF(t, t.TempDir(), prog, "150")
+	var samples []perf.Sample
+	var maps *procmap.Map
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		c := *s
+		c.Callchain = slices.Clone(s.Callchain)
+		c.RegsUser.Values = slices.Clone(s.RegsUser.Values)
+		c.StackUser.Data = slices.Clone(s.StackUser.Data)
+		samples = append(samples, c)
+		maps = m
+	})
+	if len(samples) == 0 {
+		t.Fatal("no samples")
+	}
+	return samples, maps
 }
 
 // symtab names addresses of one ELF file by its symbol table (the test's
