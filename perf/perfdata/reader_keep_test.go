@@ -143,20 +143,7 @@ var chunkSizes = []int{512, 20 << 10, 0}
 
 func TestKeptRecordsSynthesizedFile(t *testing.T) {
 	c := makeRounds(40, 300, 1)
-	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod | perf.SampleCallchain
-	path := filepath.Join(t.TempDir(), "rounds.data")
-	w, err := Create(path, []EventAttr{{Attr: cpuClockAttr(st), Name: "cpu-clock"}})
-	must(t, err)
-	for _, rec := range c.recs {
-		if le.Uint32(rec) == uint32(perf.RecordFinishedRound) {
-			must(t, w.WriteFinishedRound())
-		} else {
-			must(t, w.WriteRecord(rec))
-		}
-	}
-	must(t, w.Close(Features{}))
-	data, err := os.ReadFile(path)
-	must(t, err)
+	path, data := writeRounds(t, c)
 	if len(data) < 2<<20 {
 		t.Fatalf("file of %d bytes: want more than two default chunks", len(data))
 	}
