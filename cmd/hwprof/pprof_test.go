@@ -214,19 +214,7 @@ func TestPProfMatchesReportLive(t *testing.T) {
 	}
 	for _, pr := range progs {
 		t.Run(pr.name, func(t *testing.T) {
-			bin := pr.bin(t)
-			dir := t.TempDir()
-			data := filepath.Join(dir, "timer.data")
-			if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, pr.arg); r.code != 0 {
-				t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
-			}
-			pb := filepath.Join(dir, "timer.pb.gz")
-			if r := hwprof(t, "report", "-i", data, "--format", "pprof", "-o", pb); r.code != 0 {
-				t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
-			}
-			rep := runReportJSON(t, "-i", data)
-			checkTopAgrees(t, rep, pprofTop(t, pb, "cpu"))
-			checkTracesAgree(t, rep, pprofTraces(t, pb))
+			pb, _ := timerPProf(t, pr.bin(t), pr.arg)
 			raw := goTool(t, "pprof", "-raw", pb)
 			line := declLine(t, pr.src(t), pr.decl)
 			re := regexp.MustCompile(`(?m)^\s+\d+: 0x[0-9a-f]+ M=\d+ ` + regexp.QuoteMeta(pr.want) + ` \S+:\d+:\d+ s=` + strconv.Itoa(line) + `$`)
@@ -383,18 +371,7 @@ func TestPProfInlinedLeavesLive(t *testing.T) {
 	needPerfEvents(t)
 	needGoTool(t)
 	bin := testprog.Build(t, "c/inlined.c", "-g", "-O2", "-fno-omit-frame-pointer")
-	dir := t.TempDir()
-	data := filepath.Join(dir, "timer.data")
-	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "600"); r.code != 0 {
-		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
-	}
-	pb := filepath.Join(dir, "timer.pb.gz")
-	if r := hwprof(t, "report", "-i", data, "--format", "pprof", "-o", pb); r.code != 0 {
-		t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
-	}
-	rep := runReportJSON(t, "-i", data)
-	checkTopAgrees(t, rep, pprofTop(t, pb, "cpu"))
-	checkTracesAgree(t, rep, pprofTraces(t, pb))
+	pb, rep := timerPProf(t, bin, "600")
 
 	var outerSelf float64
 	for _, f := range rep.Functions {
@@ -428,4 +405,25 @@ func TestPProfInlinedLeavesLive(t *testing.T) {
 	if !above.MatchString(traces) {
 		t.Errorf("no go tool pprof -traces stack with mix (inline) as leaf above outer:\n%s", traces)
 	}
+}
+
+// timerPProf records bin (with arg) with the timer and frame-pointer
+// stacks, writes its pprof profile, checks that go tool pprof's top and
+// traces agree with hwprof report's, and returns the profile's path and
+// the JSON report.
+func timerPProf(t *testing.T, bin, arg string) (string, *reportJSON) {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, arg); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	pb := filepath.Join(dir, "timer.pb.gz")
+	if r := hwprof(t, "report", "-i", data, "--format", "pprof", "-o", pb); r.code != 0 {
+		t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", data)
+	checkTopAgrees(t, rep, pprofTop(t, pb, "cpu"))
+	checkTracesAgree(t, rep, pprofTraces(t, pb))
+	return pb, rep
 }
