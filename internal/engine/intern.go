@@ -148,12 +148,19 @@ func (t *retTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjAd
 // checkReturn says whether ra can be a return address of user code in
 // obj (nil: in no mapping): whether a call instruction ends at it.
 func (t *retTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
+	if obj != nil && obj.Kind == procmap.KindFile {
+		return t.ret(obj, ra).check
+	}
+	return checkObject(obj)
+}
+
+// checkObject is checkReturn's answer for a return address in obj when
+// obj is not a file's code (whose answer is ret's).
+func checkObject(obj *procmap.Object) retCheck {
 	if obj == nil {
 		return retNotCode
 	}
 	switch obj.Kind {
-	case procmap.KindFile:
-		return t.ret(obj, ra).check
 	case procmap.KindKernel, procmap.KindModule, procmap.KindAnon, procmap.KindStack, procmap.KindHeap:
 		return retNotCode
 	}

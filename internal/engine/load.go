@@ -813,16 +813,10 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 		if f.Kernel || (outermost && (f.Addr == 0 || obj == nil)) {
 			continue
 		}
-		// as brokenStack
-		check := retUnknown
-		switch {
-		case obj == nil:
-			check = retNotCode
-		case obj.Kind == procmap.KindFile:
+		// as brokenStack (checkReturn, with ret's answer at hand)
+		check := checkObject(obj)
+		if obj != nil && obj.Kind == procmap.KindFile {
 			check = ri.check
-		case obj.Kind == procmap.KindKernel, obj.Kind == procmap.KindModule, obj.Kind == procmap.KindAnon,
-			obj.Kind == procmap.KindStack, obj.Kind == procmap.KindHeap:
-			check = retNotCode
 		}
 		if check == retNotCode || (check == retNotCall && !outermost) {
 			return dst, true
