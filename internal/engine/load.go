@@ -521,12 +521,12 @@ type prepSample struct {
 	// repair of this slot fills (see repairLeaf)
 	leaf    unwind.LeafRepair
 	leafBuf []uint64
-	// a frame-pointer stack (fp): the raw callchain's length and number
-	// of entries other than context markers (for cutStack), and the hash
-	// of the repaired chain (for the stack cache)
-	fp             bool
-	chainLen, real uint64
-	hash           uint64
+	// a frame-pointer stack (fp): the raw callchain's number of entries
+	// other than context markers (chainEntries, for cutStack), and the
+	// hash of the repaired chain (for the stack cache)
+	fp   bool
+	real uint64
+	hash uint64
 	// prepUnwound: the stack unwound: broken (brokenStack), or the
 	// address key of each frame (frameKey), innermost first; none when
 	// the sample unwound to no frame
@@ -763,12 +763,7 @@ func (l *loader) prepareSample(p *prepSample, raw []byte, ps *prepScratch) {
 	// what stack does before it needs the folding state
 	p.fp = l.ev.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
 	if p.fp {
-		p.chainLen, p.real = uint64(len(s.Callchain)), 0
-		for _, a := range s.Callchain {
-			if a < perf.ContextMax {
-				p.real++
-			}
-		}
+		p.real = chainEntries(s.Callchain)
 	}
 	p.leaf = unwind.LeafNotChecked
 	if s.Has(perf.SampleStackUser) && s.Has(perf.SampleCallchain) {
@@ -1167,7 +1162,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 		var limit uint64
 		if p != nil {
 			limit = l.maxStack(ev)
-			cut = p.chainLen >= limit && p.real >= limit // as cutStack
+			cut = p.real >= limit // as cutStack (the chain is at least as long)
 		} else {
 			cut, limit = l.cutStack(s, ev)
 		}
