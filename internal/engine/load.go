@@ -579,12 +579,12 @@ func (l *loader) preparers() int {
 func (l *loader) startWorker() *sampleWorker {
 	n := l.preparers()
 	w := &sampleWorker{
-		l:        l,
-		cur:      newRecBatch(),
-		max:      n + 10,
-		inlinePS: prepScratch{rt: newRetTable(l.code)},
+		l:   l,
+		cur: newRecBatch(),
+		max: n + 10,
 	}
 	if l.test.inline {
+		w.inlinePS = prepScratch{rt: newRetTable(l.code)} // the preparers have their own
 		return w
 	}
 	w.prep = make(chan *recBatch, w.max)
