@@ -43,8 +43,11 @@ type addrTable struct {
 }
 
 // addrMemoSize is the number of slots of addrTable's and retTable's
-// direct-mapped caches (a power of two).
-const addrMemoSize = 1 << 12
+// direct-mapped caches.
+const (
+	addrMemoBits = 12
+	addrMemoSize = 1 << addrMemoBits
+)
 
 // idSlot is one slot of addrTable.memo: key k has id id, when set.
 type idSlot struct {
@@ -56,7 +59,7 @@ type idSlot struct {
 // memoSlot is the slot of address a (of process pid) in a direct-mapped
 // cache of addrMemoSize slots.
 func memoSlot(a procmap.ObjAddr, pid uint32) uint64 {
-	return ((uint64(a) ^ uint64(pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - 12)
+	return ((uint64(a) ^ uint64(pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - addrMemoBits)
 }
 
 // retTable turns return addresses into the addresses of their call
