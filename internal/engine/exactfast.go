@@ -90,10 +90,7 @@ func (l *loader) exactHitFields(f *fastPrep, raw []byte, ev int, lay *perf.Sampl
 // goRestart follows hit by hit). The caller checks exactFastOn first.
 func (l *loader) foldExactHit(raw []byte, x *fastPrep) bool {
 	ev, lay := int(x.ev), x.lay
-	if len(l.probes.isMore) < len(l.ev.attrs) {
-		l.isMorestack(ev) // notes whether any event probes morestack
-	}
-	if l.probes.morestack { // (an event that probes it sets it)
+	if l.ev.morestack {
 		return false
 	}
 	le := binary.LittleEndian

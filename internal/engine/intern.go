@@ -43,8 +43,11 @@ type addrTable struct {
 }
 
 // addrMemoSize is the number of slots of addrTable's and retTable's
-// direct-mapped caches (a power of two).
-const addrMemoSize = 1 << 12
+// direct-mapped caches.
+const (
+	addrMemoBits = 12
+	addrMemoSize = 1 << addrMemoBits
+)
 
 // idSlot is one slot of addrTable.memo: key k has id id, when set.
 type idSlot struct {
@@ -56,7 +59,7 @@ type idSlot struct {
 // memoSlot is the slot of address a (of process pid) in a direct-mapped
 // cache of addrMemoSize slots.
 func memoSlot(a procmap.ObjAddr, pid uint32) uint64 {
-	return ((uint64(a) ^ uint64(pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - 12)
+	return ((uint64(a) ^ uint64(pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - addrMemoBits)
 }
 
 // retTable turns return addresses into the addresses of their call
@@ -148,12 +151,19 @@ func (t *retTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjAd
 // checkReturn says whether ra can be a return address of user code in
 // obj (nil: in no mapping): whether a call instruction ends at it.
 func (t *retTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
+	if obj != nil && obj.Kind == procmap.KindFile {
+		return t.ret(obj, ra).check
+	}
+	return checkObject(obj)
+}
+
+// checkObject is checkReturn's answer for a return address in obj when
+// obj is not a file's code (whose answer is ret's).
+func checkObject(obj *procmap.Object) retCheck {
 	if obj == nil {
 		return retNotCode
 	}
 	switch obj.Kind {
-	case procmap.KindFile:
-		return t.ret(obj, ra).check
 	case procmap.KindKernel, procmap.KindModule, procmap.KindAnon, procmap.KindStack, procmap.KindHeap:
 		return retNotCode
 	}

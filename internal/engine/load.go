@@ -201,6 +201,11 @@ type eventTable struct {
 	fpOnly []bool // unwound from the callchain alone
 	fast   []bool // its samples may take foldFast
 	exact  []exactEvent
+	// per event whether it probes Go's morestack (its event is named
+	// after it: "GROUP:runtime_morestack_noctxt_abi0"), and whether any
+	// does (else goRestart has nothing to match)
+	isMore    []bool
+	morestack bool
 }
 
 // exactEvent is what exactFields needs of an event: whether its samples
@@ -259,10 +264,6 @@ type exactState struct {
 	lastExact  map[uint32]exactHit
 	restart    map[exactHit]int
 	goRestarts uint64
-	// per event whether it probes Go's morestack, and whether any does
-	// (else goRestart has nothing to match)
-	isMore    []bool
-	morestack bool
 	// cache holds the folded form of recent hits (see exactCached)
 	cache   *stackCache
 	key     []uint64 // buffer: a hit's cache key
@@ -414,8 +415,8 @@ func (l *loader) snapshot() {
 	l.exactEvents()
 }
 
-// exactEvents fills in l.ev.exact from the event table (the sample worker
-// must be idle).
+// exactEvents fills in l.ev.exact, l.ev.isMore and l.ev.morestack from
+// the event table (the sample worker must be idle).
 func (l *loader) exactEvents() {
 	l.ev.exact = l.ev.exact[:0]
 	for ev := range min(len(l.ev.srcs), len(l.ev.attrs), l.ev.format.Len()) {
@@ -426,6 +427,12 @@ func (l *loader) exactEvents() {
 		x.regs = a.SampleType&perf.SampleRegsUser != 0
 		x.regWords = bits.OnesCount64(a.SampleRegsUser)
 		l.ev.exact = append(l.ev.exact, x)
+	}
+	l.ev.isMore, l.ev.morestack = l.ev.isMore[:0], false
+	for _, a := range l.ev.attrs {
+		m := strings.Contains(a.Name, "morestack")
+		l.ev.isMore = append(l.ev.isMore, m)
+		l.ev.morestack = l.ev.morestack || m
 	}
 }
 
@@ -521,12 +528,12 @@ type prepSample struct {
 	// repair of this slot fills (see repairLeaf)
 	leaf    unwind.LeafRepair
 	leafBuf []uint64
-	// a frame-pointer stack (fp): the raw callchain's length and number
-	// of entries other than context markers (for cutStack), and the hash
-	// of the repaired chain (for the stack cache)
-	fp             bool
-	chainLen, real uint64
-	hash           uint64
+	// a frame-pointer stack (fp): the raw callchain's number of entries
+	// other than context markers (chainEntries, for cutStack), and the
+	// hash of the repaired chain (for the stack cache)
+	fp   bool
+	real uint64
+	hash uint64
 	// prepUnwound: the stack unwound: broken (brokenStack), or the
 	// address key of each frame (frameKey), innermost first; none when
 	// the sample unwound to no frame
@@ -572,12 +579,12 @@ func (l *loader) preparers() int {
 func (l *loader) startWorker() *sampleWorker {
 	n := l.preparers()
 	w := &sampleWorker{
-		l:        l,
-		cur:      newRecBatch(),
-		max:      n + 10,
-		inlinePS: prepScratch{rt: newRetTable(l.code)},
+		l:   l,
+		cur: newRecBatch(),
+		max: n + 10,
 	}
 	if l.test.inline {
+		w.inlinePS = prepScratch{rt: newRetTable(l.code)} // the preparers have their own
 		return w
 	}
 	w.prep = make(chan *recBatch, w.max)
@@ -763,12 +770,7 @@ func (l *loader) prepareSample(p *prepSample, raw []byte, ps *prepScratch) {
 	// what stack does before it needs the folding state
 	p.fp = l.ev.fpOnly[ev] && s.Has(perf.SampleCallchain) && len(s.Callchain) > 0
 	if p.fp {
-		p.chainLen, p.real = uint64(len(s.Callchain)), 0
-		for _, a := range s.Callchain {
-			if a < perf.ContextMax {
-				p.real++
-			}
-		}
+		p.real = chainEntries(s.Callchain)
 	}
 	p.leaf = unwind.LeafNotChecked
 	if s.Has(perf.SampleStackUser) && s.Has(perf.SampleCallchain) {
@@ -813,16 +815,10 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 		if f.Kernel || (outermost && (f.Addr == 0 || obj == nil)) {
 			continue
 		}
-		// as brokenStack
-		check := retUnknown
-		switch {
-		case obj == nil:
-			check = retNotCode
-		case obj.Kind == procmap.KindFile:
+		// as brokenStack (checkReturn, with ret's answer at hand)
+		check := checkObject(obj)
+		if obj != nil && obj.Kind == procmap.KindFile {
 			check = ri.check
-		case obj.Kind == procmap.KindKernel, obj.Kind == procmap.KindModule, obj.Kind == procmap.KindAnon,
-			obj.Kind == procmap.KindStack, obj.Kind == procmap.KindHeap:
-			check = retNotCode
 		}
 		if check == retNotCode || (check == retNotCall && !outermost) {
 			return dst, true
@@ -1173,7 +1169,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 		var limit uint64
 		if p != nil {
 			limit = l.maxStack(ev)
-			cut = p.chainLen >= limit && p.real >= limit // as cutStack
+			cut = p.real >= limit // as cutStack (the chain is at least as long)
 		} else {
 			cut, limit = l.cutStack(s, ev)
 		}
@@ -1353,8 +1349,7 @@ func (l *loader) flushLBR() {
 // meanwhile, the one skipped is that call: the edge's count is the same.)
 // Without a probe on morestack the restarts count as calls.
 func (l *loader) goRestart(s *perf.Sample, ev int) bool {
-	isMore := l.isMorestack(ev)
-	if !l.probes.morestack {
+	if !l.ev.morestack {
 		return false // no event probes morestack: nothing restarts
 	}
 	if l.probes.lastExact == nil {
@@ -1364,7 +1359,7 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	hit := exactHit{s.IP, ra}
 	prev, hadPrev := l.probes.lastExact[s.TID]
 	l.probes.lastExact[s.TID] = hit
-	if isMore {
+	if ev < len(l.ev.isMore) && l.ev.isMore[ev] {
 		if hadPrev {
 			l.probes.restart[prev]++
 		}
@@ -1380,18 +1375,6 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 		return true
 	}
 	return false
-}
-
-// isMorestack reports whether event ev probes Go's morestack (its event
-// is named after it: "GROUP:runtime_morestack_noctxt_abi0"), noting in
-// l.probes.morestack whether any event of the table does.
-func (l *loader) isMorestack(ev int) bool {
-	for k := len(l.probes.isMore); k < len(l.ev.attrs); k++ {
-		m := strings.Contains(l.ev.attrs[k].Name, "morestack")
-		l.probes.isMore = append(l.probes.isMore, m)
-		l.probes.morestack = l.probes.morestack || m
-	}
-	return ev < len(l.probes.isMore) && l.probes.isMore[ev]
 }
 
 // exactHit is a probe hit as goRestart matches them: the IP (the

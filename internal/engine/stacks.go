@@ -110,16 +110,19 @@ func (l *loader) maxStack(ev int) uint64 {
 // PERF_CONTEXT_* markers, and stops at the limit.
 func (l *loader) cutStack(s *perf.Sample, ev int) (bool, uint64) {
 	limit := l.maxStack(ev)
-	if uint64(len(s.Callchain)) < limit {
-		return false, limit
-	}
+	return uint64(len(s.Callchain)) >= limit && chainEntries(s.Callchain) >= limit, limit
+}
+
+// chainEntries is the number of a callchain's entries other than the
+// PERF_CONTEXT_* markers (what the kernel's depth limit counts).
+func chainEntries(chain []uint64) uint64 {
 	var n uint64
-	for _, a := range s.Callchain {
+	for _, a := range chain {
 		if a < perf.ContextMax {
 			n++
 		}
 	}
-	return n >= limit, limit
+	return n
 }
 
 // countShape counts a sample of a stack folded as frames (innermost
