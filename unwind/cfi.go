@@ -50,14 +50,14 @@ type row struct {
 	cfa  rule
 	regs [nregs]rule
 	ra   uint64 // the return-address column
-	// moved lists the registers whose rule is not ruleSame, in order,
-	// when indexed (index): stepInto copies the others at once and
-	// applies these rules alone
-	moved   []uint8
-	indexed bool
+	// moved lists the registers whose rule is not ruleSame, in order
+	// (index): stepInto copies the others at once and applies these
+	// rules alone
+	moved []uint8
 }
 
-// index fills r.moved from r.regs; r must not change afterwards.
+// index fills r.moved from r.regs; every row is indexed once built, and r
+// must not change afterwards.
 func (r *row) index() *row {
 	r.moved = r.moved[:0]
 	for i := range r.regs {
@@ -65,7 +65,6 @@ func (r *row) index() *row {
 			r.moved = append(r.moved, uint8(i))
 		}
 	}
-	r.indexed = true
 	return r
 }
 
