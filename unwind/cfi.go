@@ -83,8 +83,11 @@ type table struct {
 	recent [rowSlots]atomic.Pointer[rowSlot]
 }
 
-// rowSlots is the number of slots of a table's recent rows.
-const rowSlots = 1 << 12
+// rowSlots is the number of slots of a table's recent rows, 1<<rowSlotBits.
+const (
+	rowSlotBits = 12
+	rowSlots    = 1 << rowSlotBits
+)
 
 // rowSlot is a row of table.recent: pc's rule is r (nil: no FDE covers pc).
 type rowSlot struct {
@@ -97,7 +100,7 @@ const maxRows = 1 << 16
 
 // row returns the rule for pc, nil when no FDE covers it.
 func (t *table) row(pc ObjAddr) (*row, error) {
-	slot := &t.recent[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-12)]
+	slot := &t.recent[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-rowSlotBits)]
 	if e := slot.Load(); e != nil && e.pc == pc {
 		return e.r, nil
 	}
