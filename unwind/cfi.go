@@ -50,14 +50,14 @@ type row struct {
 	cfa  rule
 	regs [nregs]rule
 	ra   uint64 // the return-address column
-	// moved lists the registers whose rule is not ruleSame, in order,
-	// when indexed (index): stepInto copies the others at once and
-	// applies these rules alone
-	moved   []uint8
-	indexed bool
+	// moved lists the registers whose rule is not ruleSame, in order
+	// (index): stepInto copies the others at once and applies these
+	// rules alone
+	moved []uint8
 }
 
-// index fills r.moved from r.regs; r must not change afterwards.
+// index fills r.moved from r.regs; every row is indexed once built, and r
+// must not change afterwards.
 func (r *row) index() *row {
 	r.moved = r.moved[:0]
 	for i := range r.regs {
@@ -65,7 +65,6 @@ func (r *row) index() *row {
 			r.moved = append(r.moved, uint8(i))
 		}
 	}
-	r.indexed = true
 	return r
 }
 
@@ -84,8 +83,11 @@ type table struct {
 	recent [rowSlots]atomic.Pointer[rowSlot]
 }
 
-// rowSlots is the number of slots of a table's recent rows.
-const rowSlots = 1 << 12
+// rowSlots is the number of slots of a table's recent rows, 1<<rowSlotBits.
+const (
+	rowSlotBits = 12
+	rowSlots    = 1 << rowSlotBits
+)
 
 // rowSlot is a row of table.recent: pc's rule is r (nil: no FDE covers pc).
 type rowSlot struct {
@@ -98,7 +100,7 @@ const maxRows = 1 << 16
 
 // row returns the rule for pc, nil when no FDE covers it.
 func (t *table) row(pc ObjAddr) (*row, error) {
-	slot := &t.recent[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-12)]
+	slot := &t.recent[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-rowSlotBits)]
 	if e := slot.Load(); e != nil && e.pc == pc {
 		return e.r, nil
 	}

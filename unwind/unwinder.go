@@ -365,42 +365,25 @@ func stepInto(next, cur *regs, rw *row, st *stack) (why StopReason, ok bool) {
 	case ruleSame:
 		return stop(StopBadCFI) // x86-64 CIEs always say where the return address is
 	}
-	if rw.indexed {
-		// the registers whose rule is ruleSame at once, then the others
-		*next = *cur
-		for _, m := range rw.moved {
-			i := int(m)
-			var v uint64
-			var known, outside bool
-			if ru := &rw.regs[i]; ru.kind == ruleOffset { // most moved registers: recoverReg inlined
-				v, known = st.read(uint64(int64(cfa) + ru.off))
-				outside = !known
-			} else {
-				v, known, outside = recoverReg(cur, *ru, i, cfa, st)
-			}
-			if outside {
-				if uint64(i) == rw.ra {
-					return stop(StopStackEnd)
-				}
-				known = false
-			}
-			next.v[i], next.known[i] = v, known
+	// the registers whose rule is ruleSame at once, then the others
+	*next = *cur
+	for _, m := range rw.moved {
+		i := int(m)
+		var v uint64
+		var known, outside bool
+		if ru := &rw.regs[i]; ru.kind == ruleOffset { // most moved registers: recoverReg inlined
+			v, known = st.read(uint64(int64(cfa) + ru.off))
+			outside = !known
+		} else {
+			v, known, outside = recoverReg(cur, *ru, i, cfa, st)
 		}
-	} else {
-		for i := range nregs {
-			if rw.regs[i].kind == ruleSame { // most registers: recoverReg inlined
-				next.v[i], next.known[i] = cur.v[i], cur.known[i]
-				continue
+		if outside {
+			if uint64(i) == rw.ra {
+				return stop(StopStackEnd)
 			}
-			v, known, outside := recoverReg(cur, rw.regs[i], i, cfa, st)
-			if outside {
-				if uint64(i) == rw.ra {
-					return stop(StopStackEnd)
-				}
-				known = false
-			}
-			next.v[i], next.known[i] = v, known
+			known = false
 		}
+		next.v[i], next.known[i] = v, known
 	}
 	next.v[regnum.AMD64_Rsp], next.known[regnum.AMD64_Rsp] = cfa, true
 	ra := next.v[rw.ra]

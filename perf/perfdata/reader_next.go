@@ -88,14 +88,15 @@ func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
 	kept := !comp && r.src.keep
 	mapped := r.src.mp.mem != nil
 	r.queue.mapped = mapped
+	stable := kept || !comp && mapped // as pop decides for a queued record
 	if t >= perf.RecordHeaderAttr {
-		rec.set(off, comp, 0, false, raw, kept, !comp && (kept || mapped))
+		rec.set(off, comp, 0, false, raw, kept, stable)
 		return r.processUser(rec, t)
 	}
 	var tm uint64
 	var ok bool
 	if !knownType(t) {
-		rec.set(off, comp, 0, false, raw, kept, !comp && (kept || mapped))
+		rec.set(off, comp, 0, false, raw, kept, stable)
 		return true
 	}
 	if at, minLen := r.format.SampleTimeAt(); t == perf.RecordSample && len(raw) >= minLen {
@@ -112,7 +113,7 @@ func (r *Reader) process(rec *Record, raw []byte, off int64, comp bool) bool {
 		r.queue.push(raw, off, tm, qrecFlags(true, kept, comp), r.src.lastRef())
 		return false
 	}
-	rec.set(off, comp, tm, ok, raw, kept, !comp && (kept || mapped))
+	rec.set(off, comp, tm, ok, raw, kept, stable)
 	return true
 }
 
