@@ -146,12 +146,13 @@ func newPProfConv(p *profile.Profile) *pprofConv {
 func (c *pprofConv) samples(t ccmap.Totals) {
 	mean := meanPeriod(c.p, t)
 	cct := c.p.Map.CCT(ccmap.Self)
+	var callers []int // a node's caller locations, outermost last (reused)
 	for i := range cct.Nodes {
 		n := &cct.Nodes[i]
 		if n.Self == 0 {
 			continue
 		}
-		var callers []int
+		callers = callers[:0]
 		for j := i; cct.Nodes[j].Parent >= 0; j = cct.Nodes[j].Parent {
 			parent := &cct.Nodes[cct.Nodes[j].Parent] // never a pruned node: those are leaves
 			callers = append(callers, c.siteLocation(ccmap.CallSite{Caller: parent.Func, Addr: cct.Nodes[j].Site}))
@@ -163,7 +164,7 @@ func (c *pprofConv) samples(t ccmap.Totals) {
 			} else {
 				s.Weight = int64(w)
 			}
-			s.Stack = append(append(s.Stack, leaf), callers...)
+			s.Stack = append(append(make([]int, 0, 1+len(callers)), leaf), callers...)
 			c.out.Samples = append(c.out.Samples, s)
 		}
 		chains := c.p.Leaves[n.Func]

@@ -117,10 +117,9 @@ func (r *Objects) Kernel() (kallsyms, why string) { return r.kallsyms, r.kernelW
 // or "_stext", and that symbol's address at recording time as the file
 // offset).
 type kernelRef struct {
-	sym        string
+	sym        string // "" until a kernel MMAP record names one
 	addr       uint64
 	start, end uint64 // the map's addresses
-	ok         bool
 }
 
 // noteKernel keeps the kernel map of an MMAP record's fields.
@@ -131,8 +130,8 @@ func (r *Objects) noteKernel(pid uint32, start, length, pgoff uint64, name strin
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.kref.ok {
-		r.kref = kernelRef{sym: sym, addr: pgoff, start: start, end: start + length, ok: true}
+	if r.kref.sym == "" {
+		r.kref = kernelRef{sym: sym, addr: pgoff, start: start, end: start + length}
 	}
 }
 
@@ -141,7 +140,7 @@ func (r *Objects) noteKernel(pid uint32, start, length, pgoff uint64, name strin
 func (r *Objects) kernelMap() (kernelRef, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.kref, r.kref.ok
+	return r.kref, r.kref.sym != ""
 }
 
 // Mapped finds the file of the object an MMAP or MMAP2 record maps,

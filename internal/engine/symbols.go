@@ -293,7 +293,7 @@ func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 				<-p.done
 				res, err = p.res, p.err
 			} else {
-				res, err = s.resolver(s.keys[k], opts, dwarf)
+				res, err = s.opener(s.keys[k], opts, dwarf)()
 			}
 			s.open[k] = res
 		case len(r.Locations) == 0:
@@ -314,13 +314,8 @@ func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 	}
 }
 
-// resolver opens the symbols of one key.
-func (s *Symbols) resolver(key symbolize.ObjectKey, opts symbolize.Options, dwarf bool) (symbolize.Resolver, error) {
-	return s.opener(key, opts, dwarf)()
-}
-
-// opener returns resolver's work on key, which reads the files alone
-// (another goroutine may run it).
+// opener returns the work of opening the symbols of one key, which reads
+// the files alone (another goroutine may run it).
 func (s *Symbols) opener(key symbolize.ObjectKey, opts symbolize.Options, dwarf bool) func() (symbolize.Resolver, error) {
 	switch {
 	case IsPerfMap(key.Path):

@@ -98,35 +98,9 @@ func replay(in, out string, n int) (stats, error) {
 	if err != nil {
 		return st, err
 	}
-	span := last - first + 1
-	for k := 0; k < n; k++ {
-		if k == 0 {
-			for _, b := range pass0 {
-				if err := w.WriteRecord(b); err != nil {
-					w.Close(perfdata.Features{})
-					return st, err
-				}
-			}
-			if err := w.WriteFinishedRound(); err != nil {
-				w.Close(perfdata.Features{})
-				return st, err
-			}
-			continue
-		}
-		for i, b := range samples {
-			if off := times[i]; off >= 0 {
-				tm := binary.LittleEndian.Uint64(b[off:])
-				binary.LittleEndian.PutUint64(b[off:], tm+span)
-			}
-			if err := w.WriteRecord(b); err != nil {
-				w.Close(perfdata.Features{})
-				return st, err
-			}
-		}
-		if err := w.WriteFinishedRound(); err != nil {
-			w.Close(perfdata.Features{})
-			return st, err
-		}
+	if err := writePasses(w, pass0, samples, times, last-first+1, n); err != nil {
+		w.Close(perfdata.Features{})
+		return st, err
 	}
 	f := r.Features().Features
 	f.SampleTimeFirst, f.SampleTimeLast = 0, 0 // the writer takes them from the records
@@ -135,6 +109,35 @@ func replay(in, out string, n int) (stats, error) {
 	}
 	st.samples = int64(len(samples))
 	return st, nil
+}
+
+// writePasses writes the n passes: pass0 (the samples and the other
+// records), then n-1 times the samples alone, each pass's times span
+// later than the one before; a FINISHED_ROUND ends each pass.
+func writePasses(w *perfdata.Writer, pass0, samples [][]byte, times []int, span uint64, n int) error {
+	for _, b := range pass0 {
+		if err := w.WriteRecord(b); err != nil {
+			return err
+		}
+	}
+	if err := w.WriteFinishedRound(); err != nil {
+		return err
+	}
+	for k := 1; k < n; k++ {
+		for i, b := range samples {
+			if off := times[i]; off >= 0 {
+				tm := binary.LittleEndian.Uint64(b[off:])
+				binary.LittleEndian.PutUint64(b[off:], tm+span)
+			}
+			if err := w.WriteRecord(b); err != nil {
+				return err
+			}
+		}
+		if err := w.WriteFinishedRound(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // notReplacing refuses an existing out that is not a regular file.
