@@ -8,7 +8,6 @@ import (
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
-	"github.com/hwprof/hwprof/tuning"
 )
 
 // twoLoops is mainloop.c with a second thread, started first thing: both
@@ -55,14 +54,7 @@ int main(int argc, char **argv) {
 // copies keep the old period and its field.
 func TestAdaptivePeriodExistingThreads(t *testing.T) {
 	needPerfEvents(t)
-	ev := cpuClock(0, perf.TargetCommand)
-	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
-	events := []perf.Event{ev}
-	p := tuning.DefaultPolicy()
-	tuned, err := PrepareAdaptive(events, p)
-	if err != nil || !tuned[0] {
-		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
-	}
+	events, p, tuned := adaptiveCPUClock(t)
 	start := events[0].Attr.SamplePeriod
 	prog := testprog.BuildText(t, "twoloops.c", twoLoops, "-O1", "-fno-omit-frame-pointer", "-pthread")
 	out := filepath.Join(t.TempDir(), "two.data")

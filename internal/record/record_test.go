@@ -331,14 +331,7 @@ func TestAttachNoSuchProcess(t *testing.T) {
 // PERIOD fields follow it: the period history is in the recording.
 func TestAdaptivePeriodApplied(t *testing.T) {
 	needPerfEvents(t)
-	ev := cpuClock(0, perf.TargetCommand)
-	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
-	events := []perf.Event{ev}
-	p := tuning.DefaultPolicy()
-	tuned, err := PrepareAdaptive(events, p)
-	if err != nil || !tuned[0] {
-		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
-	}
+	events, p, tuned := adaptiveCPUClock(t)
 	start := events[0].Attr.SamplePeriod
 	out := filepath.Join(t.TempDir(), "adaptive.data")
 	// A tight loop in main of a single-threaded C program with frame
@@ -459,4 +452,21 @@ samples:
 		t.Errorf("%d of %d samples checked carry a PERIOD other than the one in force (%d samples in all)",
 			wrong, checked, len(periods))
 	}
+}
+
+// adaptiveCPUClock is a cpu-clock event of the command at perf's default
+// frequency, prepared for the adaptive controller with the default policy
+// (PrepareAdaptive replaces the frequency by its start period), with
+// PrepareAdaptive's tuned flags.
+func adaptiveCPUClock(t *testing.T) ([]perf.Event, tuning.Policy, []bool) {
+	t.Helper()
+	ev := cpuClock(0, perf.TargetCommand)
+	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
+	events := []perf.Event{ev}
+	p := tuning.DefaultPolicy()
+	tuned, err := PrepareAdaptive(events, p)
+	if err != nil || !tuned[0] {
+		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
+	}
+	return events, p, tuned
 }
