@@ -2,12 +2,21 @@ package tuning
 
 // Frame is what a native sample says about its top activation record, for
 // ActivationKey: the user stack pointer, the callee-saved registers rbx,
-// rbp, r12-r15 (PERF_SAMPLE_REGS_USER), the word at the top of the stack
-// (the first u64 of PERF_SAMPLE_STACK_USER) and the frame-pointer
-// callchain's return addresses (the user part without the IP).
+// rbp, r12-r15 and the caller-saved ones (PERF_SAMPLE_REGS_USER), the word
+// at the top of the stack (the first u64 of PERF_SAMPLE_STACK_USER) and
+// the frame-pointer callchain's return addresses (the user part without
+// the IP).
 type Frame struct {
-	SP      uint64
-	Saved   [6]uint64 // rbx, rbp, r12, r13, r14, r15
+	SP    uint64
+	Saved [6]uint64 // rbx, rbp, r12, r13, r14, r15
+	// Scratch are the caller-saved registers rax, rcx, rdx, rsi, rdi and
+	// r8-r11, and Kept the ones among them (bit i for Scratch[i]) that
+	// no code still to run in this activation can write: the running
+	// function's code from the sampled instruction to its returns, and
+	// the functions it calls directly, as far as they can be read (see
+	// unwind/clobber). Kept is 0 when that is not known.
+	Scratch [9]uint64
+	Kept    uint16
 	TopWord uint64
 	Returns []uint64
 }
@@ -29,12 +38,23 @@ type Frame struct {
 //     loop's state across the call in them (or in its frame), so two
 //     calls from the same call site in different iterations differ,
 //     while a callee that does not write them (most leaves) leaves them
-//     as its caller set them for its whole activation.
+//     as its caller set them for its whole activation;
+//   - the caller-saved registers the rest of the activation cannot write
+//     (Frame.Kept): they hold, for the whole activation, what they held
+//     when it was called, the arguments it keeps and whatever its caller
+//     left there. A caller compiled with interprocedural register
+//     allocation (gcc's -fipa-ra, on at -O2) keeps its loop's state
+//     across calls to functions it knows in exactly these registers
+//     instead of callee-saved ones, so without them every call of one
+//     loop reads as the same activation.
 //
 // It errs where a running function writes callee-saved registers or the
 // word at the top of its stack (a function with its frame set up keeps
 // locals there): one activation then reads as several, repetition is
-// undercounted and the period shrinks, which the budget bounds. The
+// undercounted and the period shrinks, which the budget bounds. It reads
+// high only where a caller keeps its loop's state in caller-saved
+// registers and the code on top cannot be read through (Kept is 0: an
+// indirect jump, such as a switch's table, in the running leaf). The
 // simulation in activation_test.go measures both errors.
 func ActivationKey(f *Frame) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
@@ -47,6 +67,12 @@ func ActivationKey(f *Frame) uint64 {
 	mix(f.TopWord)
 	for _, v := range f.Saved {
 		mix(v)
+	}
+	mix(uint64(f.Kept))
+	for i, v := range f.Scratch {
+		if f.Kept&(1<<i) != 0 {
+			mix(v)
+		}
 	}
 	for _, r := range f.Returns {
 		mix(r)

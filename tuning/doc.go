@@ -33,26 +33,38 @@
 // profiler cannot mark frames; ActivationKey identifies the top
 // activation from what a sample holds: the callchain's return addresses
 // (the path of calls), the stack pointer (the depth), the word at the top
-// of the stack (a frameless leaf's return address) and the callee-saved
+// of the stack (a frameless leaf's return address), the callee-saved
 // registers, in which a caller that calls in a loop keeps the loop's
-// state across the call, so the next iteration's call is a new key while
-// one call's samples share it. A bare function key is not a proxy: a hot
-// function is on top of successive samples at any period, so a program
-// dominated by one reads as over-sampled at every period (95% repeats in
-// a loop over a 2µs leaf that truly repeats 0.1%) and the period climbs
-// to its maximum, 125 Hz, with small functions lost in the noise.
+// state across the call, and the caller-saved registers that no code
+// still to run in the activation can write (Frame.Kept, from the code
+// itself: unwind/clobber), in which a caller compiled with
+// interprocedural register allocation (gcc's -fipa-ra, on at -O2) keeps
+// that state instead when it knows its callees leave them alone. So the
+// next iteration's call is a new key while one call's samples share it.
+// A bare function key is not a proxy: a hot function is on top of
+// successive samples at any period, so a program dominated by one reads
+// as over-sampled at every period (95% repeats in a loop over a 2µs leaf
+// that truly repeats 0.1%) and the period climbs to its maximum, 125 Hz,
+// with small functions lost in the noise.
 //
 // activation_test.go runs programs of 1µs to 5ms activations under
 // sampling periods of 10µs to 8ms: the key stays within 5 points of the
 // true activation repetition wherever the running code leaves the
 // callee-saved registers and the top of its stack alone, and otherwise
 // reads low, never high (a function's own loop counter in rbx makes one
-// activation look like many). Reading low only shortens the period, which
-// costs overhead that the budget rule caps; reading high, as the function
-// rule does, lengthens it and costs accuracy, which nothing caps. A
-// caller without the registers (an old recording, a source without the
-// stack copy) may key by the return address of the innermost frame; a
-// raw instruction pointer undercounts repeats inside loops.
+// activation look like many). Without the caller-saved registers it read
+// 23-25% repetition on a loop over small leaves whose state gcc keeps in
+// caller-saved registers (scripts/bench-adaptive.sh's phased), where the
+// truth is 0.3%, and the period grew to three times perf's; the
+// recordings of phased read the same. Where the running code cannot be
+// read through (an indirect jump, such as a switch's table, in the leaf
+// on top) Kept is 0 and the key falls back to that error. Reading low
+// only shortens the period, which costs overhead that the budget rule
+// caps; reading high, as the function rule does, lengthens it and costs
+// accuracy, which nothing caps. A caller without the registers (an old
+// recording, a source without the stack copy) may key by the return
+// address of the innermost frame; a raw instruction pointer undercounts
+// repeats inside loops.
 //
 // The program's CPU time makes rates per CPU exact. For a Time event it is
 // derived from the samples (each stands for one period of the program's

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
+	"github.com/hwprof/hwprof/unwind/clobber"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,6 +70,11 @@ func prepareAdaptive(events []perf.Event, p tuning.Policy, planned bool) ([]bool
 		a.Flags &^= perf.FlagFreq
 		a.SamplePeriod = c.Period()
 		a.SampleType |= perf.SamplePeriod
+		if a.SampleType&perf.SampleRegsUser != 0 && a.SampleRegsUser&source.LeafRegsUser == source.LeafRegsUser {
+			// the leaf repair's registers are the activation key's
+			// but for the caller-saved ones
+			a.SampleRegsUser |= ScratchRegsUser
+		}
 		if KindOf(a) == tuning.Time {
 			// The kernel does not update a clock event's PERIOD field
 			// after a change (see adaptive); STREAM_ID tells the samples
@@ -164,16 +171,18 @@ type periodMark struct {
 //     both their old period and their old field, which agree. Each
 //     sample's PERIOD field is thus the period of the event that took it.
 type adaptive struct {
-	tuners   []tuner
-	tuned    int // how many tuners have a controller: hwprof's CPU is split among them
-	sample   perf.Sample
-	frame    tuning.Frame // countSample's activation key
-	last     time.Time
-	lastCPU  time.Duration
-	start    time.Time
-	cpus     int
-	changes  []PeriodChange
-	applyErr error
+	tuners []tuner
+	tuned  int // how many tuners have a controller: hwprof's CPU is split among them
+	sample perf.Sample
+	frame  tuning.Frame // countSample's activation key
+	// the code analyses of the activation key's Kept, by process
+	clobberers map[uint32]*clobber.Analyzer
+	last       time.Time
+	lastCPU    time.Duration
+	start      time.Time
+	cpus       int
+	changes    []PeriodChange
+	applyErr   error
 	// PERIOD correction of clock events (fixPeriod)
 	fixing    bool // a clock event's period changed: samples need fixPeriod
 	buf       []byte
@@ -279,6 +288,51 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 // savedRegs are the callee-saved registers of tuning.Frame, in its order.
 var savedRegs = [6]int{perf.RegBX, perf.RegBP, perf.RegR8 + 4, perf.RegR8 + 5, perf.RegR8 + 6, perf.RegR8 + 7}
 
+// scratchRegs are the caller-saved registers of tuning.Frame, in its order.
+var scratchRegs = [9]int{perf.RegAX, perf.RegCX, perf.RegDX, perf.RegSI, perf.RegDI, perf.RegR8, perf.RegR8 + 1, perf.RegR8 + 2, perf.RegR8 + 3}
+
+// ScratchRegsUser are the caller-saved registers rax, rcx, rdx, rsi, rdi
+// and r8-r11, which PrepareAdaptive adds to a tuned event that samples
+// source.LeafRegsUser: 72 bytes more per sample, for
+// tuning.Frame.Scratch.
+const ScratchRegsUser uint64 = 1<<perf.RegAX | 1<<perf.RegCX | 1<<perf.RegDX | 1<<perf.RegSI | 1<<perf.RegDI |
+	1<<perf.RegR8 | 1<<(perf.RegR8+1) | 1<<(perf.RegR8+2) | 1<<(perf.RegR8+3)
+
+// maxClobberProcs bounds the processes whose code the activation key
+// reads (clobberers); past it the analyses start again.
+const maxClobberProcs = 256
+
+// kept is tuning.Frame.Kept for a sample of process pid at user
+// instruction ip: the caller-saved registers that no code still to run
+// in the activation can write, read from the process's code
+// (unwind/clobber; each instruction's analysis is kept). 0 when the code
+// cannot be read (the process has exited, hwprof may not read its
+// memory) or read through.
+func (ad *adaptive) kept(pid uint32, ip uint64) uint16 {
+	a := ad.clobberers[pid]
+	if a == nil {
+		if len(ad.clobberers) >= maxClobberProcs {
+			clear(ad.clobberers)
+		}
+		if ad.clobberers == nil {
+			ad.clobberers = map[uint32]*clobber.Analyzer{}
+		}
+		a = clobber.New(clobber.ProcessCode(int(pid)))
+		ad.clobberers[pid] = a
+	}
+	written, ok := a.Clobbers(ip)
+	if !ok {
+		return 0
+	}
+	var kept uint16
+	for i, r := range scratchRegs {
+		if written&(1<<r) == 0 {
+			kept |= 1 << i
+		}
+	}
+	return kept
+}
+
 // activationKey is tuning.ActivationKey of s, if s has a user callchain,
 // its stack pointer and a stack copy.
 func (ad *adaptive) activationKey(s *perf.Sample) (uint64, bool) {
@@ -295,6 +349,13 @@ func (ad *adaptive) activationKey(s *perf.Sample) (uint64, bool) {
 	fr.SP, fr.TopWord, fr.Returns = sp, le.Uint64(stack), user[1:]
 	for i, r := range savedRegs {
 		fr.Saved[i], _ = s.RegsUser.Get(r)
+	}
+	fr.Kept = 0
+	if ip, ok := s.RegsUser.Get(perf.RegIP); ok && s.Has(perf.SampleTID) && s.RegsUser.Mask&ScratchRegsUser == ScratchRegsUser {
+		for i, r := range scratchRegs {
+			fr.Scratch[i], _ = s.RegsUser.Get(r)
+		}
+		fr.Kept = ad.kept(s.PID, ip)
 	}
 	return tuning.ActivationKey(fr), true
 }
