@@ -253,7 +253,7 @@ func flow(in *x86asm.Inst, next uint64) (step, uint64) {
 }
 
 // endbr is the first three bytes of endbr64 (fa) and endbr32 (fb), which
-// x86asm does not know.
+// x86asm (v0.32.0) decodes as a lone rep prefix.
 var endbr = [3]byte{0xf3, 0x0f, 0x1e}
 
 // decode decodes the instruction at pc.
@@ -265,11 +265,28 @@ func (a *Analyzer) decode(pc uint64) (x86asm.Inst, status) {
 	if len(b) >= 4 && [3]byte(b[:3]) == endbr && (b[3] == 0xfa || b[3] == 0xfb) {
 		return x86asm.Inst{Op: x86asm.NOP, Len: 4, Mode: 64}, known
 	}
+	if n := vzero(b); n > 0 {
+		return x86asm.Inst{Op: x86asm.VZEROUPPER, Len: n, Mode: 64}, known
+	}
 	in, err := x86asm.Decode(b, 64)
 	if err != nil || in.Op == 0 || in.Len == 0 {
 		return in, unknown
 	}
 	return in, known
+}
+
+// vzero returns the length of the vzeroupper or vzeroall at the start of
+// b, or 0. x86asm (v0.32.0) decodes every VEX instruction with a ModRM
+// byte, and these two, VEX.0F 77, have none: it takes the next
+// instruction's first byte for one, so the length it gives is wrong.
+func vzero(b []byte) int {
+	switch {
+	case len(b) >= 3 && b[0] == 0xc5 && b[2] == 0x77: // two-byte VEX, map 0F
+		return 3
+	case len(b) >= 4 && b[0] == 0xc4 && b[1]&0x1f == 1 && b[3] == 0x77: // three-byte VEX, map 0F
+		return 4
+	}
+	return 0
 }
 
 // bytes returns the code at pc: up to maxInstLen bytes (fewer at the end
