@@ -116,6 +116,13 @@ func New(code Code) *Analyzer {
 // mask is then All, and the caller must assume every register may be
 // written.
 //
+// Masks shrink along the code: when ip2 is reachable from ip1,
+// Clobbers(ip2) ⊆ Clobbers(ip1), so two samples of one activation at
+// different ips can get different masks. A key that must be the same at
+// every sample of one activation takes the mask at the function's entry
+// (its symbol, or the start of its FDE): the registers that nothing in the
+// activation writes.
+//
 // A call cycle (direct or mutual recursion reachable from ip) gives
 // ok=false rather than a fixpoint: the recursive function's clobbers would
 // be the union over the cycle, which is sound but costs an iteration this

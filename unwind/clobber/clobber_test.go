@@ -636,3 +636,42 @@ func BenchmarkClobbers(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/function")
 	})
 }
+
+// TestShrinksAlongCode: from any instruction of a function, the mask is a
+// subset of the mask at its entry (everything reachable from the
+// instruction is reachable from the entry).
+func TestShrinksAlongCode(t *testing.T) {
+	p := loadPhased(t)
+	a := New(p.code)
+	for _, name := range []string{"fa", "fb", "fc", "calls", "spin"} {
+		entry, ok := a.Clobbers(p.syms[name].Value)
+		if !ok {
+			t.Fatalf("%s: cannot tell", name)
+		}
+		for _, l := range p.insts(t, name) {
+			m, ok := a.Clobbers(l.pc)
+			if !ok {
+				t.Errorf("%s+%#x: cannot tell", name, l.pc-p.syms[name].Value)
+			} else if m&^entry != 0 {
+				t.Errorf("%s+%#x: %s not within the entry's %s", name, l.pc-p.syms[name].Value, names(m), names(entry))
+			}
+		}
+	}
+}
+
+// FuzzClobbers: any bytes give an answer without panicking, within All,
+// and All when it cannot tell.
+func FuzzClobbers(f *testing.F) {
+	for _, r := range rows {
+		f.Add(asm(f, r.code))
+	}
+	f.Fuzz(func(t *testing.T, code []byte) {
+		a := New(sliceCode(base, code))
+		for _, ip := range []uint64{base, base + 1} {
+			m, ok := a.Clobbers(ip)
+			if m&^All != 0 || (!ok && m != All) {
+				t.Fatalf("Clobbers(%#x) = %s, %v", ip, names(m), ok)
+			}
+		}
+	})
+}
