@@ -24,12 +24,17 @@
 // past MaxInsts instructions in one function or MaxTotal in one call of
 // Clobbers.
 //
-// What the caller provides: a Code that reads the program's code at
-// run-time addresses (ProcessCode for a live process, or one over the
-// object's file). The package keeps no goroutines and does not log.
+// What the caller provides: a Code that reads the program's code:
+// ObjectCode over an object's file, at the object's addresses (an
+// Analyzer per object, the ip less the mapping's bias), or ProcessCode
+// over a live process at run-time addresses. Prefer the file: a process
+// with uprobes or breakpoints in it shows int3 at their addresses, so
+// Clobbers cannot tell there. The package keeps no goroutines and does
+// not log.
 package clobber
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 
@@ -90,10 +95,10 @@ type result struct {
 type Analyzer struct {
 	code   Code
 	memo   map[uint64]result
-	active map[uint64]bool     // entries being analysed (call cycle detection)
-	chunks map[uint64][]byte   // chunk base -> bytes read (short near a mapping's end); for one Clobbers call
-	total  int                 // instructions decoded in this Clobbers call
-	window [2 * chunkSize]byte // an instruction's bytes across two chunks
+	active map[uint64]bool   // entries being analysed (call cycle detection)
+	chunks map[uint64][]byte // chunk base -> bytes read (short near a mapping's end); for one Clobbers call
+	total  int               // instructions decoded in this Clobbers call
+	window [maxInstLen]byte  // an instruction's bytes across two chunks
 }
 
 // New returns an Analyzer that reads code through code.
@@ -125,8 +130,8 @@ func New(code Code) *Analyzer {
 //
 // A call cycle (direct or mutual recursion reachable from ip) gives
 // ok=false rather than a fixpoint: the recursive function's clobbers would
-// be the union over the cycle, which is sound but costs an iteration this
-// first version does not do.
+// be the union over the cycle, which is sound but needs an iteration over
+// the cycle that this package does not do.
 func (a *Analyzer) Clobbers(ip uint64) (mask uint32, ok bool) {
 	a.total = 0
 	r := a.analyze(ip)
@@ -540,3 +545,33 @@ func ProcessCode(pid int) Code {
 		return n, nil
 	}
 }
+
+// ObjectCode returns a Code over the executable PT_LOAD segments of the
+// ELF object f, at the object's own addresses (for a shared library or a
+// PIE, the caller subtracts the mapping's load bias from run-time
+// addresses). Reads are short at a segment's end and fail outside every
+// executable segment. f must stay open while the Code is used.
+func ObjectCode(f *elf.File) Code {
+	var segs []*elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			segs = append(segs, p)
+		}
+	}
+	return func(addr uint64, buf []byte) (int, error) {
+		for _, p := range segs {
+			if addr < p.Vaddr || addr-p.Vaddr >= p.Filesz {
+				continue
+			}
+			n := min(uint64(len(buf)), p.Filesz-(addr-p.Vaddr))
+			got, err := p.ReadAt(buf[:n], int64(addr-p.Vaddr))
+			if err != nil && got == 0 {
+				return 0, fmt.Errorf("clobber: read code at %#x: %w", addr, err)
+			}
+			return got, nil
+		}
+		return 0, fmt.Errorf("clobber: read code at %#x: %w", addr, errNoSegment)
+	}
+}
+
+var errNoSegment = errors.New("no executable segment there")

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
@@ -283,10 +284,12 @@ func TestUnreadable(t *testing.T) {
 // phased is the ELF of testdata/c/adaptive_phased.c as built for the
 // adaptive period, with its code and symbols.
 type phased struct {
-	code Code
-	text []byte // the executable segment
-	addr uint64 // its address
-	syms map[string]elf.Symbol
+	code   Code   // over the test's own read of the segment
+	object Code   // ObjectCode
+	text   []byte // the executable segment
+	addr   uint64 // its address
+	delta  uint64 // its address less its file offset
+	syms   map[string]elf.Symbol
 }
 
 func loadPhased(t testing.TB) *phased {
@@ -296,7 +299,7 @@ func loadPhased(t testing.TB) *phased {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	p := &phased{syms: map[string]elf.Symbol{}}
 	for _, prog := range f.Progs {
 		if prog.Type == elf.PT_LOAD && prog.Flags&elf.PF_X != 0 {
@@ -304,13 +307,14 @@ func loadPhased(t testing.TB) *phased {
 			if _, err := prog.ReadAt(p.text, 0); err != nil {
 				t.Fatal(err)
 			}
-			p.addr = prog.Vaddr
+			p.addr, p.delta = prog.Vaddr, prog.Vaddr-prog.Off
 		}
 	}
 	if p.text == nil {
 		t.Fatal("no executable segment")
 	}
 	p.code = sliceCode(p.addr, p.text)
+	p.object = ObjectCode(f)
 	syms, err := f.Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +423,7 @@ func reads(in x86asm.Inst) uint32 {
 
 func TestPhased(t *testing.T) {
 	p := loadPhased(t)
-	a := New(p.code)
+	a := New(p.object)
 	clob := func(name string) uint32 {
 		t.Helper()
 		m, ok := a.Clobbers(p.syms[name].Value)
@@ -517,6 +521,27 @@ func TestPhased(t *testing.T) {
 	}
 	if onlyRead == 0 || m&onlyRead != 0 {
 		t.Errorf("spin loop: Clobbers = %s; the loop only reads %s", names(m), names(onlyRead))
+	}
+}
+
+func TestObjectCode(t *testing.T) {
+	p := loadPhased(t)
+	buf := make([]byte, 64)
+	for _, at := range []uint64{p.addr, p.syms["fa"].Value, p.addr + uint64(len(p.text)) - 64} {
+		n, err := p.object(at, buf)
+		if err != nil || n != len(buf) || !bytes.Equal(buf, p.text[at-p.addr:][:64]) {
+			t.Errorf("ObjectCode at %#x: %d, %v, %x; want the segment's bytes", at, n, err, buf[:n])
+		}
+	}
+	end := p.addr + uint64(len(p.text))
+	if n, err := p.object(end-10, buf); err != nil || n != 10 {
+		t.Errorf("ObjectCode 10 bytes before the segment's end: %d, %v; want 10 bytes", n, err)
+	}
+	if n, err := p.object(end, buf); err == nil {
+		t.Errorf("ObjectCode past the segment: %d bytes, no error", n)
+	}
+	if n, err := p.object(p.addr-1, buf); err == nil {
+		t.Errorf("ObjectCode before the segment: %d bytes, no error", n)
 	}
 }
 
@@ -674,4 +699,52 @@ func FuzzClobbers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLive: over a running adaptive_phased (a PIE), Clobbers through
+// ProcessCode at run-time addresses agrees with Clobbers through
+// ObjectCode at the object's addresses.
+func TestLive(t *testing.T) {
+	p := loadPhased(t)
+	cmd := exec.Command(testprog.Build(t, "c/adaptive_phased.c", "-O2", "-g", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"), "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	// The executable mapping of the program, once exec is done.
+	var bias uint64
+	found := false
+	for try := 0; !found && try < 200; try++ {
+		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(maps), "\n") {
+			var lo, hi, off, inode uint64
+			var perms, dev, path string
+			if n, _ := fmt.Sscanf(line, "%x-%x %s %x %s %d %s", &lo, &hi, &perms, &off, &dev, &inode, &path); n == 7 &&
+				perms[2] == 'x' && strings.HasSuffix(path, "/adaptive_phased") {
+				bias = lo - (off + p.delta) // lo holds file offset off, at object address off + delta
+				found = true
+			}
+		}
+		if !found {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if !found {
+		t.Fatal("no executable mapping of adaptive_phased in the running process")
+	}
+	live, file := New(ProcessCode(cmd.Process.Pid)), New(p.object)
+	for _, name := range []string{"fa", "fb", "fc", "calls", "spin"} {
+		at := p.syms[name].Value
+		lm, lok := live.Clobbers(at + bias)
+		fm, fok := file.Clobbers(at)
+		if !lok || !fok || lm != fm {
+			t.Errorf("%s: live %s, %v; file %s, %v", name, names(lm), lok, names(fm), fok)
+		}
+	}
 }
