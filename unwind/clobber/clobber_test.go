@@ -635,18 +635,23 @@ func BenchmarkClobbers(b *testing.B) {
 	for _, n := range []string{"fa", "fb", "fc", "calls", "spin"} {
 		entries = append(entries, p.syms[n].Value)
 	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			a := New(p.code)
-			for _, e := range entries {
-				if _, ok := a.Clobbers(e); !ok {
-					b.Fatalf("%#x: cannot tell", e)
+	for _, c := range []struct {
+		name string
+		code Code
+	}{{"cold", p.code}, {"cold-file", p.object}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a := New(c.code)
+				for _, e := range entries {
+					if _, ok := a.Clobbers(e); !ok {
+						b.Fatalf("%#x: cannot tell", e)
+					}
 				}
 			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/function")
-	})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/function")
+		})
+	}
 	b.Run("memoized", func(b *testing.B) {
 		a := New(p.code)
 		for _, e := range entries {
