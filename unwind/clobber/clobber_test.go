@@ -92,77 +92,77 @@ var rows = []struct {
 	{"mov", "48 89 f8 c3", ax, true},                                               // mov rax, rdi
 	{"sub-registers", "88 e0 41 89 c8 b7 01 66 89 d6 c3", ax | r8 | bx | si, true}, // mov al, ah; mov r8d, ecx; mov bh, 1; mov si, dx
 	{"read-only and stores", "48 39 c8 48 85 c9 48 0f a3 c8 53 0f 1f 40 00 f3 0f 1e fa f3 90 0f ae e8 0f 18 08 48 89 07 c3", 0, true},
-	{"nop with a register operand", "0f 1f c0 c3", 0, true},                                    // nop eax
-	{"mul", "48 f7 e1 c3", ax | dx, true},                                                      // mul rcx
-	{"div reads its operand", "48 f7 f1 c3", ax | dx, true},                                    // div rcx
-	{"idiv", "48 f7 f9 c3", ax | dx, true},                                                     // idiv rcx
-	{"imul one operand", "48 f7 e9 c3", ax | dx, true},                                         // imul rcx
-	{"imul two operands", "48 0f af d9 c3", bx, true},                                          // imul rbx, rcx
-	{"cqo cdq cwd", "48 99 99 66 99 c3", dx, true},                                             //
-	{"cdqe cwde cbw", "48 98 98 66 98 c3", ax, true},                                           //
-	{"xchg", "48 87 ca c3", cx | dx, true},                                                     // xchg rdx, rcx
-	{"xadd", "48 0f c1 ca c3", cx | dx, true},                                                  // xadd rdx, rcx
-	{"xadd to memory", "48 0f c1 0f c3", cx, true},                                             // xadd [rdi], rcx
-	{"cmpxchg to memory", "f0 48 0f b1 0f c3", ax, true},                                       // lock cmpxchg [rdi], rcx
-	{"cmpxchg to a register", "48 0f b1 ca c3", ax | dx, true},                                 // cmpxchg rdx, rcx
-	{"cmpxchg8b", "0f c7 0f c3", ax | dx, true},                                                // cmpxchg8b [rdi]
-	{"cmpxchg16b", "48 0f c7 0f c3", ax | dx, true},                                            // cmpxchg16b [rdi]
-	{"rdtsc", "0f 31 c3", ax | dx, true},                                                       //
-	{"rdtscp", "0f 01 f9 c3", ax | dx | cx, true},                                              //
-	{"cpuid", "0f a2 c3", ax | bx | cx | dx, true},                                             //
-	{"syscall", "0f 05 c3", ax | cx | x11, true},                                               //
-	{"loop", "e2 fe c3", cx, true},                                                             // loop .
-	{"leave", "c9 c3", bp, true},                                                               //
-	{"pop", "41 5c c3", r12, true},                                                             // pop r12
-	{"movs", "48 a5 c3", si | di, true},                                                        // movsq
-	{"rep movs", "f3 48 a5 c3", si | di | cx, true},                                            //
-	{"stos", "aa c3", di, true},                                                                // stosb
-	{"rep stos", "f3 48 ab c3", di | cx, true},                                                 // rep stosq
-	{"lods", "ac c3", si | ax, true},                                                           // lodsb
-	{"scas reads rax", "ae c3", di, true},                                                      // scasb
-	{"repne scas", "f2 ae c3", di | cx, true},                                                  //
-	{"cmps", "a6 c3", si | di, true},                                                           // cmpsb
-	{"repe cmps", "f3 a6 c3", si | di | cx, true},                                              //
-	{"xgetbv", "0f 01 d0 c3", ax | dx, true},                                                   //
-	{"mulx writes two", "c4 e2 f3 f6 c0 c3", ax | cx, true},                                    // mulx rax, rcx, rax
-	{"pdep", "c4 e2 f3 f5 c2 c3", ax, true},                                                    // pdep rax, rcx, rdx
-	{"shlx", "c4 e2 f1 f7 c2 c3", ax, true},                                                    // shlx rax, rdx, rcx
-	{"andn", "c4 e2 f0 f2 c2 c3", ax, true},                                                    // andn rax, rcx, rdx
-	{"bzhi", "c4 e2 f0 f5 c2 c3", ax, true},                                                    // bzhi rax, rdx, rcx
-	{"rorx", "c4 e3 fb f0 c2 05 c3", ax, true},                                                 // rorx rax, rdx, 5
-	{"vex to a general register", "c5 f9 7e c0 c5 f9 d7 c8 c3", ax | cx, true},                 // vmovd eax, xmm0; vpmovmskb ecx, xmm0
-	{"vector only", "c5 f8 58 c1 66 0f ef c0 0f 29 07 c5 f8 77 c3", 0, true},                   // vaddps; pxor; movaps [rdi], xmm0; vzeroupper
-	{"pcmpistri", "66 0f 3a 63 c1 00 c3", cx, true},                                            //
-	{"x87", "d9 e8 dd d8 df e0 c3", ax, true},                                                  // fld1; fstp st0; fnstsw ax
-	{"lahf", "9f c3", ax, true},                                                                //
-	{"setcc cmov lea", "0f 94 c1 48 0f 44 da 48 8d 34 7f c3", cx | bx | si, true},              // sete cl; cmove rbx, rdx; lea rsi, [rdi+rdi*2]
-	{"unknown op to a register counts", "f3 48 0f b8 c1 48 0f c9 c3", ax | cx, true},           // popcnt rax, rcx; bswap rcx
-	{"rdrand decoded without its operand", "48 0f c7 f0 c3", All, false},                       // rdrand rax: x86asm shows no operand
-	{"vzeroupper then more", "c5 f8 77 31 d2 c4 e1 7c 77 c3", dx, true},                        // vzeroupper; xor edx, edx; vzeroall (3-byte VEX)
-	{"ud2 ends the path", "48 31 c0 0f 0b 48 31 db c3", ax, true},                              // xor rax, rax; ud2; xor rbx, rbx
-	{"ret imm", "48 31 c0 c2 08 00 48 31 db c3", ax, true},                                     // xor rax, rax; ret 8; (dead) xor rbx, rbx
-	{"branches", "48 85 ff 74 03 31 c0 c3 31 db c3", ax | bx, true},                            // test rdi, rdi; je +3; xor eax, eax; ret; xor ebx, ebx; ret
-	{"loop back", "31 c9 48 ff c1 48 39 f9 75 f8 c3", cx, true},                                // xor ecx, ecx; L: inc rcx; cmp rcx, rdi; jne L
-	{"jmp over", "eb 03 48 31 db 31 c0 c3", ax, true},                                          // jmp +3; (skipped) xor rbx, rbx; xor eax, eax
-	{"jrcxz", "e3 02 31 d2 c3", dx, true},                                                      // jrcxz +2; xor edx, edx
-	{"xbegin", "c7 f8 00 00 00 00 31 d2 0f 01 d5 c3", ax | dx, true},                           // xbegin +0; xor edx, edx; xend
-	{"indirect jmp", "ff e0", All, false},                                                      // jmp rax
-	{"indirect jmp via got", "ff 25 00 00 00 00", All, false},                                  // jmp [rip]
-	{"indirect call", "ff d0 c3", All, false},                                                  // call rax
-	{"int3", "31 c0 cc c3", All, false},                                                        //
-	{"unknown instruction without operands", "0f 01 f8 c3", All, false},                        // swapgs
-	{"sysenter", "0f 34", All, false},                                                          //
-	{"truncated at the mapping's end", "31 c0 48", All, false},                                 // xor eax, eax; rex.w
-	{"falls off the mapping", "31 c0", All, false},                                             //
-	{"self call", "e8 fb ff ff ff c3", All, false},                                             // call .
-	{"jump out of the mapping", "e9 00 10 00 00", All, false},                                  // jmp +0x1000
-	{"endbr64 then mov", "f3 0f 1e fa 48 89 f8 c3", ax, true},                                  //
-	{"lock add to memory", "f0 48 01 07 c3", 0, true},                                          // lock add [rdi], rax
-	{"in", "ec c3", ax, true},                                                                  // in al, dx
-	{"out reads", "ee c3", 0, true},                                                            // out dx, al
-	{"popf and pushf", "9c 9d c3", 0, true},                                                    //
-	{"enter", "c8 10 00 00 c9 c3", bp, true},                                                   // enter 16, 0; leave
-	{"xlat", "d7 c3", ax, true},                                                                //
+	{"nop with a register operand", "0f 1f c0 c3", 0, true}, // nop eax
+	{"mul", "48 f7 e1 c3", ax | dx, true},                   // mul rcx
+	{"div reads its operand", "48 f7 f1 c3", ax | dx, true}, // div rcx
+	{"idiv", "48 f7 f9 c3", ax | dx, true},                  // idiv rcx
+	{"imul one operand", "48 f7 e9 c3", ax | dx, true},      // imul rcx
+	{"imul two operands", "48 0f af d9 c3", bx, true},       // imul rbx, rcx
+	{"cqo cdq cwd", "48 99 99 66 99 c3", dx, true},
+	{"cdqe cwde cbw", "48 98 98 66 98 c3", ax, true},
+	{"xchg", "48 87 ca c3", cx | dx, true},                     // xchg rdx, rcx
+	{"xadd", "48 0f c1 ca c3", cx | dx, true},                  // xadd rdx, rcx
+	{"xadd to memory", "48 0f c1 0f c3", cx, true},             // xadd [rdi], rcx
+	{"cmpxchg to memory", "f0 48 0f b1 0f c3", ax, true},       // lock cmpxchg [rdi], rcx
+	{"cmpxchg to a register", "48 0f b1 ca c3", ax | dx, true}, // cmpxchg rdx, rcx
+	{"cmpxchg8b", "0f c7 0f c3", ax | dx, true},                // cmpxchg8b [rdi]
+	{"cmpxchg16b", "48 0f c7 0f c3", ax | dx, true},            // cmpxchg16b [rdi]
+	{"rdtsc", "0f 31 c3", ax | dx, true},
+	{"rdtscp", "0f 01 f9 c3", ax | dx | cx, true},
+	{"cpuid", "0f a2 c3", ax | bx | cx | dx, true},
+	{"syscall", "0f 05 c3", ax | cx | x11, true},
+	{"loop", "e2 fe c3", cx, true}, // loop .
+	{"leave", "c9 c3", bp, true},
+	{"pop", "41 5c c3", r12, true},      // pop r12
+	{"movs", "48 a5 c3", si | di, true}, // movsq
+	{"rep movs", "f3 48 a5 c3", si | di | cx, true},
+	{"stos", "aa c3", di, true},                // stosb
+	{"rep stos", "f3 48 ab c3", di | cx, true}, // rep stosq
+	{"lods", "ac c3", si | ax, true},           // lodsb
+	{"scas reads rax", "ae c3", di, true},      // scasb
+	{"repne scas", "f2 ae c3", di | cx, true},
+	{"cmps", "a6 c3", si | di, true}, // cmpsb
+	{"repe cmps", "f3 a6 c3", si | di | cx, true},
+	{"xgetbv", "0f 01 d0 c3", ax | dx, true},
+	{"mulx writes two", "c4 e2 f3 f6 c0 c3", ax | cx, true},                    // mulx rax, rcx, rax
+	{"pdep", "c4 e2 f3 f5 c2 c3", ax, true},                                    // pdep rax, rcx, rdx
+	{"shlx", "c4 e2 f1 f7 c2 c3", ax, true},                                    // shlx rax, rdx, rcx
+	{"andn", "c4 e2 f0 f2 c2 c3", ax, true},                                    // andn rax, rcx, rdx
+	{"bzhi", "c4 e2 f0 f5 c2 c3", ax, true},                                    // bzhi rax, rdx, rcx
+	{"rorx", "c4 e3 fb f0 c2 05 c3", ax, true},                                 // rorx rax, rdx, 5
+	{"vex to a general register", "c5 f9 7e c0 c5 f9 d7 c8 c3", ax | cx, true}, // vmovd eax, xmm0; vpmovmskb ecx, xmm0
+	{"vector only", "c5 f8 58 c1 66 0f ef c0 0f 29 07 c5 f8 77 c3", 0, true},   // vaddps; pxor; movaps [rdi], xmm0; vzeroupper
+	{"pcmpistri", "66 0f 3a 63 c1 00 c3", cx, true},
+	{"x87", "d9 e8 dd d8 df e0 c3", ax, true}, // fld1; fstp st0; fnstsw ax
+	{"lahf", "9f c3", ax, true},
+	{"setcc cmov lea", "0f 94 c1 48 0f 44 da 48 8d 34 7f c3", cx | bx | si, true},    // sete cl; cmove rbx, rdx; lea rsi, [rdi+rdi*2]
+	{"unknown op to a register counts", "f3 48 0f b8 c1 48 0f c9 c3", ax | cx, true}, // popcnt rax, rcx; bswap rcx
+	{"rdrand decoded without its operand", "48 0f c7 f0 c3", All, false},             // rdrand rax: x86asm shows no operand
+	{"vzeroupper then more", "c5 f8 77 31 d2 c4 e1 7c 77 c3", dx, true},              // vzeroupper; xor edx, edx; vzeroall (3-byte VEX)
+	{"ud2 ends the path", "48 31 c0 0f 0b 48 31 db c3", ax, true},                    // xor rax, rax; ud2; xor rbx, rbx
+	{"ret imm", "48 31 c0 c2 08 00 48 31 db c3", ax, true},                           // xor rax, rax; ret 8; (dead) xor rbx, rbx
+	{"branches", "48 85 ff 74 03 31 c0 c3 31 db c3", ax | bx, true},                  // test rdi, rdi; je +3; xor eax, eax; ret; xor ebx, ebx; ret
+	{"loop back", "31 c9 48 ff c1 48 39 f9 75 f8 c3", cx, true},                      // xor ecx, ecx; L: inc rcx; cmp rcx, rdi; jne L
+	{"jmp over", "eb 03 48 31 db 31 c0 c3", ax, true},                                // jmp +3; (skipped) xor rbx, rbx; xor eax, eax
+	{"jrcxz", "e3 02 31 d2 c3", dx, true},                                            // jrcxz +2; xor edx, edx
+	{"xbegin", "c7 f8 00 00 00 00 31 d2 0f 01 d5 c3", ax | dx, true},                 // xbegin +0; xor edx, edx; xend
+	{"indirect jmp", "ff e0", All, false},                                            // jmp rax
+	{"indirect jmp via got", "ff 25 00 00 00 00", All, false},                        // jmp [rip]
+	{"indirect call", "ff d0 c3", All, false},                                        // call rax
+	{"int3", "31 c0 cc c3", All, false},
+	{"unknown instruction without operands", "0f 01 f8 c3", All, false}, // swapgs
+	{"sysenter", "0f 34", All, false},
+	{"truncated at the mapping's end", "31 c0 48", All, false}, // xor eax, eax; rex.w
+	{"falls off the mapping", "31 c0", All, false},
+	{"self call", "e8 fb ff ff ff c3", All, false},            // call .
+	{"jump out of the mapping", "e9 00 10 00 00", All, false}, // jmp +0x1000
+	{"endbr64 then mov", "f3 0f 1e fa 48 89 f8 c3", ax, true},
+	{"lock add to memory", "f0 48 01 07 c3", 0, true}, // lock add [rdi], rax
+	{"in", "ec c3", ax, true},                         // in al, dx
+	{"out reads", "ee c3", 0, true},                   // out dx, al
+	{"popf and pushf", "9c 9d c3", 0, true},
+	{"enter", "c8 10 00 00 c9 c3", bp, true}, // enter 16, 0; leave
+	{"xlat", "d7 c3", ax, true},
 	{"movabs", "90 90 48 b8 01 02 03 04 05 06 07 08 c3", ax, true},                             // nop; nop; movabs rax, imm
 	{"rsp is never reported", "48 83 ec 08 48 89 e5 c3", bp, true},                             // sub rsp, 8; mov rbp, rsp
 	{"r8-r15 extended", "4d 31 c0 4d 31 db c3", r8 | x11, true},                                // xor r8, r8; xor r11, r11
