@@ -180,7 +180,8 @@ const LeafStackBytes = 256
 // LeafRegsUser is the user-register mask sampled with the stack copy: IP,
 // SP and BP for the leaf repair, and the other callee-saved registers
 // (rbx, r12-r15) for the adaptive period's activation key
-// (tuning.ActivationKey), 64 bytes a sample in all.
+// (tuning.ActivationKey), 64 bytes a sample in all (a tuned event adds
+// the caller-saved registers for the key: record.ScratchRegsUser).
 const LeafRegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP |
 	1<<perf.RegBX | 1<<(perf.RegR8+4) | 1<<(perf.RegR8+5) | 1<<(perf.RegR8+6) | 1<<(perf.RegR8+7)
 

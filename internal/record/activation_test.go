@@ -1,0 +1,128 @@
+package record
+
+import (
+	"debug/elf"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/testprog"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/tuning"
+)
+
+// phasedFlags build scripts/bench-adaptive.sh's phased as the script
+// does, at fixed addresses (-no-pie) so that the ELF's symbols are the
+// running program's.
+var phasedFlags = []string{"-O2", "-g", "-fno-omit-frame-pointer", "-no-pie"}
+
+// TestKeptFromCode: the activation key's Kept, read from a running
+// program's code, marks the caller-saved registers its leaf fa (which
+// returns a long: it writes rax) leaves alone, and is 0 once the
+// program has exited and its code cannot be read.
+func TestKeptFromCode(t *testing.T) {
+	prog := testprog.Build(t, "c/adaptive_phased.c", phasedFlags...)
+	f, err := elf.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fa uint64
+	for _, s := range syms {
+		if s.Name == "fa" && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			fa = s.Value
+		}
+	}
+	if fa == 0 {
+		t.Fatal("no symbol fa")
+	}
+	cmd := exec.Command(prog, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := uint32(cmd.Process.Pid)
+	ad := &adaptive{}
+	kept := ad.kept(pid, fa)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if kept == 0 || kept&1 != 0 { // bit 0: rax (scratchRegs[0])
+		t.Errorf("Kept at fa %#x = %09b: want the caller-saved registers but rax", fa, kept)
+	}
+	for i, r := range scratchRegs {
+		if kept&(1<<i) == 0 && r != perf.RegAX {
+			t.Logf("fa writes register %d", r)
+		}
+	}
+	if got := (&adaptive{}).kept(pid, fa); got != 0 {
+		t.Errorf("Kept of an exited process = %09b, want 0", got)
+	}
+}
+
+// TestAdaptiveLoopInCallerSavedRegisters: phased's call phase, a loop
+// over small leaves whose state gcc -O2 keeps in caller-saved registers
+// across the calls, repeats no activation, so the adaptive period must
+// not grow for repetition there. With the callee-saved key alone it read
+// 25% repetition and grew the period at 0.4 s. The phase lasts half the
+// program's 2.4 s of CPU time, and wall time is at least that; the
+// samples carry the caller-saved registers the key reads.
+func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
+	needPerfEvents(t)
+	// as hwprof record does: the leaf repair's copy, then the period
+	ev := cpuClock(0, perf.TargetCommand)
+	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
+	events := []perf.Event{ev}
+	source.AddLeafCopy(events)
+	p := tuning.DefaultPolicy()
+	tuned, err := PrepareAdaptive(events, p)
+	if err != nil || !tuned[0] {
+		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
+	}
+	if m := events[0].Attr.SampleRegsUser; m&ScratchRegsUser != ScratchRegsUser {
+		t.Fatalf("sample_regs_user %#x lacks the caller-saved registers %#x", m, ScratchRegsUser)
+	}
+	prog := testprog.Build(t, "c/adaptive_phased.c", phasedFlags...)
+	out := filepath.Join(t.TempDir(), "phased.data")
+	st, err := Record(Options{Events: events, Argv: []string{prog, "2.4"}, Output: out, Adaptive: &p, Tuned: tuned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Periods {
+		t.Logf("%.3fs period %d: %s", c.Time.Seconds(), c.Period, c.Reason)
+		if c.Time < time.Second && strings.Contains(c.Reason, "repetition") && strings.Contains(c.Reason, "grow") {
+			t.Errorf("period grown for repetition at %.3fs, in the call phase: %s", c.Time.Seconds(), c.Reason)
+		}
+	}
+	r, err := perfdata.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var s perf.Sample
+	n := 0
+	for r.Next() {
+		if r.Record().Type() != perf.RecordSample {
+			continue
+		}
+		if err := r.DecodeSample(&s); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.RegsUser.Get(perf.RegR8 + 3); !ok {
+			t.Fatalf("sample without r11: regs mask %#x", s.RegsUser.Mask)
+		}
+		n++
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 1000 {
+		t.Errorf("%d samples in 2.4 s of CPU at 4 kHz or less often", n)
+	}
+}
