@@ -78,6 +78,10 @@ func (r *recorder) note(rec []byte) {
 		}
 		return
 	case perf.RecordMmap, perf.RecordMmap2:
+	case perf.RecordComm:
+		if r.adaptive == nil || le.Uint16(rec[4:])&perf.MiscCommExec == 0 {
+			return
+		}
 	case perf.RecordLost, perf.RecordLostSamples, perf.RecordThrottle:
 		if r.adaptive == nil {
 			return
@@ -102,10 +106,18 @@ func (r *recorder) note(rec []byte) {
 		if t := r.tunerOf(d.ID); t != nil {
 			t.throttled++
 		}
+	case *perf.Comm: // an exec: the process's code is another program's
+		r.adaptive.forgetCode(d.PID)
 	case *perf.Mmap:
 		r.noteMapping(d.Misc, d.PID, d.Filename)
+		if r.adaptive != nil && d.Misc&perf.MiscMmapData == 0 {
+			r.adaptive.forgetCode(d.PID) // new code, maybe where other code was
+		}
 	case *perf.Mmap2:
 		r.noteMapping(d.Misc, d.PID, d.Filename)
+		if r.adaptive != nil && d.Misc&perf.MiscMmapData == 0 {
+			r.adaptive.forgetCode(d.PID)
+		}
 	}
 }
 

@@ -126,3 +126,50 @@ func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
 		t.Errorf("%d samples in 2.4 s of CPU at 4 kHz or less often", n)
 	}
 }
+
+// TestForgetCodeOnExec: an exec (COMM with the exec flag) and a new
+// executable mapping drop what the activation key read of a process's
+// code, whose addresses now hold other code; a plain COMM (a thread's
+// new name) and a data mapping keep it.
+func TestForgetCodeOnExec(t *testing.T) {
+	attr := cpuClock(250000, perf.TargetCommand).Attr
+	f, err := perf.NewSampleFormat(attr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pid = 42
+	pidTid := uint64(pid) | uint64(pid)<<32
+	rec := func(typ perf.RecordType, misc uint16, body ...uint64) []byte {
+		body = append(body, pidTid, 1000) // sample_id_all: TID, TIME
+		b := make([]byte, 8+8*len(body))
+		le.PutUint32(b, uint32(typ))
+		le.PutUint16(b[4:], misc)
+		le.PutUint16(b[6:], uint16(len(b)))
+		for i, v := range body {
+			le.PutUint64(b[8+8*i:], v)
+		}
+		return b
+	}
+	comm := uint64(0x6f6f66) // "foo"
+	// MMAP: pid/tid, addr, len, pgoff, then the file name
+	for _, c := range []struct {
+		name   string
+		rec    []byte
+		forget bool
+	}{
+		{"comm", rec(perf.RecordComm, 0, pidTid, comm), false},
+		{"comm exec", rec(perf.RecordComm, perf.MiscCommExec, pidTid, comm), true},
+		{"data mmap", rec(perf.RecordMmap, perf.MiscMmapData|perf.MiscUser, pidTid, 0x1000, 0x1000, 0, comm), false},
+		{"code mmap", rec(perf.RecordMmap, perf.MiscUser, pidTid, 0x1000, 0x1000, 0, comm), true},
+	} {
+		r := &recorder{format: f, adaptive: &adaptive{}}
+		r.adaptive.kept(pid, 0x1000) // reads nothing (no such process, most likely): keeps an analyzer all the same
+		if r.adaptive.clobberers[pid] == nil {
+			t.Fatalf("%s: no analyzer kept for pid %d", c.name, pid)
+		}
+		r.note(c.rec)
+		if gone := r.adaptive.clobberers[pid] == nil; gone != c.forget {
+			t.Errorf("%s: analyzer dropped %v, want %v", c.name, gone, c.forget)
+		}
+	}
+}

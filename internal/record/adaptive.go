@@ -302,6 +302,12 @@ const ScratchRegsUser uint64 = 1<<perf.RegAX | 1<<perf.RegCX | 1<<perf.RegDX | 1
 // reads (clobberers); past it the analyses start again.
 const maxClobberProcs = 256
 
+// forgetCode drops what was read of process pid's code, after an exec
+// or a new executable mapping.
+func (ad *adaptive) forgetCode(pid uint32) {
+	delete(ad.clobberers, pid)
+}
+
 // kept is tuning.Frame.Kept for a sample of process pid at user
 // instruction ip: the caller-saved registers that no code still to run
 // in the activation can write, read from the process's code
