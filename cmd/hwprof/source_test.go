@@ -50,15 +50,15 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 	}{
 		// The adaptive period (the default without -c/-F) starts the hardware
 		// sources at their planned period and records each sample's period:
-		// perf's -P.
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g", leafRegs}},
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g", leafRegs}},
-		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-P", "-j", "any_call,u,save_type", "-g", leafRegs}},
+		// perf's -P; and the activation key's caller-saved registers.
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g", keyRegs}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g", keyRegs}},
+		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-P", "-j", "any_call,u,save_type", "-g", keyRegs}},
 		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E", "--no-adaptive"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g", leafRegs}},
 		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-55-7", "-c", "20011", "--call-graph", "dwarf"},
 			[]string{"-e", "r02c4:u", "-c", "20011", "-j", "any_call,u,save_type", "--call-graph", "dwarf"}},
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-7E", "-j", "any,u"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any,u", "-g", leafRegs}},
-		{[]string{"--source", "calls", "--cpu", "GenuineIntel-6-8F"}, []string{"-e", "r02c4:upp", "-c", "10007", "-P", "-g", leafRegs}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-7E", "-j", "any,u"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any,u", "-g", keyRegs}},
+		{[]string{"--source", "calls", "--cpu", "GenuineIntel-6-8F"}, []string{"-e", "r02c4:upp", "-c", "10007", "-P", "-g", keyRegs}},
 		// The timer's adaptive cpu-clock also samples STREAM_ID, which no
 		// perf option asks for: compared without adaptation.
 		{[]string{"--source", "timer", "--no-adaptive"}, []string{"-e", "cpu-clock", "-g", leafRegs}},
@@ -70,7 +70,7 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 			continue
 		}
 		got := r.stdout
-		if slices.Contains(tc.perf, leafRegs) {
+		if slices.Contains(tc.perf, leafRegs) || slices.Contains(tc.perf, keyRegs) {
 			got = withoutLeafStack(t, tc.args, got)
 		}
 		if want := perfAttrs(t, tc.perf); got != want {
@@ -182,6 +182,11 @@ func TestSourceExactRecords(t *testing.T) {
 // leafRegs is the perf option for the user registers the frame-pointer
 // sources sample with their stack copy (source.LeafRegsUser).
 const leafRegs = "--user-regs=ip,sp,bp,bx,r12,r13,r14,r15"
+
+// keyRegs is leafRegs with the caller-saved registers that an event whose
+// period is tuned also samples for the activation key
+// (record.ScratchRegsUser).
+const keyRegs = leafRegs + ",ax,cx,dx,si,di,r8,r9,r10,r11"
 
 // withoutLeafStack removes the small user-stack copy of the leaf repair
 // (source.LeafStackBytes), which no perf option adds to a frame-pointer

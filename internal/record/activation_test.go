@@ -2,6 +2,7 @@ package record
 
 import (
 	"debug/elf"
+	"math/bits"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,59 @@ func TestForgetCodeOnExec(t *testing.T) {
 		if gone := r.adaptive.clobberers[pid] == nil; gone != c.forget {
 			t.Errorf("%s: analyzer dropped %v, want %v", c.name, gone, c.forget)
 		}
+	}
+}
+
+// TestCountSampleLBRWithKey: an LBR sample that also carries the leaf
+// copy (as the lbr and calls sources record it) feeds both the
+// activation key and the overlap of consecutive LBR windows; the key
+// once made the windows go unseen.
+func TestCountSampleLBRWithKey(t *testing.T) {
+	attr := perf.Attr{
+		Type: perf.TypeRaw, Config: 0x20c4, SamplePeriod: 100003,
+		SampleType: perf.SampleIP | perf.SampleTID | perf.SampleCallchain | perf.SampleBranchStack |
+			perf.SampleRegsUser | perf.SampleStackUser,
+		BranchSampleType: perf.BranchUser | perf.BranchAnyCall,
+		SampleRegsUser:   source.LeafRegsUser, SampleStackUser: 8,
+	}
+	f, err := perf.NewSampleFormat(attr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := func(sp uint64) []byte {
+		var body []uint64
+		body = append(body, 0x401000, 7|7<<32)                       // IP, PID/TID
+		body = append(body, 3, perf.ContextUser, 0x401000, 0x401100) // callchain
+		body = append(body, 2)                                       // branch stack: 2 entries
+		for i := range uint64(2) {
+			body = append(body, 0x401000+16*i, 0x402000+16*i, 0)
+		}
+		body = append(body, 2) // regs: ABI 64, then one per bit of the mask, lowest first
+		for range bits.OnesCount64(source.LeafRegsUser) {
+			body = append(body, sp)
+		}
+		body = append(body, 8, 0x401100, 8) // stack: size, data, dyn_size
+		b := make([]byte, 8+8*len(body))
+		le.PutUint32(b, uint32(perf.RecordSample))
+		le.PutUint16(b[6:], uint16(len(b)))
+		for i, v := range body {
+			le.PutUint64(b[8+8*i:], v)
+		}
+		return b
+	}
+	c, err := tuning.New(tuning.DefaultPolicy(), tuning.Count, 100003)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := &adaptive{tuners: []tuner{{ctl: c, repeats: tuning.NewRepeatCounter(16)}}}
+	for _, sp := range []uint64{0x7ff000, 0x7ff000, 0x7fe000} {
+		ad.countSample(f, 0, sample(sp))
+	}
+	tu := &ad.tuners[0]
+	if tu.lbrPairs != 2 || tu.lbrOverlap != 2 {
+		t.Errorf("LBR windows: %d pairs, overlap sum %v; want 2 pairs of the same window", tu.lbrPairs, tu.lbrOverlap)
+	}
+	if n, repeats := tu.repeats.Take(); n != 3 || repeats != 1 {
+		t.Errorf("activation key: %d samples, %d repeats; want 3 and 1 (the stack pointer moved once)", n, repeats)
 	}
 }

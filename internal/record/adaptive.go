@@ -266,6 +266,9 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 		t.notePeriod(ad.sample.TID, ad.sample.Period)
 		t.periodSum += ad.sample.Period
 	}
+	if len(ad.sample.Branches) > 0 {
+		t.noteWindow(ad.sample.TID, ad.sample.Branches)
+	}
 	if key, ok := ad.activationKey(&ad.sample); ok {
 		t.repeats.Add(ad.sample.TID, key)
 		return
@@ -280,9 +283,6 @@ func (ad *adaptive) countSample(f *perf.SampleFormat, ei int, rec []byte) {
 		}
 	}
 	t.repeats.Add(ad.sample.TID, top)
-	if len(ad.sample.Branches) > 0 {
-		t.noteWindow(ad.sample.TID, ad.sample.Branches)
-	}
 }
 
 // savedRegs are the callee-saved registers of tuning.Frame, in its order.
