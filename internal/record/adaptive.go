@@ -357,7 +357,9 @@ func (ad *adaptive) activationKey(s *perf.Sample) (uint64, bool) {
 		fr.Saved[i], _ = s.RegsUser.Get(r)
 	}
 	fr.Kept = 0
-	if ip, ok := s.RegsUser.Get(perf.RegIP); ok && s.Has(perf.SampleTID) && s.RegsUser.Mask&ScratchRegsUser == ScratchRegsUser {
+	// (x86-64 code only: a 32-bit process's code decodes otherwise)
+	if ip, ok := s.RegsUser.Get(perf.RegIP); ok && s.Has(perf.SampleTID) && s.RegsUser.ABI == perf.RegsABI64 &&
+		s.RegsUser.Mask&ScratchRegsUser == ScratchRegsUser {
 		for i, r := range scratchRegs {
 			fr.Scratch[i], _ = s.RegsUser.Get(r)
 		}

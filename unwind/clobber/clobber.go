@@ -70,6 +70,10 @@ const All uint32 = (1<<(perf.RegBP+1) - 1) | (1<<(perf.RegR15+1) - 1<<perf.RegR8
 // for.
 const chunkSize = 256
 
+// maxMemo bounds the start addresses an Analyzer remembers (about 64 MB
+// of map at most); past it the memo starts again.
+const maxMemo = 1 << 20
+
 // maxInstLen is the longest x86 instruction.
 const maxInstLen = 15
 
@@ -133,6 +137,9 @@ func New(code Code) *Analyzer {
 // be the union over the cycle, which is sound but needs an iteration over
 // the cycle that this package does not do.
 func (a *Analyzer) Clobbers(ip uint64) (mask uint32, ok bool) {
+	if len(a.memo) >= maxMemo {
+		clear(a.memo) // a long recording of a large program: start again
+	}
 	a.total = 0
 	r := a.analyze(ip)
 	clear(a.chunks)
