@@ -70,8 +70,8 @@ const All uint32 = (1<<(perf.RegBP+1) - 1) | (1<<(perf.RegR15+1) - 1<<perf.RegR8
 // for.
 const chunkSize = 256
 
-// maxMemo bounds the start addresses an Analyzer remembers (about 64 MB
-// of map at most); past it the memo starts again.
+// maxMemo bounds the start addresses an Analyzer remembers (some tens of
+// MB of map); past it the memo starts again.
 const maxMemo = 1 << 20
 
 // maxInstLen is the longest x86 instruction.
