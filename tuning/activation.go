@@ -52,10 +52,12 @@ type Frame struct {
 // word at the top of its stack (a function with its frame set up keeps
 // locals there): one activation then reads as several, repetition is
 // undercounted and the period shrinks, which the budget bounds. It reads
-// high only where a caller keeps its loop's state in caller-saved
-// registers and the code on top cannot be read through (Kept is 0: an
-// indirect jump, such as a switch's table, in the running leaf). The
-// simulation in activation_test.go measures both errors.
+// high where a caller keeps its loop's state where the key does not look:
+// in caller-saved registers while Kept is 0 (the code on top cannot be
+// read through, such as a leaf with a switch's indirect jump, or the
+// process's memory cannot be read), or only in memory (unoptimized code
+// that passes its callees nothing of it). The simulation in
+// activation_test.go measures both errors.
 func ActivationKey(f *Frame) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	mix := func(v uint64) {

@@ -59,7 +59,8 @@
 // the period to 716µs at 0.4 s, where with them it stays at 250µs through
 // the call phase and grows in the loop phase. Where the running code cannot be
 // read through (an indirect jump, such as a switch's table, in the leaf
-// on top) Kept is 0 and the key falls back to that error. Reading low
+// on top) or hwprof may not read the process's memory, Kept is 0 and the
+// key falls back to that error. Reading low
 // only shortens the period, which costs overhead that the budget rule
 // caps; reading high, as the function rule does, lengthens it and costs
 // accuracy, which nothing caps. A caller without the registers (an old
