@@ -24,17 +24,15 @@
 // past MaxInsts instructions in one function or MaxTotal in one call of
 // Clobbers.
 //
-// What the caller provides: a Code that reads the program's code:
-// ObjectCode over an object's file, at the object's addresses (an
-// Analyzer per object, the ip less the mapping's bias), or ProcessCode
-// over a live process at run-time addresses. Prefer the file: a process
-// with uprobes or breakpoints in it shows int3 at their addresses, so
-// Clobbers cannot tell there. The package keeps no goroutines and does
-// not log.
+// What the caller provides: a Code that reads the program's code, such
+// as ProcessCode over a live process at run-time addresses (what the
+// recorder uses). A process with uprobes or breakpoints in it shows int3
+// at their addresses, so Clobbers cannot tell there; a Code over the
+// object's file would not have that limit. The package keeps no
+// goroutines and does not log.
 package clobber
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 
@@ -552,33 +550,3 @@ func ProcessCode(pid int) Code {
 		return n, nil
 	}
 }
-
-// ObjectCode returns a Code over the executable PT_LOAD segments of the
-// ELF object f, at the object's own addresses (for a shared library or a
-// PIE, the caller subtracts the mapping's load bias from run-time
-// addresses). Reads are short at a segment's end and fail outside every
-// executable segment. f must stay open while the Code is used.
-func ObjectCode(f *elf.File) Code {
-	var segs []*elf.Prog
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
-			segs = append(segs, p)
-		}
-	}
-	return func(addr uint64, buf []byte) (int, error) {
-		for _, p := range segs {
-			if addr < p.Vaddr || addr-p.Vaddr >= p.Filesz {
-				continue
-			}
-			n := min(uint64(len(buf)), p.Filesz-(addr-p.Vaddr))
-			got, err := p.ReadAt(buf[:n], int64(addr-p.Vaddr))
-			if err != nil && got == 0 {
-				return 0, fmt.Errorf("clobber: read code at %#x: %w", addr, err)
-			}
-			return got, nil
-		}
-		return 0, fmt.Errorf("clobber: read code at %#x: %w", addr, errNoSegment)
-	}
-}
-
-var errNoSegment = errors.New("no executable segment there")

@@ -285,7 +285,7 @@ func TestUnreadable(t *testing.T) {
 // adaptive period, with its code and symbols.
 type phased struct {
 	code   Code   // over the test's own read of the segment
-	object Code   // ObjectCode
+	object Code   // objectCode
 	text   []byte // the executable segment
 	addr   uint64 // its address
 	delta  uint64 // its address less its file offset
@@ -314,7 +314,7 @@ func loadPhased(t testing.TB) *phased {
 		t.Fatal("no executable segment")
 	}
 	p.code = sliceCode(p.addr, p.text)
-	p.object = ObjectCode(f)
+	p.object = objectCode(f)
 	syms, err := f.Symbols()
 	if err != nil {
 		t.Fatal(err)
@@ -530,18 +530,18 @@ func TestObjectCode(t *testing.T) {
 	for _, at := range []uint64{p.addr, p.syms["fa"].Value, p.addr + uint64(len(p.text)) - 64} {
 		n, err := p.object(at, buf)
 		if err != nil || n != len(buf) || !bytes.Equal(buf, p.text[at-p.addr:][:64]) {
-			t.Errorf("ObjectCode at %#x: %d, %v, %x; want the segment's bytes", at, n, err, buf[:n])
+			t.Errorf("objectCode at %#x: %d, %v, %x; want the segment's bytes", at, n, err, buf[:n])
 		}
 	}
 	end := p.addr + uint64(len(p.text))
 	if n, err := p.object(end-10, buf); err != nil || n != 10 {
-		t.Errorf("ObjectCode 10 bytes before the segment's end: %d, %v; want 10 bytes", n, err)
+		t.Errorf("objectCode 10 bytes before the segment's end: %d, %v; want 10 bytes", n, err)
 	}
 	if n, err := p.object(end, buf); err == nil {
-		t.Errorf("ObjectCode past the segment: %d bytes, no error", n)
+		t.Errorf("objectCode past the segment: %d bytes, no error", n)
 	}
 	if n, err := p.object(p.addr-1, buf); err == nil {
-		t.Errorf("ObjectCode before the segment: %d bytes, no error", n)
+		t.Errorf("objectCode before the segment: %d bytes, no error", n)
 	}
 }
 
@@ -708,7 +708,7 @@ func FuzzClobbers(f *testing.F) {
 
 // TestLive: over a running adaptive_phased (a PIE), Clobbers through
 // ProcessCode at run-time addresses agrees with Clobbers through
-// ObjectCode at the object's addresses.
+// objectCode at the object's addresses.
 func TestLive(t *testing.T) {
 	p := loadPhased(t)
 	cmd := exec.Command(testprog.Build(t, "c/adaptive_phased.c", "-O2", "-g", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"), "60")
@@ -753,3 +753,35 @@ func TestLive(t *testing.T) {
 		}
 	}
 }
+
+// objectCode returns a Code over the executable PT_LOAD segments of the
+// ELF object f, at the object's own addresses (for a shared library or a
+// PIE, the caller subtracts the mapping's load bias from run-time
+// addresses). Reads are short at a segment's end and fail outside every
+// executable segment. f must stay open while the Code is used. The tests
+// read programs' code from their files with it, and check ProcessCode
+// against it.
+func objectCode(f *elf.File) Code {
+	var segs []*elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			segs = append(segs, p)
+		}
+	}
+	return func(addr uint64, buf []byte) (int, error) {
+		for _, p := range segs {
+			if addr < p.Vaddr || addr-p.Vaddr >= p.Filesz {
+				continue
+			}
+			n := min(uint64(len(buf)), p.Filesz-(addr-p.Vaddr))
+			got, err := p.ReadAt(buf[:n], int64(addr-p.Vaddr))
+			if err != nil && got == 0 {
+				return 0, fmt.Errorf("clobber: read code at %#x: %w", addr, err)
+			}
+			return got, nil
+		}
+		return 0, fmt.Errorf("clobber: read code at %#x: %w", addr, errNoSegment)
+	}
+}
+
+var errNoSegment = errors.New("no executable segment there")
