@@ -91,10 +91,7 @@ func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
 	}
 	prog := testprog.Build(t, "c/adaptive_phased.c", phasedFlags...)
 	out := filepath.Join(t.TempDir(), "phased.data")
-	st, err := Record(Options{Events: events, Argv: []string{prog, "2.4"}, Output: out, Adaptive: &p, Tuned: tuned})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := recordAdaptive(t, Options{Events: events, Argv: []string{prog, "2.4"}, Output: out, Adaptive: &p, Tuned: tuned})
 	for _, c := range st.Periods {
 		t.Logf("%.3fs period %d: %s", c.Time.Seconds(), c.Period, c.Reason)
 		if c.Time < time.Second && strings.Contains(c.Reason, "repetition") && strings.Contains(c.Reason, "grow") {

@@ -60,13 +60,7 @@ func TestAdaptivePeriodExistingThreads(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "two.data")
 	// 1.5 s of CPU per thread: the first judgement comes after 1000
 	// samples (about 0.15 s of each thread's CPU at the start period).
-	st, err := Record(Options{Events: events, Argv: []string{prog, "1500"}, Output: out, Adaptive: &p, Tuned: tuned})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.AdaptiveErr != nil {
-		t.Fatal(st.AdaptiveErr)
-	}
+	st := recordAdaptive(t, Options{Events: events, Argv: []string{prog, "1500"}, Output: out, Adaptive: &p, Tuned: tuned})
 	if len(st.Periods) == 0 {
 		t.Fatalf("no period change in %d samples", st.Samples)
 	}

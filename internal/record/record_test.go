@@ -344,16 +344,10 @@ func TestAdaptivePeriodApplied(t *testing.T) {
 	// CPU time, leaving 1.5 s (≥ 180 samples at the largest period, 8 ms)
 	// after the change, whatever the CPU's speed or the machine's load.
 	prog := testprog.Build(t, "c/mainloop.c", "-O1", "-fno-omit-frame-pointer")
-	st, err := Record(Options{
+	st := recordAdaptive(t, Options{
 		Events: events, Argv: []string{prog, "2500"},
 		Output: out, Adaptive: &p, Tuned: tuned,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.AdaptiveErr != nil {
-		t.Fatal(st.AdaptiveErr)
-	}
 	if len(st.Periods) == 0 {
 		t.Fatalf("no period change in %d samples", st.Samples)
 	}
@@ -452,6 +446,20 @@ samples:
 		t.Errorf("%d of %d samples checked carry a PERIOD other than the one in force (%d samples in all)",
 			wrong, checked, len(periods))
 	}
+}
+
+// recordAdaptive records o, whose period is tuned, and fails the test if
+// the recording or a period change failed.
+func recordAdaptive(t *testing.T, o Options) Stats {
+	t.Helper()
+	st, err := Record(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AdaptiveErr != nil {
+		t.Fatal(st.AdaptiveErr)
+	}
+	return st
 }
 
 // adaptiveCPUClock is a cpu-clock event of the command at perf's default
