@@ -77,15 +77,7 @@ func TestKeptFromCode(t *testing.T) {
 func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
 	needPerfEvents(t)
 	// as hwprof record does: the leaf repair's copy, then the period
-	ev := cpuClock(0, perf.TargetCommand)
-	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
-	events := []perf.Event{ev}
-	source.AddLeafCopy(events)
-	p := tuning.DefaultPolicy()
-	tuned, err := PrepareAdaptive(events, p)
-	if err != nil || !tuned[0] {
-		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
-	}
+	events, p, tuned := adaptiveCPUClockWith(t, source.AddLeafCopy)
 	if m := events[0].Attr.SampleRegsUser; m&ScratchRegsUser != ScratchRegsUser {
 		t.Fatalf("sample_regs_user %#x lacks the caller-saved registers %#x", m, ScratchRegsUser)
 	}

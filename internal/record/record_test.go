@@ -467,10 +467,17 @@ func recordAdaptive(t *testing.T, o Options) Stats {
 // (PrepareAdaptive replaces the frequency by its start period), with
 // PrepareAdaptive's tuned flags.
 func adaptiveCPUClock(t *testing.T) ([]perf.Event, tuning.Policy, []bool) {
+	return adaptiveCPUClockWith(t, func([]perf.Event) {})
+}
+
+// adaptiveCPUClockWith is adaptiveCPUClock with prepare applied to the
+// events before PrepareAdaptive (hwprof record adds the leaf copy first).
+func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
 	t.Helper()
 	ev := cpuClock(0, perf.TargetCommand)
 	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
 	events := []perf.Event{ev}
+	prepare(events)
 	p := tuning.DefaultPolicy()
 	tuned, err := PrepareAdaptive(events, p)
 	if err != nil || !tuned[0] {
