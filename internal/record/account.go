@@ -79,7 +79,7 @@ func (r *recorder) note(rec []byte) {
 		return
 	case perf.RecordMmap, perf.RecordMmap2:
 	case perf.RecordComm:
-		if r.adaptive == nil || le.Uint16(rec[4:])&perf.MiscCommExec == 0 {
+		if r.adaptive == nil {
 			return
 		}
 	case perf.RecordLost, perf.RecordLostSamples, perf.RecordThrottle:
@@ -106,18 +106,14 @@ func (r *recorder) note(rec []byte) {
 		if t := r.tunerOf(d.ID); t != nil {
 			t.throttled++
 		}
-	case *perf.Comm: // an exec: the process's code is another program's
-		r.adaptive.forgetCode(d.PID)
-	case *perf.Mmap:
-		r.noteMapping(d.Misc, d.PID, d.Filename)
-		if r.adaptive != nil && d.Misc&perf.MiscMmapData == 0 {
-			r.adaptive.forgetCode(d.PID) // new code, maybe where other code was
-		}
-	case *perf.Mmap2:
-		r.noteMapping(d.Misc, d.PID, d.Filename)
-		if r.adaptive != nil && d.Misc&perf.MiscMmapData == 0 {
+	case *perf.Comm:
+		if d.Exec() { // the process's code is another program's
 			r.adaptive.forgetCode(d.PID)
 		}
+	case *perf.Mmap:
+		r.noteMapping(d.Misc, d.PID, d.Filename)
+	case *perf.Mmap2:
+		r.noteMapping(d.Misc, d.PID, d.Filename)
 	}
 }
 
@@ -187,8 +183,12 @@ func (r *recorder) accountSample(rec []byte) {
 }
 
 // noteMapping remembers the file of an executable mapping, for the
-// build-id feature.
+// build-id feature, and drops what the activation key read of the
+// process's code, which the mapping may have replaced.
 func (r *recorder) noteMapping(misc uint16, pid uint32, name string) {
+	if misc&perf.MiscMmapData == 0 && r.adaptive != nil {
+		r.adaptive.forgetCode(pid) // new code, maybe where other code was
+	}
 	if misc&perf.MiscMmapData != 0 || len(name) == 0 || name[0] != '/' {
 		return // data, [vdso], [stack], anonymous memory
 	}
