@@ -138,7 +138,7 @@ func BenchmarkKallsymsFor(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := KallsymsFor(data, addrs); err != nil {
+		if _, err := kallsymsFor(data, addrs); err != nil {
 			b.Fatal(err)
 		}
 	}

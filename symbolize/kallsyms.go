@@ -53,15 +53,6 @@ type KallsymsText struct {
 	chunks [][]byte
 }
 
-// Len returns the number of bytes of the text.
-func (t *KallsymsText) Len() int {
-	n := 0
-	for _, c := range t.chunks {
-		n += len(c)
-	}
-	return n
-}
-
 // All returns every text symbol of t, as ParseKallsyms does.
 func (t *KallsymsText) All() (*Kallsyms, error) {
 	lines := 0
@@ -177,13 +168,6 @@ func readKallsymsChunks(r io.Reader, size int) (*KallsymsText, error) {
 		t.chunks = append(t.chunks, buf[:i+1])
 		carry = buf[i+1:]
 	}
-}
-
-// KallsymsFor resolves the kernel addresses addrs with kallsyms text,
-// keeping only the symbols that contain them, as KallsymsText.For does.
-// text must not be written again: the names are substrings of it.
-func KallsymsFor(text []byte, addrs []Addr) (*Kallsyms, error) {
-	return (&KallsymsText{chunks: [][]byte{text}}).For(addrs)
 }
 
 // For resolves the kernel addresses addrs with the text t, keeping only

@@ -57,8 +57,8 @@ func TestReadKallsymsChunks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("size %d, %s: %v", size, reader.name, err)
 			}
-			if got := string(bytes.Join(kt.chunks, nil)); got != text || kt.Len() != len(text) {
-				t.Fatalf("size %d, %s: chunks hold %d bytes (Len %d), want the text's %d", size, reader.name, len(got), kt.Len(), len(text))
+			if got := string(bytes.Join(kt.chunks, nil)); got != text || textLen(kt) != len(text) {
+				t.Fatalf("size %d, %s: chunks hold %d bytes (Len %d), want the text's %d", size, reader.name, len(got), textLen(kt), len(text))
 			}
 			for i, c := range kt.chunks {
 				if len(c) == 0 || i < len(kt.chunks)-1 && c[len(c)-1] != '\n' {

@@ -182,7 +182,7 @@ func TestKallsymsFor(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				some, err := KallsymsFor([]byte(order), addrs)
+				some, err := kallsymsFor([]byte(order), addrs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -202,7 +202,7 @@ func TestKallsymsFor(t *testing.T) {
 			}
 		})
 	}
-	if _, err := KallsymsFor([]byte("0000000000000000 T _text\n"), []Addr{1}); !errors.Is(err, ErrKallsymsHidden) {
+	if _, err := kallsymsFor([]byte("0000000000000000 T _text\n"), []Addr{1}); !errors.Is(err, ErrKallsymsHidden) {
 		t.Errorf("hidden addresses: %v", err)
 	}
 }

@@ -279,7 +279,7 @@ func (s *Symbols) resolve(dwarf bool) {
 
 // resolveKey looks up key k's addresses not looked up yet, reading its
 // file the first time. The kernel's kallsyms text is read once: the first
-// time only the symbols of the addresses are kept (KallsymsFor, one scan),
+// time only the symbols of the addresses are kept (KallsymsText.For, one scan),
 // the next time all of them, for every later address.
 func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 	r := &s.results[k]
