@@ -30,8 +30,8 @@
 // demo` records (workload.go: the same binary re-executed with a marker
 // argument, so the demo needs no compiler).
 //
-// The binary also serves as internal/launch's trampoline and as
-// internal/record's background releaser of events: both are re-executions
-// of this binary with a marker argument, handled by those packages' init
-// functions before main runs.
+// The binary also serves as internal/launch's trampoline (where its memfd
+// launcher cannot run) and as internal/record's background releaser of
+// events: both are re-executions of this binary with a marker argument,
+// handled by those packages' init functions before main runs.
 package main

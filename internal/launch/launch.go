@@ -16,11 +16,11 @@ import (
 // marker is argv[1] of a trampoline process.
 const marker = "--hwprof-internal-launch"
 
-// ready is the byte the trampoline writes on the error pipe once it
+// ready is the byte the launcher (or the trampoline) writes on the error pipe once it
 // waits for the go-ahead.
 const ready = 'R'
 
-// File descriptors of the trampoline: 3 is the go-ahead pipe, 4 the
+// File descriptors of the launcher and the trampoline: 3 is the go-ahead pipe, 4 the
 // error pipe (ExtraFiles start at 3).
 const (
 	goFD  = 3
@@ -57,14 +57,19 @@ func trampoline(path string, argv []string) int {
 	}
 	unix.Close(goFD)
 	err := unix.Exec(path, argv, os.Environ())
-	unix.Write(errFD, []byte(err.Error()))
+	// The launcher's protocol: errno as one byte.
+	errno, ok := err.(unix.Errno)
+	if !ok || errno > 255 {
+		errno = unix.EINVAL
+	}
+	unix.Write(errFD, []byte{byte(errno)})
 	if errors.Is(err, unix.ENOENT) {
 		return 127
 	}
 	return 126
 }
 
-// Child is a started trampoline waiting for the go-ahead.
+// Child is a started launcher waiting for the go-ahead.
 type Child struct {
 	Path  string // the program that will be executed, resolved on PATH
 	cmd   *exec.Cmd
@@ -84,9 +89,9 @@ func (e *ExecError) Error() string {
 	return fmt.Sprintf("cannot execute %s: %s", e.Path, e.Err)
 }
 
-// Start resolves argv[0] on PATH and starts a trampoline for it, with the
+// Start resolves argv[0] on PATH and starts a launcher for it, with the
 // caller's standard streams and environment. The program does not run
-// until Go is called. Start returns once the trampoline waits for the
+// until Go is called. Start returns once the launcher waits for the
 // go-ahead, with all its threads started, so that events opened on its pid
 // from then on stay its own and are not inherited copies.
 func Start(argv []string) (*Child, error) {
@@ -113,10 +118,6 @@ func StartWith(argv []string, s Streams) (*Child, error) {
 		}
 		return nil, &ExecError{Path: argv[0], Err: lookErr(err), Code: code}
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("start %s: find own executable: %w", argv[0], err)
-	}
 	goR, goW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -127,15 +128,34 @@ func StartWith(argv []string, s Streams) (*Child, error) {
 		goW.Close()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	cmd := &exec.Cmd{
-		Path:       self,
-		Args:       append([]string{argv[0], marker, path}, argv...),
-		Stdin:      or(s.Stdin, os.Stdin),
-		Stdout:     or(s.Stdout, os.Stdout),
-		Stderr:     or(s.Stderr, os.Stderr),
-		ExtraFiles: []*os.File{goR, errW},
+	start := func(prog string, args []string) (*exec.Cmd, error) {
+		cmd := &exec.Cmd{
+			Path:       prog,
+			Args:       args,
+			Stdin:      or(s.Stdin, os.Stdin),
+			Stdout:     or(s.Stdout, os.Stdout),
+			Stderr:     or(s.Stderr, os.Stderr),
+			ExtraFiles: []*os.File{goR, errW},
+		}
+		return cmd, cmd.Start()
 	}
-	err = cmd.Start()
+	var cmd *exec.Cmd
+	err = errNoLauncher
+	if l := launcher(); l != "" {
+		if cmd, err = start(l, append([]string{argv[0], path}, argv...)); err != nil {
+			// Executing a memfd is refused here (vm.memfd_noexec, a
+			// security module, no /proc): use the trampoline from now on.
+			noLauncher()
+		}
+	}
+	if err != nil {
+		var self string
+		if self, err = os.Executable(); err != nil {
+			err = fmt.Errorf("find own executable: %w", err)
+		} else {
+			cmd, err = start(self, append([]string{argv[0], marker, path}, argv...))
+		}
+	}
 	goR.Close()
 	errW.Close()
 	if err != nil {
@@ -170,7 +190,7 @@ func lookErr(err error) string {
 // Pid is the process id the program will have.
 func (c *Child) Pid() int { return c.cmd.Process.Pid }
 
-// Go lets the trampoline execute the program and reports whether execve
+// Go lets the launcher execute the program and reports whether execve
 // succeeded. On failure the child has exited and was reaped.
 func (c *Child) Go() error {
 	_, err := c.goW.Write([]byte{1})
@@ -184,10 +204,10 @@ func (c *Child) Go() error {
 		return nil
 	}
 	code, _ := c.Wait()
-	return &ExecError{Path: c.Path, Err: string(msg), Code: code}
+	return &ExecError{Path: c.Path, Err: unix.Errno(msg[0]).Error(), Code: code}
 }
 
-// Abort ends a trampoline that was never given the go-ahead.
+// Abort ends a launcher that was never given the go-ahead.
 func (c *Child) Abort() {
 	c.goW.Close()
 	c.errR.Close()
