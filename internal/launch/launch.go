@@ -16,12 +16,12 @@ import (
 // marker is argv[1] of a trampoline process.
 const marker = "--hwprof-internal-launch"
 
-// ready is the byte the launcher (or the trampoline) writes on the error pipe once it
-// waits for the go-ahead.
+// ready is the byte the launcher (or the trampoline) writes on the error
+// pipe once it waits for the go-ahead.
 const ready = 'R'
 
-// File descriptors of the launcher and the trampoline: 3 is the go-ahead pipe, 4 the
-// error pipe (ExtraFiles start at 3).
+// File descriptors of the launcher and the trampoline: 3 is the go-ahead
+// pipe, 4 the error pipe (ExtraFiles start at 3).
 const (
 	goFD  = 3
 	errFD = 4
@@ -92,8 +92,9 @@ func (e *ExecError) Error() string {
 // Start resolves argv[0] on PATH and starts a launcher for it, with the
 // caller's standard streams and environment. The program does not run
 // until Go is called. Start returns once the launcher waits for the
-// go-ahead, with all its threads started, so that events opened on its pid
-// from then on stay its own and are not inherited copies.
+// go-ahead, with every thread it will have started (the launcher has one,
+// the trampoline's runtime several), so that events opened on its pid from
+// then on stay its own and are not inherited copies.
 func Start(argv []string) (*Child, error) {
 	return StartWith(argv, Streams{})
 }
@@ -140,15 +141,17 @@ func StartWith(argv []string, s Streams) (*Child, error) {
 		return cmd, cmd.Start()
 	}
 	var cmd *exec.Cmd
-	err = errNoLauncher
+	fallback := true
 	if l := launcher(); l != "" {
-		if cmd, err = start(l, append([]string{argv[0], path}, argv...)); err != nil {
+		if cmd, err = start(l, append([]string{argv[0], path}, argv...)); err == nil {
+			fallback = false
+		} else {
 			// Executing a memfd is refused here (vm.memfd_noexec, a
 			// security module, no /proc): use the trampoline from now on.
 			noLauncher()
 		}
 	}
-	if err != nil {
+	if fallback {
 		var self string
 		if self, err = os.Executable(); err != nil {
 			err = fmt.Errorf("find own executable: %w", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -90,9 +89,6 @@ var (
 	launcherMu   sync.Mutex
 	launcherPath string // "" when the trampoline is to be used
 )
-
-// errNoLauncher is why Start uses the trampoline.
-var errNoLauncher = errors.New("no launcher")
 
 // launcher returns the path that executes the launcher, creating it on
 // first use, or "" when the trampoline is to be used.
