@@ -85,24 +85,20 @@ func launcherELF() []byte {
 }
 
 var (
-	launcherOnce sync.Once
-	launcherMu   sync.Mutex
-	launcherPath string // "" when the trampoline is to be used
+	launcherMu    sync.Mutex
+	launcherTried bool   // newLauncher has run
+	launcherPath  string // "" when the trampoline is to be used
 )
 
 // launcher returns the path that executes the launcher, creating it on
 // first use, or "" when the trampoline is to be used.
 func launcher() string {
-	launcherOnce.Do(func() {
-		p, err := newLauncher()
-		if err == nil {
-			launcherMu.Lock()
-			launcherPath = p
-			launcherMu.Unlock()
-		}
-	})
 	launcherMu.Lock()
 	defer launcherMu.Unlock()
+	if !launcherTried {
+		launcherTried = true
+		launcherPath, _ = newLauncher() // "" on failure: the trampoline
+	}
 	return launcherPath
 }
 
