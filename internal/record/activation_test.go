@@ -2,7 +2,9 @@ package record
 
 import (
 	"debug/elf"
+	"fmt"
 	"math/bits"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -50,6 +52,15 @@ func TestKeptFromCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := uint32(cmd.Process.Pid)
+	// Start returns once execve has closed the pipe, which it does
+	// before it maps the program: wait for the code to be mapped.
+	for deadline := time.Now().Add(10 * time.Second); !codeMapped(pid, prog); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%s's code is not mapped in process %d after 10 s", prog, pid)
+		}
+	}
 	ad := &adaptive{}
 	kept := ad.kept(pid, fa)
 	cmd.Process.Kill()
@@ -65,6 +76,20 @@ func TestKeptFromCode(t *testing.T) {
 	if got := (&adaptive{}).kept(pid, fa); got != 0 {
 		t.Errorf("Kept of an exited process = %09b, want 0", got)
 	}
+}
+
+// codeMapped reports whether process pid maps prog executable.
+func codeMapped(pid uint32, prog string) bool {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		if f := strings.Fields(line); len(f) >= 6 && strings.Contains(f[1], "x") && f[5] == prog {
+			return true
+		}
+	}
+	return false
 }
 
 // TestAdaptiveLoopInCallerSavedRegisters: phased's call phase, a loop
