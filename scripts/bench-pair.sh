@@ -10,8 +10,8 @@
 # usage: scripts/bench-pair.sh ROUNDS "CMD A" "CMD B" [ALONE]
 #   In the commands {hwprof} is a build of this tree and {phased},
 #   {recurse}, {threads} the programs (testdata/c/adaptive_*.c, built as
-#   bench-adaptive.sh builds them); ALONE defaults to the program of A's
-#   command as A runs it after its "--".
+#   bench-adaptive.sh builds them), {out} a scratch output file; ALONE
+#   defaults to the program of A's command as A runs it after its "--".
 # example: hwprof's default against perf's, 30 rounds of 1 s of CPU:
 #   scripts/bench-pair.sh 30 "{hwprof} record -q -g -o /tmp/a.data -- {recurse} 1" \
 #       "perf record -q -g -o /tmp/b.data -- {recurse} 1"
@@ -21,19 +21,10 @@ rounds=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && go build -o "$tmp/hwprof" ./cmd/hwprof)
-for p in phased recurse threads; do
-	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/$p" "$root/testdata/c/adaptive_$p.c"
-done
-fill() { sed "s|{hwprof}|$tmp/hwprof|g; s|{phased}|$tmp/phased|g; s|{recurse}|$tmp/recurse|g; s|{threads}|$tmp/threads|g" <<< "$1"; }
+. "$root/scripts/bench-programs.sh"
 A=$(fill "$2")
 B=$(fill "$3")
 alone=$(fill "${4:-${2##*-- }}")
-# run CMD: the work per CPU-second of the program the command runs
-run() {
-	sh -c "$1" 2> "$tmp/err" > /dev/null || true
-	awk '/^work /{w = $2; c = $4} END{if (c > 0) printf "%.6f", w / c; else print "nan"}' "$tmp/err"
-}
 printf '%5s %12s %12s %12s %14s\n' round alone A B "lost A-B pts"
 for r in $(seq "$rounds"); do
 	a=$(run "$alone")

@@ -167,19 +167,28 @@ func parseRelease(r string) (int, int, bool) {
 // function sampled before its frame is set up (unwind.RepairCallchain):
 // the return address sits at CFA-8 and, in a function without its frame,
 // the CFA is SP plus what the function has pushed and reserved (at most
-// six callee-saved registers and its locals). 256 bytes hold that for
-// every frameless function of the C and C++ benchmark programs and of
-// libc at the sampled IPs but a few with large locals, whose samples are
-// counted as unknown and keep the kernel's chain. The cost per sample:
-// 256 + 16 bytes of stack copy and 72 of registers in the ring and the
-// file (a timer sample of a 10-frame stack is about 150 bytes without
-// them), and a copy_from_user of 256 bytes in the sampling interrupt.
-// Measured on the program, at 20 kHz to make it stand out of the noise
-// (scripts/bench-pair.sh 20 "{hwprof} record -g -c 50000 ..." against
-// "--call-graph fp,127", which leaves the copy out, on {recurse}): 0.67
-// points of its work (lost more in 14 of 20 rounds), about 0.3 µs a
-// sample, so about 0.13 points at perf's 4000 Hz.
-const LeafStackBytes = 256
+// six callee-saved registers and, past the red zone, its locals).
+//
+// The size is where the repairs stop growing. Recordings of the bench
+// programs (testdata/c/leaf.c, testdata/cpp/leaf.cc, adaptive_phased.c,
+// adaptive_recurse.c, adaptive_threads.c) and of a libc-heavy loop
+// (snprintf, strtod, qsort, malloc), each repaired again with its copies
+// cut short: 128 bytes repair every sample that 256 bytes repair, but one of
+// 8,006 (recurse) and 27 of 4,555 (the libc loop, whose vfprintf frames
+// are past any small copy: 1,230 samples unknown at 256 and 512 alike);
+// 96 bytes lose libc's merge sort (2,332 of recurse's 8,006 samples) and
+// 64 more. The program's own functions need 8 to 56 bytes.
+//
+// What a sample costs grows with its bytes: each is written into the ring
+// in the sampling interrupt and read by hwprof on another CPU. Timer
+// samples of recurse (`perf report -D`, mean SAMPLE size): 59 bytes with
+// `--call-graph fp,127` (no copy; perf -g's are 67), 211 with a 64-byte
+// copy and LeafRegsUser, 275 with 128 bytes, 403 with 256; the default's
+// tuned event, which adds the key's caller-saved registers, 363 bytes at
+// 128 against 491 at 256. Most of a sample's cost on a VM is the timer
+// interrupt itself (about 14 µs a sample at 10 kHz on the 2-core VM);
+// the copy and registers add about 1 µs at 256 bytes (README, Measuring).
+const LeafStackBytes = 128
 
 // LeafRegsUser is the user-register mask sampled with the stack copy: IP,
 // SP and BP for the leaf repair, and the other callee-saved registers
