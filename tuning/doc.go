@@ -135,12 +135,16 @@
 // profile, and MaxRate caps the rate there, so the default never takes
 // more samples than perf's: accuracy may lengthen the period when the
 // samples repeat the same activations, never shorten it past perf's.
-// What one sample costs the program is about the same for both: the
+// What one sample costs the program is mostly the same for both: the
 // kernel's interrupt, frame-pointer walk and copy (SampleCost, charged to
 // the program's CPU time), plus the profiler's work on the record. hwprof
-// copies a little more per sample (the user registers and a small stack
-// copy for the leaf frame) and decodes each sample for the repetition
-// key; its drains measure about 1.2µs per sample on a loaded 2-core VM.
+// copies more per sample (the user registers and a 128-byte stack copy
+// for the leaf frame: a timer sample of 363 bytes where perf's is 67) and
+// decodes each sample for the repetition key; its drains measure about
+// 1.2µs per sample on a loaded 2-core VM. Those bytes are not free: on
+// that VM, where the interrupt alone costs a CPU-bound program about
+// 14µs a sample, they cost it about 0.2 points more work than perf's
+// samples at the same 4000 Hz (scripts/bench-cost.sh; README, Measuring).
 // The budget, 2%, pays at perf's rate for the kernel's 1% and as much
 // again for hwprof's work per sample: the period grows for cost only when
 // hwprof's work per sample passes the kernel's, where hwprof would
