@@ -177,7 +177,8 @@ func parseRelease(r string) (int, int, bool) {
 // 8,006 (recurse) and 27 of 4,555 (the libc loop, whose vfprintf frames
 // are past any small copy: 1,230 samples unknown at 256 and 512 alike);
 // 96 bytes lose libc's merge sort (2,332 of recurse's 8,006 samples) and
-// 64 more. The program's own functions need 8 to 56 bytes.
+// 64 more. At 16 bytes every repair of leaf.c, leaf.cc and phased still
+// holds; threads loses 599 of its 2,740 and recurse its libc frames.
 //
 // What a sample costs grows with its bytes: each is written into the ring
 // in the sampling interrupt and read by hwprof on another CPU. Timer
@@ -186,8 +187,9 @@ func parseRelease(r string) (int, int, bool) {
 // copy and LeafRegsUser, 275 with 128 bytes, 403 with 256; the default's
 // tuned event, which adds the key's caller-saved registers, 363 bytes at
 // 128 against 491 at 256. Most of a sample's cost on a VM is the timer
-// interrupt itself (about 14 µs a sample at 10 kHz on the 2-core VM);
-// the copy and registers add about 1 µs at 256 bytes (README, Measuring).
+// interrupt itself (about 15 µs a sample at 10 kHz on the 2-core VM);
+// the copy and registers added 0.5 to 1 µs at 256 bytes in two runs of
+// scripts/bench-cost.sh, near its noise at 128 (README, Measuring).
 const LeafStackBytes = 128
 
 // LeafRegsUser is the user-register mask sampled with the stack copy: IP,
