@@ -95,7 +95,7 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 			if evs, err = perf.BuildAttrs(setup.Config); err != nil {
 				return nil, err
 			}
-			source.AddLeafCopy(evs)
+			source.AddLeafCopy(evs, source.LeafStackBytes)
 		}
 		if len(evs) == 0 {
 			return nil, fmt.Errorf("source %s: no events to open", src)

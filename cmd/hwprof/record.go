@@ -78,8 +78,14 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 	if f.cpu != "" && !f.printAttr {
 		return record.Options{}, "", errors.New("--cpu plans for another machine: it goes with --print-attr only")
 	}
+	if f.leafCopy%8 != 0 || f.leafCopy > source.MaxLeafStackBytes {
+		return record.Options{}, "", fmt.Errorf("--leaf-copy %d: the stack copy is a multiple of 8 bytes, at most %d", f.leafCopy, source.MaxLeafStackBytes)
+	}
 	req := f.request()
 	d, err := source.Decide(req, f.facts)
+	if err == nil && f.set["leaf-copy"] && (d.PerfEvents || d.Source == source.Exact) {
+		err = errors.New("--leaf-copy sets the stack copy of the sample sources' frame-pointer call graphs: it does not go with -e or --source exact")
+	}
 	if err != nil || d.PerfEvents {
 		o := record.Options{}
 		if err == nil {
@@ -92,7 +98,7 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 		cfg.Target = target
 		evs, err := perf.BuildAttrs(cfg)
 		if err == nil && cfg.CallGraph == d.Setup.Config.CallGraph {
-			source.AddLeafCopy(evs) // the source's own frame-pointer stacks: repair leaf frames
+			source.AddLeafCopy(evs, int(f.leafCopy)) // the source's own frame-pointer stacks: repair leaf frames
 		}
 		return evs, err
 	}

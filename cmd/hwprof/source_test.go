@@ -207,3 +207,53 @@ func withoutLeafStack(t *testing.T, args []string, attr string) string {
 	}
 	return b.String()
 }
+
+// --leaf-copy sets the stack copy of the frame-pointer sources (0: none,
+// and no user registers either), and refuses sizes the kernel would not
+// take and events it does not apply to.
+func TestLeafCopyFlag(t *testing.T) {
+	stackUser := func(attr string) (string, bool) {
+		for line := range strings.Lines(attr) {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "sample_stack_user" {
+				return f[1], true
+			}
+		}
+		return "", false
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // sample_stack_user, "" for none
+		regs bool   // REGS_USER sampled
+	}{
+		{nil, strconv.Itoa(source.LeafStackBytes), true},
+		{[]string{"--leaf-copy", "64"}, "64", true},
+		{[]string{"--leaf-copy", "1024"}, "1024", true},
+		{[]string{"--leaf-copy", "0"}, "", false},
+		{[]string{"--source", "timer", "-g", "--leaf-copy", "256"}, "256", true},
+	} {
+		r := hwprof(t, append(append([]string{"record", "--print-attr", "--source", "timer"}, tc.args...), "--", "true")...)
+		if r.code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, r.code, r.stderr)
+		}
+		got, ok := stackUser(r.stdout)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("%q: sample_stack_user %q, want %q:\n%s", tc.args, got, tc.want, r.stdout)
+		}
+		if regs := strings.Contains(r.stdout, "REGS_USER"); regs != tc.regs {
+			t.Errorf("%q: REGS_USER sampled %v, want %v:\n%s", tc.args, regs, tc.regs, r.stdout)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--leaf-copy", "12"}, "multiple of 8"},
+		{[]string{"--leaf-copy", "40000"}, "at most 32768"},
+		{[]string{"-e", "cpu-clock", "-g", "--leaf-copy", "64"}, "does not go with -e"},
+	} {
+		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("%q: exit %d, want an error saying %q: %s", tc.args, r.code, tc.msg, r.stderr)
+		}
+	}
+}

@@ -13,6 +13,7 @@ func (l *loader) repairLeaf(s *perf.Sample) {
 	if !s.Has(perf.SampleStackUser) || !s.Has(perf.SampleCallchain) {
 		return
 	}
+	l.cutLeafCopy(s)
 	chain, r := l.unwinder.RepairCallchain(l.leafChain, s, l.maps)
 	if r == unwind.LeafInserted {
 		// The decoder refills s.Callchain's array with the next sample:
@@ -22,6 +23,13 @@ func (l *loader) repairLeaf(s *perf.Sample) {
 		s.Callchain = chain
 	}
 	l.countLeaf(r)
+}
+
+// cutLeafCopy cuts s's stack copy to testOptions.leafCut bytes, if set.
+func (l *loader) cutLeafCopy(s *perf.Sample) {
+	if n := l.test.leafCut; n > 0 && uint64(n) < s.StackUser.DynSize {
+		s.StackUser.DynSize = uint64(n)
+	}
 }
 
 // countLeaf counts the outcome of a leaf repair.

@@ -188,6 +188,9 @@ type testOptions struct {
 	// preloads, if set, counts the objects whose symbols are
 	noPreload bool
 	preloads  *int
+	// leafCut, if above 0, cuts every sample's stack copy to that many
+	// bytes before the leaf repair (TestLeafCopyCut)
+	leafCut int
 }
 
 // eventTable is the reader's event table as of the sample being folded
@@ -774,6 +777,7 @@ func (l *loader) prepareSample(p *prepSample, raw []byte, ps *prepScratch) {
 	}
 	p.leaf = unwind.LeafNotChecked
 	if s.Has(perf.SampleStackUser) && s.Has(perf.SampleCallchain) {
+		l.cutLeafCopy(s)
 		chain, r := l.unwinder.RepairCallchain(p.leafBuf, s, l.maps)
 		if r == unwind.LeafInserted {
 			p.leafBuf = s.Callchain[:0] // as repairLeaf

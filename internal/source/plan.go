@@ -169,16 +169,15 @@ func parseRelease(r string) (int, int, bool) {
 // the CFA is SP plus what the function has pushed and reserved (at most
 // six callee-saved registers and, past the red zone, its locals).
 //
-// The size is where the repairs stop growing. Recordings of the bench
-// programs (testdata/c/leaf.c, testdata/cpp/leaf.cc, adaptive_phased.c,
-// adaptive_recurse.c, adaptive_threads.c) and of a libc-heavy loop
-// (snprintf, strtod, qsort, malloc), each repaired again with its copies
-// cut short: 128 bytes repair every sample that 256 bytes repair, but one of
-// 8,006 (recurse) and 27 of 4,555 (the libc loop, whose vfprintf frames
-// are past any small copy: 1,230 samples unknown at 256 and 512 alike);
-// 96 bytes lose libc's merge sort (2,332 of recurse's 8,006 samples) and
-// 64 more. At 16 bytes every repair of leaf.c, leaf.cc and phased still
-// holds; threads loses 599 of its 2,740 and recurse its libc frames.
+// The size is where the repairs stop growing. scripts/bench-leafcopy.sh
+// records the leaf programs (testdata/c/leaf.c, testdata/cpp/leaf.cc),
+// bench-adaptive's three and libcheavy.c with a 512-byte copy and replays
+// each repair with the copies cut short: against the whole copy, 128
+// bytes lose 1 to 2 of about 5,800-8,000 repairs on each program but
+// libcheavy (19 of 5,174) and threads (none); 96 bytes lose libc's sort
+// and printf frames (3,087 of libcheavy's repairs, 2,055 of recurse's)
+// and 562 of threads'. Below 96 little more is lost: the leaves of the
+// programs themselves need 16 bytes or less. (--leaf-copy sets the size.)
 //
 // What a sample costs grows with its bytes: each is written into the ring
 // in the sampling interrupt and read by hwprof on another CPU. Timer
@@ -200,11 +199,21 @@ const LeafStackBytes = 128
 const LeafRegsUser uint64 = 1<<perf.RegIP | 1<<perf.RegSP | 1<<perf.RegBP |
 	1<<perf.RegBX | 1<<(perf.RegR8+4) | 1<<(perf.RegR8+5) | 1<<(perf.RegR8+6) | 1<<(perf.RegR8+7)
 
-// AddLeafCopy adds the user registers and the small stack copy of the leaf
-// repair (LeafStackBytes, LeafRegsUser) to every event that samples a
-// frame-pointer callchain with user frames and copies no stack yet; other
-// events (--call-graph dwarf or lbr, kernel-only events) are left alone.
-func AddLeafCopy(events []perf.Event) {
+// MaxLeafStackBytes is the largest stack copy hwprof record --leaf-copy
+// takes. The kernel refuses 65535 bytes and more, and cuts a copy to what
+// fits in a 64 KiB sample with its other fields.
+const MaxLeafStackBytes = 32768
+
+// AddLeafCopy adds the user registers and a stack copy of stackBytes
+// (LeafStackBytes by default; a multiple of 8) for the leaf repair
+// (LeafRegsUser) to every event that samples a frame-pointer callchain
+// with user frames and copies no stack yet; other events (--call-graph
+// dwarf or lbr, kernel-only events) are left alone. stackBytes 0 adds
+// nothing.
+func AddLeafCopy(events []perf.Event, stackBytes int) {
+	if stackBytes <= 0 {
+		return
+	}
 	for i := range events {
 		a := &events[i].Attr
 		if a.SampleType&perf.SampleCallchain == 0 || a.SampleType&(perf.SampleStackUser|perf.SampleRegsUser) != 0 ||
@@ -214,6 +223,6 @@ func AddLeafCopy(events []perf.Event) {
 		}
 		a.SampleType |= perf.SampleRegsUser | perf.SampleStackUser
 		a.SampleRegsUser = LeafRegsUser
-		a.SampleStackUser = LeafStackBytes
+		a.SampleStackUser = uint32(stackBytes)
 	}
 }
