@@ -74,8 +74,7 @@ func trySource(v source.Verdict) tryResult {
 	if err != nil {
 		return tryResult{why: fmt.Sprintf("cannot find hwprof's own binary to try the events on: %v", err)}
 	}
-	rf := recordFlags{source: v.Source.String(), set: map[string]bool{"source": true}, quiet: true, trying: true}
-	rf.exact.filter = `^main\.main$`
+	rf := tryFlags(v.Source)
 	var r tryResult
 	o, _, err := rf.sourceOptions([]string{self}, io.Discard)
 	var st record.Stats
@@ -104,6 +103,16 @@ func trySource(v source.Verdict) tryResult {
 		}
 	}
 	return r
+}
+
+// tryFlags are the record flags check tries source s with: record's
+// defaults (the flags' zero values are not all of them: --leaf-copy),
+// quiet, and an exact source that probes main.main only.
+func tryFlags(s source.Source) recordFlags {
+	rf := recordFlags{source: s.String(), set: map[string]bool{"source": true}, quiet: true, trying: true,
+		leafCopy: source.LeafStackBytes}
+	rf.exact.filter = `^main\.main$`
+	return rf
 }
 
 func printFacts(w io.Writer, f *source.Facts) {

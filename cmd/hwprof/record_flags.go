@@ -113,7 +113,7 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.maxStack, "max-stack", 0, "walk call graphs up to `N` frames (kernel and user; default: the kernel's limit kernel.perf_event_max_stack, 127 unless raised). "+
 		"N may not exceed that limit: as root, raise it first with sysctl -w kernel.perf_event_max_stack=N")
 	fs.UintVar(&f.leafCopy, "leaf-copy", source.LeafStackBytes, "copy `BYTES` of user stack (a multiple of 8) with the user registers into each sample of a frame-pointer call graph, "+
-		"to restore the caller of a function sampled before its frame is set up; 0: no copy, smaller samples, and such callers stay lost as in perf")
+		"to restore the caller of a function sampled before its frame is set up, and for the adaptive period's activation key; 0: no copy, smaller samples, such callers lost as in perf (with -c, -F or --no-adaptive)")
 	f.exact.register(fs)
 }
 

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,7 +231,8 @@ func TestLeafCopyFlag(t *testing.T) {
 		{nil, strconv.Itoa(source.LeafStackBytes), true},
 		{[]string{"--leaf-copy", "64"}, "64", true},
 		{[]string{"--leaf-copy", "1024"}, "1024", true},
-		{[]string{"--leaf-copy", "0"}, "", false},
+		{[]string{"--leaf-copy", "0", "--no-adaptive"}, "", false},
+		{[]string{"--leaf-copy", "0", "-F", "4000"}, "", false},
 		{[]string{"--source", "timer", "-g", "--leaf-copy", "256"}, "256", true},
 	} {
 		r := hwprof(t, append(append([]string{"record", "--print-attr", "--source", "timer"}, tc.args...), "--", "true")...)
@@ -250,10 +254,44 @@ func TestLeafCopyFlag(t *testing.T) {
 		{[]string{"--leaf-copy", "12"}, "multiple of 8"},
 		{[]string{"--leaf-copy", "40000"}, "at most 32768"},
 		{[]string{"-e", "cpu-clock", "-g", "--leaf-copy", "64"}, "does not go with -e"},
+		{[]string{"--leaf-copy", "0"}, "without the registers and stack word of its activation key"},
 	} {
 		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
 		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {
 			t.Errorf("%q: exit %d, want an error saying %q: %s", tc.args, r.code, tc.msg, r.stderr)
 		}
+	}
+}
+
+// hwprof check tries the events record opens by default: its flags are
+// record's defaults, including those whose zero value differs
+// (--leaf-copy), so the events are the same.
+func TestCheckTriesRecordDefaults(t *testing.T) {
+	var rec recordFlags
+	fs := flag.NewFlagSet("record", flag.ContinueOnError)
+	rec.register(fs)
+	if err := fs.Parse([]string{"--source", "timer"}); err != nil {
+		t.Fatal(err)
+	}
+	rec.set = setFlags(fs)
+	want, _, err := rec.sourceOptions([]string{"true"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := tryFlags(source.Timer)
+	got, _, err := try.sourceOptions([]string{"true"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Events) != len(want.Events) || len(got.Events) == 0 {
+		t.Fatalf("check builds %d events, record %d", len(got.Events), len(want.Events))
+	}
+	for i := range want.Events {
+		if g, w := fmt.Sprintf("%+v", got.Events[i].Attr), fmt.Sprintf("%+v", want.Events[i].Attr); g != w {
+			t.Errorf("event %d: check tries\n%s\nrecord opens\n%s", i, g, w)
+		}
+	}
+	if a := want.Events[0].Attr; a.SampleStackUser != source.LeafStackBytes {
+		t.Errorf("record's timer event copies %d bytes of stack, want %d", a.SampleStackUser, source.LeafStackBytes)
 	}
 }
