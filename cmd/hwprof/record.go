@@ -81,16 +81,18 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 	if f.leafCopy%8 != 0 || f.leafCopy > source.MaxLeafStackBytes {
 		return record.Options{}, "", fmt.Errorf("--leaf-copy %d: the stack copy is a multiple of 8 bytes, at most %d", f.leafCopy, source.MaxLeafStackBytes)
 	}
-	if _, period := f.given(periodFlags...); f.leafCopy == 0 && !f.adaptive.off && !period {
-		// the key would fall back to the return address, which reads
-		// every call of a hot function as the same activation
-		return record.Options{}, "", errors.New("--leaf-copy 0 leaves the adaptive period without the registers and stack word of its activation key: " +
-			"give a period (-c or -F) or --no-adaptive with it")
-	}
 	req := f.request()
 	d, err := source.Decide(req, f.facts)
-	if err == nil && f.set["leaf-copy"] && (d.PerfEvents || d.Source == source.Exact) {
-		err = errors.New("--leaf-copy sets the stack copy of the sample sources' frame-pointer call graphs: it does not go with -e or --source exact")
+	if _, period := f.given(periodFlags...); err == nil && f.set["leaf-copy"] {
+		switch {
+		case d.PerfEvents || d.Source == source.Exact:
+			err = errors.New("--leaf-copy sets the stack copy of the sample sources' frame-pointer call graphs: it does not go with -e or --source exact")
+		case f.leafCopy == 0 && !f.adaptive.off && !period:
+			// the key would fall back to the return address, which
+			// reads every call of a hot function as one activation
+			err = errors.New("--leaf-copy 0 leaves the adaptive period without the registers and stack word of its activation key: " +
+				"give a period (-c or -F) or --no-adaptive with it")
+		}
 	}
 	if err != nil || d.PerfEvents {
 		o := record.Options{}
