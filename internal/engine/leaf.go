@@ -5,24 +5,30 @@ import (
 	"github.com/hwprof/hwprof/unwind"
 )
 
-// repairLeaf replaces s's callchain by the one with the caller of its first
-// user frame restored, when the sample carries the registers and stack
-// copy to check it (the timer source records them), and counts the
-// outcome. Samples without a stack copy are left alone.
+// repairLeaf repairs s's callchain (repairChain, with the loader's
+// buffer) and counts the outcome.
 func (l *loader) repairLeaf(s *perf.Sample) {
+	l.countLeaf(l.repairChain(&l.leafChain, s))
+}
+
+// repairChain replaces s's callchain by the one with the caller of its
+// first user frame restored, when the sample carries the registers and
+// stack copy to check it (the timer source records them), and says what
+// it found. Samples without a stack copy are left alone. The repaired
+// chain is built in *buf, which then takes s's raw chain's array: the
+// decoder refills s.Callchain's array with the next sample, so neither
+// overwrites the other.
+func (l *loader) repairChain(buf *[]uint64, s *perf.Sample) unwind.LeafRepair {
 	if !s.Has(perf.SampleStackUser) || !s.Has(perf.SampleCallchain) {
-		return
+		return unwind.LeafNotChecked
 	}
 	l.cutLeafCopy(s)
-	chain, r := l.unwinder.RepairCallchain(l.leafChain, s, l.maps)
+	chain, r := l.unwinder.RepairCallchain(*buf, s, l.maps)
 	if r == unwind.LeafInserted {
-		// The decoder refills s.Callchain's array with the next sample:
-		// hand it the raw chain's array and keep that one for the next
-		// repair, so neither overwrites the other.
-		l.leafChain = s.Callchain[:0]
+		*buf = s.Callchain[:0]
 		s.Callchain = chain
 	}
-	l.countLeaf(r)
+	return r
 }
 
 // cutLeafCopy cuts s's stack copy to testOptions.leafCut bytes, if set.

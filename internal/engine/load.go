@@ -775,16 +775,7 @@ func (l *loader) prepareSample(p *prepSample, raw []byte, ps *prepScratch) {
 	if p.fp {
 		p.real = chainEntries(s.Callchain)
 	}
-	p.leaf = unwind.LeafNotChecked
-	if s.Has(perf.SampleStackUser) && s.Has(perf.SampleCallchain) {
-		l.cutLeafCopy(s)
-		chain, r := l.unwinder.RepairCallchain(p.leafBuf, s, l.maps)
-		if r == unwind.LeafInserted {
-			p.leafBuf = s.Callchain[:0] // as repairLeaf
-			s.Callchain = chain
-		}
-		p.leaf = r
-	}
+	p.leaf = l.repairChain(&p.leafBuf, s)
 	if p.fp {
 		p.hash = hashChain(s.PID, s.Callchain)
 		p.state = prepStack
