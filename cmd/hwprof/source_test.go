@@ -197,32 +197,32 @@ const keyRegs = leafRegs + ",ax,cx,dx,si,di,r8,r9,r10,r11"
 func withoutLeafStack(t *testing.T, args []string, attr string) string {
 	t.Helper()
 	var b strings.Builder
-	found := false
 	for line := range strings.Lines(attr) {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "sample_stack_user" {
-			found = f[1] == strconv.Itoa(source.LeafStackBytes)
-			continue
+		if f := strings.Fields(line); len(f) != 2 || f[0] != "sample_stack_user" {
+			b.WriteString(strings.Replace(line, "|STACK_USER", "", 1))
 		}
-		b.WriteString(strings.Replace(line, "|STACK_USER", "", 1))
 	}
-	if !found {
+	if v, _ := attrField(attr, "sample_stack_user"); v != strconv.Itoa(source.LeafStackBytes) {
 		t.Errorf("%q: no sample_stack_user %d in:\n%s", args, source.LeafStackBytes, attr)
 	}
 	return b.String()
+}
+
+// attrField returns the value of field name in an attr printed as perf
+// record -vv prints it ("  name   value" lines).
+func attrField(attr, name string) (string, bool) {
+	for line := range strings.Lines(attr) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			return f[1], true
+		}
+	}
+	return "", false
 }
 
 // --leaf-copy sets the stack copy of the frame-pointer sources (0: none,
 // and no user registers either), and refuses sizes the kernel would not
 // take and events it does not apply to.
 func TestLeafCopyFlag(t *testing.T) {
-	stackUser := func(attr string) (string, bool) {
-		for line := range strings.Lines(attr) {
-			if f := strings.Fields(line); len(f) == 2 && f[0] == "sample_stack_user" {
-				return f[1], true
-			}
-		}
-		return "", false
-	}
 	for _, tc := range []struct {
 		args []string
 		want string // sample_stack_user, "" for none
@@ -239,7 +239,7 @@ func TestLeafCopyFlag(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%q: exit %d: %s", tc.args, r.code, r.stderr)
 		}
-		got, ok := stackUser(r.stdout)
+		got, ok := attrField(r.stdout, "sample_stack_user")
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("%q: sample_stack_user %q, want %q:\n%s", tc.args, got, tc.want, r.stdout)
 		}
