@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -74,9 +75,12 @@ func trySource(v source.Verdict) tryResult {
 	if err != nil {
 		return tryResult{why: fmt.Sprintf("cannot find hwprof's own binary to try the events on: %v", err)}
 	}
-	rf := tryFlags(v.Source)
 	var r tryResult
-	o, _, err := rf.sourceOptions([]string{self}, io.Discard)
+	rf, err := tryFlags(v.Source)
+	var o record.Options
+	if err == nil {
+		o, _, err = rf.sourceOptions([]string{self}, io.Discard)
+	}
 	var st record.Stats
 	if err == nil {
 		st, err = record.TryOpen(o)
@@ -105,14 +109,21 @@ func trySource(v source.Verdict) tryResult {
 	return r
 }
 
-// tryFlags are the record flags check tries source s with: record's
-// defaults (the flags' zero values are not all of them: --leaf-copy),
-// quiet, and an exact source that probes main.main only.
-func tryFlags(s source.Source) recordFlags {
-	rf := recordFlags{source: s.String(), set: map[string]bool{"source": true}, quiet: true, trying: true,
-		leafCopy: source.LeafStackBytes}
-	rf.exact.filter = `^main\.main$`
-	return rf
+// tryFlags are the record flags check tries source s with: record's own
+// flags and defaults, as `hwprof record -q --source S --probe-filter
+// '^main\.main$'` parses them (an exact source that probes main.main
+// only), building the events for trying (trying).
+func tryFlags(s source.Source) (recordFlags, error) {
+	var rf recordFlags
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rf.register(fs)
+	if err := fs.Parse([]string{"-q", "--source", s.String(), "--probe-filter", `^main\.main$`}); err != nil {
+		return rf, err
+	}
+	rf.set = setFlags(fs)
+	rf.trying = true
+	return rf, nil
 }
 
 func printFacts(w io.Writer, f *source.Facts) {

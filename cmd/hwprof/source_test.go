@@ -264,8 +264,8 @@ func TestLeafCopyFlag(t *testing.T) {
 }
 
 // hwprof check tries the events record opens by default: its flags are
-// record's defaults, including those whose zero value differs
-// (--leaf-copy), so the events are the same.
+// record's, defaults included (--leaf-copy's is not its zero value), so
+// the events are the same.
 func TestCheckTriesRecordDefaults(t *testing.T) {
 	var rec recordFlags
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
@@ -278,7 +278,10 @@ func TestCheckTriesRecordDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	try := tryFlags(source.Timer)
+	try, err := tryFlags(source.Timer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, _, err := try.sourceOptions([]string{"true"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
