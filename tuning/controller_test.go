@@ -152,8 +152,9 @@ func TestRules(t *testing.T) {
 			// hwprof spends 5ms in 100ms of the program's CPU, all but
 			// 0.4ms of it fixed (its drains measured): the budgeted cost is
 			// 1.4%, inside 2%, and no period would cut the rest.
-			name: "hwprof's fixed CPU is not budgeted",
-			kind: Time, start: 250_000,
+			name:   "hwprof's fixed CPU is not budgeted",
+			policy: atPerfRate,
+			kind:   Time, start: 250_000,
 			feed: times(5, with(clock(400, 16), func(o *Observation) {
 				o.SelfCPU, o.SampleCPU = 5*time.Millisecond, 400*time.Microsecond
 			})),
@@ -162,8 +163,9 @@ func TestRules(t *testing.T) {
 		{
 			// The same without the drains measured: the prior, 2µs per
 			// sample, puts 0.8ms of the 5ms on the samples, 1.8% in all.
-			name: "without measured drains, the prior bounds the part per sample",
-			kind: Time, start: 250_000,
+			name:   "without measured drains, the prior bounds the part per sample",
+			policy: atPerfRate,
+			kind:   Time, start: 250_000,
 			feed: times(5, with(clock(400, 16), func(o *Observation) { o.SelfCPU = 5 * time.Millisecond })),
 			rule: RuleWait, period: 250_000,
 		},
@@ -171,8 +173,9 @@ func TestRules(t *testing.T) {
 			// hwprof's drains take 6µs a sample: 1% in the kernel and
 			// 2.4% in hwprof, over 2%; 3.4/1.6 times the period. The
 			// measure is trusted once the drains held 1000 samples.
-			name: "hwprof's work per sample over the budget grows the period",
-			kind: Time, start: 250_000,
+			name:   "hwprof's work per sample over the budget grows the period",
+			policy: atPerfRate,
+			kind:   Time, start: 250_000,
 			feed: times(3, with(clock(400, 16), func(o *Observation) {
 				o.SampleCPU = 2400 * time.Microsecond
 				o.SelfCPU = o.SampleCPU + time.Millisecond
@@ -184,8 +187,9 @@ func TestRules(t *testing.T) {
 			// One window's drains at 6µs a sample (a garbage collection,
 			// the buffers' first touch) are not yet a measure: the prior
 			// holds until the drains held 1000 samples.
-			name: "one expensive drain is not a measure",
-			kind: Time, start: 250_000,
+			name:   "one expensive drain is not a measure",
+			policy: atPerfRate,
+			kind:   Time, start: 250_000,
 			feed: []Observation{with(clock(400, 16), func(o *Observation) {
 				o.SampleCPU = 2400 * time.Microsecond
 				o.SelfCPU = o.SampleCPU + time.Millisecond
@@ -197,18 +201,19 @@ func TestRules(t *testing.T) {
 			// sample, by a fit over rates that swing with the program's
 			// share of a CPU), but its measured drains take 0.5µs: a
 			// caller that measures is not second-guessed by the fit.
-			name: "measured drains are not overruled by the fit",
-			kind: Time, start: 250_000,
+			name:   "measured drains are not overruled by the fit",
+			policy: atPerfRate,
+			kind:   Time, start: 250_000,
 			feed: []Observation{drained(100), drained(300), drained(100), drained(300), drained(100)},
 			rule: RuleWait, period: 250_000,
 		},
 		{
-			// At perf's default rate, 4000 samples/s, with too few repeats:
-			// the rate cap keeps the period.
+			// At the rate cap, 3600 samples/s, with too few repeats: the
+			// cap keeps the period.
 			name: "the start at the rate cap does not shrink",
 			kind: Time,
-			feed: times(9, clock(400, 0)),
-			rule: RuleRepetition, period: 250_000,
+			feed: times(9, clock(360, 0)),
+			rule: RuleRepetition, period: 278_000,
 			reason: "repetition 0% < 1%, but the rate cap allows no shorter period",
 		},
 		{
@@ -454,6 +459,11 @@ func feed(c *Controller, obs []Observation) Decision {
 	return d
 }
 
+// atPerfRate raises the rate cap to perf's 4000 samples/s for the cases
+// that work the budget's arithmetic at perf's rate (the default cap,
+// 3600, would act first).
+func atPerfRate(p *Policy) { p.MaxRate = 4000 }
+
 func TestNewRoundsTheStart(t *testing.T) {
 	rows := []struct {
 		name  string
@@ -461,7 +471,7 @@ func TestNewRoundsTheStart(t *testing.T) {
 		start uint64
 		want  uint64
 	}{
-		{"time default: perf's 4000 Hz", Time, 0, 250_000},
+		{"time default: the rate cap, 3600 Hz", Time, 0, 278_000},
 		{"time to whole microseconds", Time, 1_234_567, 1_235_000},
 		{"time under the minimum", Time, 1, 10_000},
 		{"time over the maximum", Time, 1 << 40, 8_000_000},

@@ -90,9 +90,9 @@
 //     2.5µs) plus hwprof's CPU per sample (measured over its drains,
 //     Observation.SampleCPU, once they held MinSamples samples; the
 //     newest 5-10 × MinSamples count) as a share of the program's CPU. Above
-//     Budget (2%), or above the rate cap (MaxRate, 4000 samples/s per
-//     CPU, perf's default frequency; lower if the budget cannot pay the
-//     kernel's part), the period grows in one step to land Headroom (20%)
+//     Budget (2%), or above the rate cap (MaxRate, 3600 samples/s per
+//     CPU, where hwprof's samples cost what perf's default 4000 do; lower
+//     if the budget cannot pay the kernel's part), the period grows in one step to land Headroom (20%)
 //     inside the limit. hwprof's fixed CPU (wakeups, timers, the Go
 //     runtime: it does not scale with the samples) is reported in the
 //     reason but never budgeted, since no period reduces it. Until the
@@ -130,22 +130,35 @@
 //
 // # The defaults, against perf's
 //
-// perf's default is 4000 samples per second of CPU. A Time event starts
-// there (250µs), so a program too short for a decision gets perf's
-// profile, and MaxRate caps the rate there, so the default never takes
-// more samples than perf's: accuracy may lengthen the period when the
-// samples repeat the same activations, never shorten it past perf's.
-// What one sample costs the program is mostly the same for both: the
-// kernel's interrupt, frame-pointer walk and copy (SampleCost, charged to
-// the program's CPU time), plus the profiler's work on the record. hwprof
-// copies more per sample (the user registers and a 128-byte stack copy
-// for the leaf frame: a timer sample of 363 bytes where perf's is 67) and
-// decodes each sample for the repetition key; its drains measure about
-// 1.2µs per sample on a loaded 2-core VM. Those bytes are not free: on
-// that VM, where the interrupt alone costs a CPU-bound program about
-// 14µs a sample, they cost it about 0.2 points more work than perf's
-// samples at the same 4000 Hz (scripts/bench-cost.sh; README, Measuring).
-// The budget, 2%, pays at perf's rate for the kernel's 1% and as much
+// perf's default is 4000 samples per second of CPU. hwprof's default
+// takes at most 3600 (MaxRate), and a Time event starts there (278µs),
+// because hwprof's samples cost the program more: at the same rate the
+// default would take perf's samples at more than perf's overhead. What a
+// sample costs a program is mostly the kernel's work, charged to the
+// program's CPU time: the interrupt, the callchain walk and the copy into
+// the ring. hwprof's samples are bigger, a timer sample of 363 bytes where
+// perf's is 67: the user registers and a 128-byte stack copy that restore
+// the leaf frame's caller and make the activation key. On the 2-core VM
+// hwprof is measured on, the interrupt alone costs a CPU-bound program
+// about 15µs a sample, and the bytes another 1-1.5µs (0.4-0.6 points of
+// its work at 4000 Hz, paired round by round against perf; without the
+// copy and registers hwprof costs what perf does). hwprof's own work on a
+// sample (its drains measure about 1.2µs, decoding it for the key) runs
+// on another CPU when one is free; a trial that cut hwprof's wake-ups to
+// a fifth (most are the Go runtime's monitor thread) saved no more than
+// the noise, 0.1 point. At
+// 3600 the default costs the programs of scripts/bench-adaptive.sh less
+// than perf's default, and its function overlap with the fine reference
+// stays within the rounds' noise of perf's: 10% fewer samples widen the
+// sampling error by about 5%, a few hundredths of a point at 12,000
+// samples (scripts/bench-cost.sh and bench-adaptive.sh; README,
+// Measuring). The cap is a constant measured there, not a measure of the
+// machine at hand: where the interrupt is cheaper (no hypervisor, a PMU
+// counter's own interrupt) the bytes weigh more against it. Accuracy may
+// lengthen the period when the samples repeat the same activations, never
+// shorten it past the cap.
+//
+// The budget, 2%, pays at the cap for the kernel's 0.9% and as much
 // again for hwprof's work per sample: the period grows for cost only when
 // hwprof's work per sample passes the kernel's, where hwprof would
 // otherwise be clearly costlier than perf. hwprof's fixed CPU, 1-2ms per

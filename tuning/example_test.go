@@ -35,9 +35,9 @@ func ExampleController() {
 		rc.Add(42, top)
 	}
 	samples, repeats = rc.Take()
-	d = c.Observe(tuning.Observation{Duration: 339 * time.Millisecond, CPUs: 1, Samples: samples, Repeats: repeats, SelfCPU: time.Millisecond})
+	d = c.Observe(tuning.Observation{Duration: 347 * time.Millisecond, CPUs: 1, Samples: samples, Repeats: repeats, SelfCPU: time.Millisecond})
 	fmt.Println(d.Changed, d.Rule, d.Reason)
 	// Output:
-	// true repetition repetition 0% < 1%: shrink period 1ms → 339µs
-	// false stable repetition 3.9% in 1%–15%: keep period 339µs
+	// true repetition repetition 0% < 1%: shrink period 1ms → 347µs
+	// false stable repetition 3.9% in 1%–15%: keep period 347µs
 }

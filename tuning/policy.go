@@ -62,8 +62,8 @@ type Policy struct {
 	// each) plus hwprof's own work per sample (draining, decoding and
 	// writing the records; Observation.SampleCPU). hwprof's fixed CPU
 	// time (wakeups, timers, the runtime) is reported but not budgeted:
-	// no period reduces it. Default 2%: at the rate cap, 4000 samples/s,
-	// the kernel's 2.5µs per sample take 1%, and hwprof's work may take
+	// no period reduces it. Default 2%: at the rate cap, 3600 samples/s,
+	// the kernel's 2.5µs per sample take 0.9%, and hwprof's work may take
 	// as much again before the period grows; see the package
 	// documentation.
 	Budget float64
@@ -74,12 +74,16 @@ type Policy struct {
 	// known: from Observation.SampleCPU, or from a fit of SelfCPU once the
 	// observations span a range of rates. 2µs, above the 1.2µs hwprof's
 	// drain measures with a stack copy per sample, yet low enough that
-	// the start at the rate cap stays inside the budget (4000 × 4.5µs =
-	// 1.8%).
+	// the start at the rate cap stays inside the budget (3600 × 4.5µs =
+	// 1.6%).
 	SelfSampleCost time.Duration
 	// MaxRate caps samples per second per CPU of program time, as does
-	// Budget/SampleCost when lower (see RateCap). Default 4000, perf's default frequency: the
-	// default never takes more samples than perf's default would.
+	// Budget/SampleCost when lower (see RateCap). Default 3600: the rate
+	// at which hwprof's samples cost a program what perf's default 4000
+	// do. hwprof's carry about 300 bytes more (the leaf frame's stack
+	// copy and the activation key's registers), which cost a CPU-bound
+	// program 1-1.5µs a sample more on the measured VM, where the
+	// interrupt itself costs about 15µs; see the package documentation.
 	MaxRate float64
 	// MinRate is the fewest samples per second per CPU a profile should
 	// have (100, a 10 ms timer); the period shrinks to keep it when the
@@ -87,10 +91,11 @@ type Policy struct {
 	MinRate float64
 
 	// Time and Count bound the period of each kind of event. Time
-	// defaults to 10µs–8ms starting at 250µs, perf's default 4000 Hz, so
-	// a short program gets perf's accuracy (the rate cap makes 250µs the
-	// effective minimum too; 8ms keeps 125 samples/s, inside the rate
-	// floor's headroom); Count to 1000–10^9 starting at 100003.
+	// defaults to 10µs–8ms starting at 278µs, the rate cap (3597 Hz), so
+	// a short program gets a profile that costs what perf's default does
+	// (the rate cap makes 278µs the effective minimum too; 8ms keeps 125
+	// samples/s, inside the rate floor's headroom); Count to 1000–10^9
+	// starting at 100003.
 	Time, Count Bounds
 
 	// MaxStep caps one accuracy change: the period moves by at most this
@@ -136,9 +141,9 @@ func DefaultPolicy() Policy {
 		Budget:         0.02,
 		SampleCost:     2500 * time.Nanosecond,
 		SelfSampleCost: 2000 * time.Nanosecond,
-		MaxRate:        4000,
+		MaxRate:        3600,
 		MinRate:        100,
-		Time:           Bounds{Min: 10_000, Max: 8_000_000, Start: 250_000},
+		Time:           Bounds{Min: 10_000, Max: 8_000_000, Start: 278_000},
 		Count:          Bounds{Min: 1000, Max: 1_000_000_000, Start: 100_003},
 		MaxStep:        8,
 		BackOff:        2,

@@ -3,6 +3,7 @@ package tuning
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -64,8 +65,11 @@ func TestPolicyDefaults(t *testing.T) {
 	if got := p.String(); got != "1%,15%,2%" {
 		t.Errorf("String() = %q", got)
 	}
-	if got := p.RateCap(); abs(got-4000) > 1e-9 {
-		t.Errorf("RateCap() = %g, want 4000 (perf's default frequency)", got)
+	if got := p.RateCap(); abs(got-3600) > 1e-9 {
+		t.Errorf("RateCap() = %g, want 3600 (where hwprof's samples cost what perf's 4000 Hz do)", got)
+	}
+	if start := float64(time.Second) / float64(p.Time.Start); start > p.RateCap()*1.001 {
+		t.Errorf("Time.Start %d ns is %.0f samples/s, over the rate cap", p.Time.Start, start)
 	}
 	p.MaxRate = 1500
 	if got := p.RateCap(); got != 1500 {

@@ -233,11 +233,11 @@ var scenarios = []scenario{
 		},
 		maxChanges: 3,
 		final: func(pi int, last tick) error {
-			// calls want 325µs, about the rate cap (4000 samples/s, 312µs
-			// with the headroom; 250µs at the start): 3.5µs per sample
-			// cost 1.4%, inside the budget.
+			// calls want 325µs, about the rate cap (3600 samples/s, 347µs
+			// with the headroom; 278µs at the start): 3.5µs per sample
+			// cost 1.3%, inside the budget.
 			if pi != 1 && last.period > 400_000 {
-				return fmt.Errorf("calls phase ends at %d, want the rate cap's 250-313µs", last.period)
+				return fmt.Errorf("calls phase ends at %d, want the rate cap's 278-347µs", last.period)
 			}
 			return inBand(pi, last)
 		},
@@ -320,7 +320,7 @@ var scenarios = []scenario{
 		// hwprof's fixed CPU is large (5% of the program's, a loaded
 		// machine's wakeups and /proc reads) and its work per sample
 		// small: no period would reduce the fixed part, so the period
-		// stays at the start, perf's 4000 Hz, where the calls' share is
+		// stays at the start, the rate cap, where the calls' share is
 		// in the band.
 		name: "timer/large fixed cost",
 		m:    machine{kind: Time, cpus: 2, interval: 100 * time.Millisecond, perSample: time.Microsecond, fixed: 0.05, drains: true},
@@ -345,8 +345,8 @@ var scenarios = []scenario{
 		// The kernel throttles above 1000 samples/s per CPU (a lowered
 		// perf_event_max_sample_rate) and hwprof drains at most 3000/s:
 		// the calls phase backs off and never returns to the lossy rate.
-		// From the start at 4000/s per CPU the first phase halves the
-		// period three times to what the machine takes (750/s per CPU),
+		// From the start at 3600/s per CPU the first phase halves the
+		// period three times, under what the machine takes (750/s per CPU),
 		// then accuracy moves it once: four changes.
 		name: "timer/throttling and loss",
 		m:    machine{kind: Time, cpus: 4, interval: 100 * time.Millisecond, perSample: time.Microsecond, fixed: 0.001, throttle: 1000, drain: 3000, drains: true},
