@@ -471,7 +471,7 @@ func TestNewRoundsTheStart(t *testing.T) {
 		start uint64
 		want  uint64
 	}{
-		{"time default: the rate cap, 3600 Hz", Time, 0, 278_000},
+		{"time default: 278µs, at the rate cap", Time, 0, 278_000},
 		{"time to whole microseconds", Time, 1_234_567, 1_235_000},
 		{"time under the minimum", Time, 1, 10_000},
 		{"time over the maximum", Time, 1 << 40, 8_000_000},
