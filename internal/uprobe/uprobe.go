@@ -3,6 +3,7 @@ package uprobe
 import (
 	"cmp"
 	"debug/elf"
+	"debug/gosym"
 	"errors"
 	"fmt"
 	"regexp"
@@ -48,10 +49,12 @@ func (o *Object) Func(addr uint64) (*Probe, bool) {
 // Functions reads the probe points of the ELF file at path: every
 // STT_FUNC symbol with a non-zero size inside an executable, allocated
 // section other than the PLT sections, from .symtab if the file has one,
-// else from .dynsym. Symbols at one address are aliases and give one probe,
-// named after the best of them (a global over a weak over a local symbol,
-// then the fewest leading underscores, then the shortest name). A non-nil
-// filter keeps the functions whose mangled or demangled name it matches.
+// else, for a Go binary, from its pclntab (which go build -ldflags=-s
+// and go run keep: goFunctions), else from .dynsym. Symbols at one
+// address are aliases and give one probe, named after the best of them
+// (a global over a weak over a local symbol, then the fewest leading
+// underscores, then the shortest name). A non-nil filter keeps the
+// functions whose mangled or demangled name it matches.
 func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	f, err := elf.Open(path)
 	if err != nil {
@@ -66,11 +69,16 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	}
 	syms, err := f.Symbols()
 	if len(syms) == 0 {
+		if gs := goFunctions(f); len(gs) > 0 {
+			syms, err = gs, nil
+		}
+	}
+	if len(syms) == 0 {
 		syms, err = f.DynamicSymbols()
 	}
 	if len(syms) == 0 {
 		if err == nil || errors.Is(err, elf.ErrNoSymbols) {
-			return nil, fmt.Errorf("uprobe: %s has no symbol table (.symtab or .dynsym)", path)
+			return nil, fmt.Errorf("uprobe: %s has no symbol table (.symtab, a Go pclntab or .dynsym)", path)
 		}
 		return nil, fmt.Errorf("uprobe: %s: %w", path, err)
 	}
@@ -97,6 +105,44 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	}
 	slices.SortFunc(obj.Probes, func(a, b Probe) int { return cmp.Compare(a.Addr, b.Addr) })
 	return obj, nil
+}
+
+// goFunctions reads the functions of a Go binary without a symbol table
+// from its pclntab (.gopclntab), as elf.Symbols would list them from
+// .symtab: global functions of .text with their entry and size. It
+// returns nothing for a file that is not a Go binary or whose table does
+// not read.
+func goFunctions(f *elf.File) (syms []elf.Symbol) {
+	sec, text := f.Section(".gopclntab"), f.Section(".text")
+	if sec == nil || sec.Type == elf.SHT_NOBITS || text == nil {
+		return nil
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil
+	}
+	textIndex := elf.SectionIndex(slices.Index(f.Sections, text))
+	defer func() {
+		// debug/gosym reads the table lazily; a malformed one must
+		// not panic here.
+		if recover() != nil {
+			syms = nil
+		}
+	}()
+	t, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		return nil
+	}
+	for _, fn := range t.Funcs {
+		if fn.End <= fn.Entry {
+			continue
+		}
+		syms = append(syms, elf.Symbol{
+			Name: fn.Name, Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC),
+			Section: textIndex, Value: fn.Entry, Size: fn.End - fn.Entry,
+		})
+	}
+	return syms
 }
 
 func probeable(f *elf.File, s elf.Symbol) bool {

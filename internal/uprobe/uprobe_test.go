@@ -332,3 +332,51 @@ func TestReturnAddress(t *testing.T) {
 		t.Error("a 4-byte stack copy gave a return address")
 	}
 }
+
+// A Go binary without a symbol table (go build -ldflags=-s, as go run
+// builds) gives its functions from the pclntab: the same functions at the
+// same entries and file offsets as the symbol table of the program built
+// with one.
+func TestGoPclntab(t *testing.T) {
+	full, err := Functions(testprog.Build(t, "go/leafcalls"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := testprog.Build(t, "go/leafcalls", "-ldflags=-s -w")
+	if out, err := exec.Command("readelf", "-SW", bin).Output(); err != nil {
+		t.Skipf("readelf: %v", err)
+	} else if strings.Contains(string(out), ".symtab") {
+		t.Fatalf("%s has a .symtab: the build did not strip it", bin)
+	}
+	obj, err := Functions(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAddr := map[uint64]Probe{}
+	for _, p := range full.Probes {
+		byAddr[p.Addr] = p
+	}
+	missing := 0
+	for _, p := range obj.Probes {
+		want, ok := byAddr[p.Addr]
+		if !ok {
+			missing++
+			continue
+		}
+		// the symbol table's names carry an assembly function's ABI and
+		// spell the pclntab's middle dot as a dot
+		name := strings.TrimSuffix(strings.TrimSuffix(want.Name, ".abi0"), ".abiinternal")
+		if strings.ReplaceAll(p.Name, "·", ".") != name || p.Offset != want.Offset || p.Size < want.Size {
+			t.Errorf("at %#x: %s, offset %#x, size %d; the symbol table has %s, %#x, %d", p.Addr, p.Name, p.Offset, p.Size, want.Name, want.Offset, want.Size)
+		}
+	}
+	t.Logf("%d functions from the pclntab, %d from the symbol table; %d at no symbol's address", len(obj.Probes), len(full.Probes), missing)
+	if len(obj.Probes) < len(full.Probes)*9/10 || missing > len(obj.Probes)/100 {
+		t.Errorf("%d functions from the pclntab (%d at no symbol's address), the symbol table has %d", len(obj.Probes), missing, len(full.Probes))
+	}
+	for _, name := range []string{"main.main", "main.leaf", "main.twice"} {
+		if obj.find(t, name) == nil {
+			t.Errorf("%s not found", name)
+		}
+	}
+}
