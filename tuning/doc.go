@@ -92,8 +92,8 @@
 //     newest 5-10 × MinSamples count) as a share of the program's CPU. Above
 //     Budget (2%), or above the rate cap (MaxRate, 3600 samples/s per
 //     CPU, where hwprof's samples cost what perf's default 4000 do; lower
-//     if the budget cannot pay the kernel's part), the period grows in one step to land Headroom (20%)
-//     inside the limit. hwprof's fixed CPU (wakeups, timers, the Go
+//     if the budget cannot pay the kernel's part), the period grows in one
+//     step to land Headroom (20%) inside the limit. hwprof's fixed CPU (wakeups, timers, the Go
 //     runtime: it does not scale with the samples) is reported in the
 //     reason but never budgeted, since no period reduces it. Until the
 //     drains are measured, and for a caller that does not time them,
@@ -130,23 +130,22 @@
 //
 // # The defaults, against perf's
 //
-// perf's default is 4000 samples per second of CPU. hwprof's default
-// takes at most 3600 (MaxRate), and a Time event starts there (278µs),
-// because hwprof's samples cost the program more: at the same rate the
-// default would take perf's samples at more than perf's overhead. What a
-// sample costs a program is mostly the kernel's work, charged to the
-// program's CPU time: the interrupt, the callchain walk and the copy into
-// the ring. hwprof's samples are bigger, a timer sample of 363 bytes where
-// perf's is 67: the user registers and a 128-byte stack copy that restore
-// the leaf frame's caller and make the activation key. On the 2-core VM
-// hwprof is measured on, the interrupt alone costs a CPU-bound program
-// about 15µs a sample, and the bytes another 1-1.5µs (0.4-0.6 points of
-// its work at 4000 Hz, paired round by round against perf; without the
-// copy and registers hwprof costs what perf does). hwprof's own work on a
-// sample (its drains measure about 1.2µs, decoding it for the key) runs
-// on another CPU when one is free; a trial that cut hwprof's wake-ups to
-// a fifth (most are the Go runtime's monitor thread) saved no more than
-// the noise, 0.1 point. At
+// perf's default is 4000 samples per second of CPU. hwprof's default takes
+// at most 3600 (MaxRate), and a Time event starts there (278µs), because
+// hwprof's samples cost the program more than perf's: at perf's rate the
+// default cost more than perf's default. What a sample costs a program is
+// mostly the kernel's work, charged to the program's CPU time: the
+// interrupt, the callchain walk and the copy into the ring. hwprof's
+// samples are bigger, a timer sample of 363 bytes where perf's is 67: the
+// user registers and a 128-byte stack copy that restore the leaf frame's
+// caller and make the activation key. On the 2-core VM hwprof is measured
+// on, the interrupt alone costs a CPU-bound program about 15µs a sample,
+// and the bytes another 1-1.5µs (0.4-0.6 points of its work at 4000 Hz,
+// paired round by round against perf; without the copy and registers
+// hwprof costs what perf does). hwprof's own work on a sample (its drains
+// measure about 1.2µs, decoding it for the key) runs on another CPU when
+// one is free; a trial that cut hwprof's wake-ups to a fifth (most are the
+// Go runtime's monitor thread) saved no more than the noise, 0.1 point. At
 // 3600 the default costs the programs of scripts/bench-adaptive.sh less
 // than perf's default, and its function overlap with the fine reference
 // stays within the rounds' noise of perf's: 10% fewer samples widen the
