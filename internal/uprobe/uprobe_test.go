@@ -3,12 +3,14 @@ package uprobe
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -378,5 +380,46 @@ func TestGoPclntab(t *testing.T) {
 		if obj.find(t, name) == nil {
 			t.Errorf("%s not found", name)
 		}
+	}
+
+	// A damaged pclntab gives no functions (or some), never a panic.
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := ef.Section(".gopclntab")
+	ef.Close()
+	if sec == nil {
+		t.Fatal("no .gopclntab")
+	}
+	for i, damage := range []func(b []byte){
+		func(b []byte) { clear(b[8:]) }, // the header kept, the tables zero
+		func(b []byte) {
+			for j := range b {
+				b[j] = byte(j*131 + 7)
+			}
+		}, // no valid magic
+		func(b []byte) {
+			for j := 64; j < len(b); j += 97 {
+				b[j] ^= 0xff
+			}
+		}, // scattered flips
+	} {
+		bad := slices.Clone(data)
+		damage(bad[sec.Offset : sec.Offset+sec.Size])
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("bad%d", i))
+		if err := os.WriteFile(path, bad, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		obj, err := Functions(path, nil)
+		n := 0
+		if obj != nil {
+			n = len(obj.Probes)
+		}
+		t.Logf("damage %d: %d probes, %v", i, n, err)
 	}
 }
