@@ -421,5 +421,8 @@ func TestGoPclntab(t *testing.T) {
 			n = len(obj.Probes)
 		}
 		t.Logf("damage %d: %d probes, %v", i, n, err)
+		if n == 0 && err == nil {
+			t.Errorf("damage %d: no functions and no error", i)
+		}
 	}
 }
