@@ -49,12 +49,12 @@ func (o *Object) Func(addr uint64) (*Probe, bool) {
 // Functions reads the probe points of the ELF file at path: every
 // STT_FUNC symbol with a non-zero size inside an executable, allocated
 // section other than the PLT sections, from .symtab if the file has one,
-// else, for a Go binary, from its pclntab (which go build -ldflags=-s
-// and go run keep: goFunctions), else from .dynsym. Symbols at one
-// address are aliases and give one probe, named after the best of them
-// (a global over a weak over a local symbol, then the fewest leading
-// underscores, then the shortest name). A non-nil filter keeps the
-// functions whose mangled or demangled name it matches.
+// else from .dynsym and, for a Go binary, its pclntab (which go build
+// -ldflags=-s and go run keep: goFunctions). Symbols at one address are
+// aliases and give one probe, named after the best of them (a global
+// over a weak over a local symbol, then the fewest leading underscores,
+// then the shortest name). A non-nil filter keeps the functions whose
+// mangled or demangled name it matches.
 func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	f, err := elf.Open(path)
 	if err != nil {
@@ -69,12 +69,11 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	}
 	syms, err := f.Symbols()
 	if len(syms) == 0 {
-		if gs := goFunctions(f); len(gs) > 0 {
-			syms, err = gs, nil
-		}
-	}
-	if len(syms) == 0 {
 		syms, err = f.DynamicSymbols()
+		if gs := goFunctions(f); len(gs) > 0 {
+			// a cgo binary's C functions are in .dynsym only
+			syms, err = append(gs, syms...), nil
+		}
 	}
 	if len(syms) == 0 {
 		if err == nil || errors.Is(err, elf.ErrNoSymbols) {
