@@ -9,6 +9,15 @@ import (
 
 // goTable reads the Go pclntab of f, for Go binaries without DWARF.
 func goTable(f *elf.File) (*gosym.Table, *goInlines, error) {
+	t, data, err := goLineTable(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, newGoInlines(f, data), nil
+}
+
+// goLineTable reads the Go pclntab of f: the table and its bytes.
+func goLineTable(f *elf.File) (*gosym.Table, []byte, error) {
 	data, err := pclntab(f)
 	if err != nil {
 		return nil, nil, err
@@ -25,7 +34,25 @@ func goTable(f *elf.File) (*gosym.Table, *goInlines, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read Go pclntab: %w", err)
 	}
-	return t, newGoInlines(f, data), nil
+	return t, data, nil
+}
+
+// GoFuncs lists the functions of the Go binary f from its pclntab, which
+// a Go binary keeps without a symbol table (go build -ldflags=-s, go
+// run): what internal/uprobe probes in such a binary. A malformed table
+// is an error, not a panic.
+func GoFuncs(f *elf.File) (funcs []gosym.Func, err error) {
+	defer func() {
+		// debug/gosym reads the table lazily
+		if recover() != nil {
+			funcs, err = nil, errors.New("read Go pclntab: malformed")
+		}
+	}()
+	t, _, err := goLineTable(f)
+	if err != nil {
+		return nil, err
+	}
+	return t.Funcs, nil
 }
 
 var errNoPclntab = errors.New("no Go pclntab")

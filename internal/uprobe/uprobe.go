@@ -3,7 +3,6 @@ package uprobe
 import (
 	"cmp"
 	"debug/elf"
-	"debug/gosym"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"github.com/ianlancetaylor/demangle"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/symbolize"
 )
 
 // Probe is one probe point: a function entry of an object.
@@ -106,33 +106,19 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	return obj, nil
 }
 
-// goFunctions reads the functions of a Go binary without a symbol table
-// from its pclntab (.gopclntab), as elf.Symbols would list them from
-// .symtab: global functions of .text with their entry and size. It
-// returns nothing for a file that is not a Go binary or whose table does
-// not read.
-func goFunctions(f *elf.File) (syms []elf.Symbol) {
-	sec, text := f.Section(".gopclntab"), f.Section(".text")
-	if sec == nil || sec.Type == elf.SHT_NOBITS || text == nil {
-		return nil
-	}
-	data, err := sec.Data()
-	if err != nil {
+// goFunctions lists the functions of a Go binary's pclntab
+// (symbolize.GoFuncs) as elf.Symbols would list them from .symtab: global
+// functions of .text with their entry and size. It returns nothing for a
+// file that is not a Go binary or whose table does not read.
+func goFunctions(f *elf.File) []elf.Symbol {
+	text := f.Section(".text")
+	funcs, err := symbolize.GoFuncs(f)
+	if text == nil || err != nil {
 		return nil
 	}
 	textIndex := elf.SectionIndex(slices.Index(f.Sections, text))
-	defer func() {
-		// debug/gosym reads the table lazily; a malformed one must
-		// not panic here.
-		if recover() != nil {
-			syms = nil
-		}
-	}()
-	t, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
-	if err != nil {
-		return nil
-	}
-	for _, fn := range t.Funcs {
+	var syms []elf.Symbol
+	for _, fn := range funcs {
 		if fn.End <= fn.Entry {
 			continue
 		}
