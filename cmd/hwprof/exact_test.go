@@ -425,13 +425,12 @@ func TestExactAgainstCallgrindCXX(t *testing.T) {
 // -ldflags=-s, as go run builds): the probes come from the pclntab.
 func TestExactGo(t *testing.T) {
 	needUprobes(t)
-	for _, build := range []struct{ name, flags string }{{"symtab", ""}, {"stripped", "-ldflags=-s -w"}} {
+	for _, build := range []struct {
+		name  string
+		flags []string
+	}{{"symtab", nil}, {"stripped", []string{"-ldflags=-s -w"}}} {
 		t.Run(build.name, func(t *testing.T) {
-			var flags []string
-			if build.flags != "" {
-				flags = append(flags, build.flags)
-			}
-			exactGo(t, testprog.Build(t, "go/leafcalls", flags...))
+			exactGo(t, testprog.Build(t, "go/leafcalls", build.flags...))
 		})
 	}
 }

@@ -186,9 +186,9 @@ func parseRelease(r string) (int, int, bool) {
 // copy and LeafRegsUser, 275 with 128 bytes, 403 with 256; the default's
 // tuned event, which adds the key's caller-saved registers, 363 bytes at
 // 128 against 491 at 256. Most of a sample's cost on a VM is the timer
-// interrupt itself (about 15 µs a sample at 10 kHz on the 2-core VM);
-// the copy and registers added 0.5 to 1 µs at 256 bytes in two runs of
-// scripts/bench-cost.sh, near its noise at 128 (README, Measuring).
+// interrupt itself (about 15 µs a sample on the 2-core VM); the default's
+// copy and registers add 1-1.5 µs to it, which the adaptive period's
+// rate cap pays for (tuning.Policy.MaxRate; README, Measuring).
 const LeafStackBytes = 128
 
 // LeafRegsUser is the user-register mask sampled with the stack copy: IP,
