@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -63,6 +64,7 @@ type goldenInput struct {
 // programs the fixture folder holds. With -update the golden files are
 // rewritten.
 func TestGolden(t *testing.T) {
+	checkPretendKernel(t)
 	tmp := t.TempDir()
 	syn := goldenSynthetic(t, tmp)
 	t.Run("synthetic", func(t *testing.T) { checkGolden(t, "synthetic", []goldenInput{syn}, tmp) })
@@ -148,6 +150,7 @@ func writeGoldenSection(b *strings.Builder, name string, r result, hide []string
 			s = strings.ReplaceAll(s, h, fmt.Sprintf("$%d", i))
 		}
 		s = vdsoFileRE.ReplaceAllString(s, "hwprof-vdso-N.so")
+		s = runningKernelRE.ReplaceAllString(s, "the running kernel $$KERNEL_BUILD_ID")
 		for _, m := range machineFacts() {
 			s = strings.ReplaceAll(s, m[0], m[1])
 		}
@@ -173,8 +176,14 @@ func writeGoldenSection(b *strings.Builder, name string, r result, hide []string
 // vdsoFileRE matches the temporary file the vdso is written to.
 var vdsoFileRE = regexp.MustCompile(`hwprof-vdso-[0-9]+\.so`)
 
+// runningKernelRE matches what a warning says of the running kernel's
+// build-id: the id (none when the kernel has no build-id note), or why it
+// is unknown.
+var runningKernelRE = regexp.MustCompile(`the running kernel(?:'s is unknown \([^)]*\)| [0-9a-f]*)`)
+
 // machineFacts are the running kernel's release and the host's name, and
-// what the golden files say instead, so that they hold on another machine.
+// what the golden files say instead, so that they hold on another machine
+// (TestGoldenOnAnotherKernel checks that they do).
 func machineFacts() [][2]string {
 	var out [][2]string
 	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil && len(strings.TrimSpace(string(rel))) > 0 {
@@ -332,4 +341,96 @@ func goldenSynthetic(t *testing.T, tmp string) goldenInput {
 		t.Fatal(err)
 	}
 	return goldenInput{name: "synthetic", file: path, args: []string{"--symfs", symfs}}
+}
+
+// pretendKernelEnv, in the environment of a test process, is the build-id
+// TestGoldenOnAnotherKernel gave the running kernel for it.
+const pretendKernelEnv = "HWPROF_TEST_PRETEND_KERNEL"
+
+// TestGoldenOnAnotherKernel runs TestGolden again on a machine that
+// pretends to be another: in a mount and UTS namespace where the running
+// kernel has another build-id (/sys/kernel/notes), none at all, another
+// release (/proc/sys/kernel/osrelease) and another host name. The goldens
+// must hold there unchanged: they depend on no fact of this host.
+func TestGoldenOnAnotherKernel(t *testing.T) {
+	if os.Getenv(pretendKernelEnv) != "" {
+		t.Skip("this process is the pretended machine")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: cannot bind-mount over /sys/kernel/notes")
+	}
+	if err := exec.Command("unshare", "--mount", "--uts", "true").Run(); err != nil {
+		t.Skipf("unshare --mount --uts does not work here: %v", err)
+	}
+	dir := t.TempDir()
+	release := filepath.Join(dir, "osrelease")
+	if err := os.WriteFile(release, []byte("0.0.1-pretend\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := make([]byte, 20)
+	for i := range other {
+		other[i] = byte(0xa0 + i)
+	}
+	for _, tc := range []struct {
+		name string
+		id   []byte // nil: the kernel has no build-id note
+	}{{"other-build-id", other}, {"no-build-id", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			notes := filepath.Join(dir, tc.name+".notes")
+			if err := os.WriteFile(notes, kernelNotes(tc.id), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("%x", tc.id)
+			if tc.id == nil {
+				want = "none"
+			}
+			cmd := exec.Command("unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c",
+				`mount --bind "$1" /sys/kernel/notes && mount --bind "$2" /proc/sys/kernel/osrelease && hostname pretend-host && shift 2 && exec "$@"`,
+				"sh", notes, release, os.Args[0], "-test.run", "^TestGolden$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), pretendKernelEnv+"="+want)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestGolden ") || !strings.Contains(string(out), "on a pretended kernel: build-id "+want) {
+				t.Fatalf("TestGolden on a kernel with build-id %s, release 0.0.1-pretend, host pretend-host: %v\n%s", want, err, out)
+			}
+		})
+	}
+}
+
+// checkPretendKernel fails the test when this process was to run on a
+// pretended kernel (TestGoldenOnAnotherKernel) and hwprof would see
+// another one.
+func checkPretendKernel(t *testing.T) {
+	want := os.Getenv(pretendKernelEnv)
+	if want == "" {
+		return
+	}
+	id, err := buildid.Kernel()
+	got := id.String()
+	if id.IsZero() {
+		got = "none"
+	}
+	host, _ := os.Hostname()
+	if err != nil || got != want || host != "pretend-host" {
+		t.Fatalf("the pretended kernel is not in place: build-id %s (%v), want %s; host %s", got, err, want, host)
+	}
+	t.Logf("on a pretended kernel: build-id %s, host %s", got, host)
+}
+
+// kernelNotes is /sys/kernel/notes of a kernel with build-id id (nil: a
+// kernel with only its "Linux" note).
+func kernelNotes(id []byte) []byte {
+	note := func(name string, typ uint32, desc []byte) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, uint32(len(name)+1))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(desc)))
+		b = binary.LittleEndian.AppendUint32(b, typ)
+		b = append(b, name...)
+		b = append(b, make([]byte, 4-len(name)%4)...) // NUL, padded to 4
+		b = append(b, desc...)
+		return append(b, make([]byte, (4-len(desc)%4)%4)...)
+	}
+	b := note("Linux", 6, []byte("Linux\x00\x00\x00")) // a kernel's other notes come first
+	if id != nil {
+		b = append(b, note("GNU", 3, id)...) // NT_GNU_BUILD_ID
+	}
+	return b
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,7 +41,35 @@ type result struct {
 	stdout, stderr string
 }
 
+// hwprof runs hwprof with args as a user does. The commands that only
+// read recordings (report, script, dump, diff, merge, flamegraph) run in
+// this process, through run, unless they read standard input; the others
+// (record, demo, compare, check: they start programs, take signals and
+// exit with their status) run the binary hwprofBin.
 func hwprof(t *testing.T, args ...string) result {
+	t.Helper()
+	if inProcess(args) {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+	return hwprofExec(t, args...)
+}
+
+// inProcess reports whether hwprof args can run in the test's process.
+func inProcess(args []string) bool {
+	if len(args) == 0 || slices.Contains(args, "-") {
+		return false
+	}
+	switch args[0] {
+	case "report", "script", "dump", "diff", "merge", "flamegraph":
+		return true
+	}
+	return false
+}
+
+// hwprofExec runs the hwprof binary with args.
+func hwprofExec(t *testing.T, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(hwprofBin, args...)
 	var out, errb bytes.Buffer
