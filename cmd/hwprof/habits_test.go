@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,9 +86,12 @@ func TestAdaptiveFlagForms(t *testing.T) {
 }
 
 // busyLoop starts a shell copied under a name of its own, spinning until
-// the test ends; it returns its pid and comm.
-func busyLoop(t *testing.T, name string) int {
+// the test ends; it returns its pid and comm. The name is prefix and a
+// random suffix, so that no other process (another run of the suite) has
+// it; prefix has at most 8 characters (a comm keeps 15).
+func busyLoop(t *testing.T, prefix string) (int, string) {
 	t.Helper()
+	name := fmt.Sprintf("%s-%06x", prefix, rand.Uint32()&0xffffff)
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")
@@ -111,7 +116,7 @@ func busyLoop(t *testing.T, name string) int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return cmd.Process.Pid
+	return cmd.Process.Pid, name
 }
 
 // perfPIDs counts the samples perf script reads from file per pid, with
@@ -174,7 +179,7 @@ func reportProcesses(t *testing.T, args ...string) processesJSON {
 // -p PID -- CMD records PID while CMD runs; CMD's status is hwprof's.
 func TestRecordPIDWithTimer(t *testing.T) {
 	needPerfEvents(t)
-	pid := busyLoop(t, "hwprof-spin")
+	pid, _ := busyLoop(t, "hw-spin")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "p.data")
 	start := time.Now()
@@ -209,7 +214,7 @@ func TestRecordPIDWithTimer(t *testing.T) {
 // file, and report --pid/--tid/--comm pick it out.
 func TestRecordSystemWide(t *testing.T) {
 	needPerfEvents(t)
-	pid := busyLoop(t, "hwprof-sysw")
+	pid, comm := busyLoop(t, "hw-sysw")
 	out := filepath.Join(t.TempDir(), "a.data")
 	r := hwprof(t, "record", "-a", "-o", out, "--", "sleep", "2")
 	if r.code != 0 {
@@ -225,8 +230,8 @@ func TestRecordSystemWide(t *testing.T) {
 		if total != n {
 			t.Errorf("perf script reads %d samples, hwprof says %d", total, n)
 		}
-		if counts[pid] == 0 || comms[pid] != "hwprof-sysw" {
-			t.Fatalf("perf script has %d samples of pid %d named %q, want some named hwprof-sysw", counts[pid], pid, comms[pid])
+		if counts[pid] == 0 || comms[pid] != comm {
+			t.Fatalf("perf script has %d samples of pid %d named %q, want some named %s", counts[pid], pid, comms[pid], comm)
 		}
 	}
 	all := reportProcesses(t, "-i", out)
@@ -239,8 +244,8 @@ func TestRecordSystemWide(t *testing.T) {
 		shares += p.Share
 		if p.PID == pid {
 			mine = p.Samples
-			if p.Comm == nil || *p.Comm != "hwprof-sysw" {
-				t.Errorf("pid %d is named %v, want hwprof-sysw", pid, p.Comm)
+			if p.Comm == nil || *p.Comm != comm {
+				t.Errorf("pid %d is named %v, want %s", pid, p.Comm, comm)
 			}
 		}
 	}
@@ -250,7 +255,7 @@ func TestRecordSystemWide(t *testing.T) {
 	if perfOK && int(mine) != counts[pid] {
 		t.Errorf("report counts %d samples of pid %d, perf script %d", mine, pid, counts[pid])
 	}
-	for _, f := range [][]string{{"--pid", strconv.Itoa(pid)}, {"--tid", strconv.Itoa(pid)}, {"--comm", "hwprof-sysw"}, {"--comm", "no-such-comm,hwprof-sysw", "--pid", strconv.Itoa(pid)}} {
+	for _, f := range [][]string{{"--pid", strconv.Itoa(pid)}, {"--tid", strconv.Itoa(pid)}, {"--comm", comm}, {"--comm", "no-such-comm," + comm, "--pid", strconv.Itoa(pid)}} {
 		one := reportProcesses(t, append([]string{"-i", out}, f...)...)
 		ps := one.Recording.Processes
 		if one.Recording.Samples != mine || len(ps) != 1 || ps[0].PID != pid || ps[0].Share != 1 {
