@@ -292,10 +292,11 @@ func preprofileEdge(out, caller, callee string) int64 {
 // measured call counts, the timer for time), writes each recording as a
 // profile for go build -pgo, and checks that the Go toolchain takes it:
 // go tool preprofile (the compiler's reader) sees the hot edges with the
-// weights hwprof measured, and go build -pgo of the exact profile inlines
-// the hot call the profile names (-d=pgodebug=1). One PGO build only: it
-// rebuilds the standard library (tens of seconds on a loaded machine);
-// scripts/bench-pgo.sh builds with the timer profile too.
+// weights hwprof measured, and the compiler, given the exact profile
+// (testprog.BuildPGO: the main package compiled as go build -pgo compiles
+// it, without rebuilding the standard library), inlines the hot call the
+// profile names (-d=pgodebug=1). scripts/bench-pgo.sh makes the whole
+// go build -pgo builds, with each kind of profile, and times them.
 func TestGoPGOLive(t *testing.T) {
 	needPerfEvents(t)
 	needUprobes(t)
@@ -333,10 +334,10 @@ func TestGoPGOLive(t *testing.T) {
 		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
 	}
 
-	pgoBin, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+exactPGO, "-gcflags=-d=pgodebug=1")
+	pgoBin, out := testprog.BuildPGO(t, "go/pgoprog", exactPGO, "-d=pgodebug=1")
 	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
 	if !re.MatchString(out) {
-		t.Fatalf("go build -pgo did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
+		t.Fatalf("the compiler did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
 	}
 
 	// The second PGO cycle: in the PGO build mix is inlined into round,

@@ -241,3 +241,87 @@ func Source(t testing.TB, name string) string {
 	}
 	return string(b)
 }
+
+// BuildPGO builds the Go program testdata/go/DIR with only its main
+// package compiled with the PGO profile at profile (go tool compile
+// -pgoprofile, with gcflags such as -d=pgodebug=1 or -m) and linked
+// against the packages of a build without a profile. It returns the
+// binary and what the compiler printed. The compiler's decisions for the
+// main package (inlining hot calls, devirtualizing hot interface calls)
+// are those of go build -pgo, in about a second: go build -pgo compiles
+// every package, the standard library included, with the profile (a
+// minute or more on a cold build cache); scripts/bench-pgo.sh does that.
+func BuildPGO(t testing.TB, name, profile string, gcflags ...string) (bin, log string) {
+	t.Helper()
+	testenv.Tool(t, "go")
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "testdata", filepath.FromSlash(name))
+	prof, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatalf("testprog: %v", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "pgo\x00%s\x00%x\x00%q", dir, sha256.Sum256(prof), gcflags)
+	key := hex.EncodeToString(h.Sum(nil))[:16]
+	mu.Lock()
+	p := programs[key]
+	if p == nil {
+		p = &program{}
+		programs[key] = p
+	}
+	mu.Unlock()
+	p.once.Do(func() { p.bin, p.log, p.err = compilePGO(dir, profile, key, gcflags) })
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return p.bin, p.log
+}
+
+func compilePGO(dir, profile, key string, gcflags []string) (string, string, error) {
+	base, err := cacheDir()
+	if err != nil {
+		return "", "", err
+	}
+	out := filepath.Join(base, key)
+	if err := os.Mkdir(out, 0o755); err != nil {
+		return "", "", fmt.Errorf("testprog: %w", err)
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("testprog: go %s: %w\n%s", strings.Join(args, " "), err, b)
+		}
+		return string(b), nil
+	}
+	// The export data of every package the program imports, built as go
+	// build builds them, for the compiler and the linker.
+	cfg, err := run("list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", ".")
+	if err != nil {
+		return "", "", err
+	}
+	files, err := run("list", "-f", "{{range .GoFiles}}{{$.Dir}}/{{.}}\n{{end}}", ".")
+	if err != nil {
+		return "", "", err
+	}
+	importcfg := filepath.Join(out, "importcfg")
+	if err := os.WriteFile(importcfg, []byte(cfg), 0o644); err != nil {
+		return "", "", fmt.Errorf("testprog: %w", err)
+	}
+	obj := filepath.Join(out, "main.a")
+	args := append([]string{"tool", "compile", "-p", "main", "-importcfg", importcfg, "-pgoprofile", profile, "-o", obj}, gcflags...)
+	log, err := run(append(args, strings.Split(strings.TrimSpace(files), "\n")...)...)
+	if err != nil {
+		return "", "", err
+	}
+	bin := filepath.Join(out, filepath.Base(dir))
+	if _, err := run("tool", "link", "-importcfg", importcfg, "-o", bin, obj); err != nil {
+		return "", "", err
+	}
+	return bin, log, nil
+}

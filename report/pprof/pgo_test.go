@@ -227,12 +227,14 @@ func workloadProfile(t *testing.T, b *binTables, c counts) (*Profile, map[string
 }
 
 // TestGoPGO builds the workload, derives its profile and writes it with
-// both weights. The calls profile builds the workload again with go build
-// -pgo: the compiler must read the hot call edges from the profile, with
-// the weights written, inline the hot small function at its call site and
+// both weights. The calls profile builds the workload again with its main
+// package compiled with the profile (testprog.BuildPGO: the compiler's
+// decisions of go build -pgo, without rebuilding the standard library;
+// scripts/bench-pgo.sh makes the whole builds and times them): the
+// compiler must read the hot call edges from the profile, with the
+// weights written, inline the hot small function at its call site and
 // devirtualize the interface call to its hot target. The time profile is
-// read by go tool preprofile, the compiler's own reader (one PGO build in
-// the suite: each rebuilds the standard library).
+// read by go tool preprofile, the compiler's own reader.
 func TestGoPGO(t *testing.T) {
 	dir := t.TempDir()
 	base := testprog.Build(t, "go/pgoprog")
@@ -256,14 +258,13 @@ func TestGoPGO(t *testing.T) {
 			want := c.squares
 			if w == Time {
 				want = p.Samples[0].TimeNS
-				// One go build -pgo in the suite (each rebuilds the
-				// standard library): the time profile is read by the
-				// compiler's own reader, go tool preprofile, which
-				// gives each edge its weight and call-site offset.
+				// The time profile is read by the compiler's own
+				// reader, go tool preprofile, which gives each edge
+				// its weight and call-site offset.
 				checkPreprofile(t, path, fnRun, fnSquare, sites[fnSquare].line-runStart, want)
 				return
 			}
-			bin, out := testprog.BuildLog(t, "go/pgoprog", "-pgo="+path, "-gcflags=-d=pgodebug=2 -m")
+			bin, out := testprog.BuildPGO(t, "go/pgoprog", path, "-d=pgodebug=2", "-m")
 			checks := []string{
 				`(?m)^hot-callsite-thres-from-CDF=\S+$`,
 				fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.round$`, sites[fnMix].line),
