@@ -1,8 +1,10 @@
 package testprog
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -240,4 +242,74 @@ func Source(t testing.TB, name string) string {
 		t.Fatalf("testprog: %v", err)
 	}
 	return string(b)
+}
+
+// CompileGo compiles the main package of testdata/NAME ("go/DIR") alone
+// with go tool compile and flags (such as -pgoprofile=FILE
+// -d=pgodebug=1), against the export data that go list -export gives for
+// its imports (the standard library as the go command built and cached
+// it), and returns what the compiler printed. It links nothing: a test of
+// the compiler's decisions for the program's own code takes about a
+// second this way, where go build -pgo rebuilds the standard library for
+// the profile.
+func CompileGo(t testing.TB, name string, flags ...string) string {
+	t.Helper()
+	testenv.Tool(t, "go")
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "testdata", filepath.FromSlash(name))
+	list := exec.Command("go", "list", "-export", "-deps", "-json", ".")
+	list.Dir = dir
+	list.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("testprog: go list -export -deps %s: %v\n%s", name, err, stderrOf(err))
+	}
+	var cfg strings.Builder
+	var files []string
+	for d := json.NewDecoder(bytes.NewReader(out)); d.More(); {
+		var p struct {
+			ImportPath, Export, Dir, Name string
+			DepOnly                       bool
+			GoFiles                       []string
+		}
+		if err := d.Decode(&p); err != nil {
+			t.Fatalf("testprog: go list -json %s: %v", name, err)
+		}
+		if !p.DepOnly {
+			if p.Name != "main" {
+				t.Fatalf("testprog: %s is package %s, not main", name, p.Name)
+			}
+			for _, f := range p.GoFiles {
+				files = append(files, filepath.Join(p.Dir, f))
+			}
+		} else if p.Export != "" {
+			fmt.Fprintf(&cfg, "packagefile %s=%s\n", p.ImportPath, p.Export)
+		}
+	}
+	tmp := t.TempDir()
+	importcfg := filepath.Join(tmp, "importcfg")
+	if err := os.WriteFile(importcfg, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"tool", "compile", "-p", "main", "-importcfg", importcfg, "-o", filepath.Join(tmp, "main.o")}, flags...), files...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("testprog: go %s: %v\n%s", strings.Join(args, " "), err, log)
+	}
+	return string(log)
+}
+
+// stderrOf is what a failed command wrote on its standard error, when
+// exec kept it.
+func stderrOf(err error) []byte {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.Stderr
+	}
+	return nil
 }

@@ -310,3 +310,29 @@ func checkPreprofile(t *testing.T, path, caller, callee string, off int, want in
 		t.Errorf("go tool preprofile has no edge %q:\n%s", edge, out)
 	}
 }
+
+// TestGoPGOOrdinaryCalls: the ordinary profile (not Options.PGO) of a
+// recording that counts calls and has no time, as an exact recording's
+// is, works with go build -pgo, as the README says. The compiler weighs
+// edges by the first sample type that is samples/count or
+// cpu/nanoseconds, here samples/count, which for an edge sample is its
+// calls: go tool preprofile (the compiler's reader) gives each measured
+// edge its call count, and the compiler given the profile inlines the hot
+// call (compiling the main package alone, testprog.CompileGo: no go build
+// -pgo, which rebuilds the standard library).
+func TestGoPGOOrdinaryCalls(t *testing.T) {
+	base := testprog.Build(t, "go/pgoprog")
+	c := runWorkload(t, base, "300")
+	p, sites := workloadProfile(t, readTables(t, base), c)
+	p.HasTime, p.Samples = false, nil // call counts only, as the exact source gives
+	path := writeFile(t, p, Options{Weight: Calls})
+
+	runStart := p.Functions[1].StartLine
+	checkPreprofile(t, path, fnRun, fnSquare, sites[fnSquare].line-runStart, c.squares)
+	checkPreprofile(t, path, fnRun, fnMix, sites[fnMix].line-runStart, c.mix)
+	out := testprog.CompileGo(t, "go/pgoprog", "-pgoprofile="+path, "-d=pgodebug=1")
+	re := fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.round$`, sites[fnMix].line)
+	if !regexp.MustCompile(re).MatchString(out) {
+		t.Errorf("the compiler given the profile did not inline the hot call main.round -> main.mix:\n%s", out)
+	}
+}
