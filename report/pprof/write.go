@@ -31,7 +31,8 @@ const (
 		"then the caller's call site) labelled kind=edge whose calls/count is the edge's call " +
 		"count; pprof's edge weights under calls/count are the measured counts. " +
 		"samples/count: an edge sample's is its call count too (a call is what a call-counting " +
-		"source samples), so that go build -pgo, which weighs edges by samples/count, weighs them by calls"
+		"source samples), so that go build -pgo, which weighs edges by samples/count in a profile " +
+		"without cpu/nanoseconds, weighs them by calls"
 	commentPGOCalls = "go build -pgo profile weighted by calls: samples/count holds measured " +
 		"call counts, not samples; every sample is one call edge (the callee, then the caller's " +
 		"call site) weighted by the calls measured on it"
