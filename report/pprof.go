@@ -46,7 +46,9 @@ import (
 //     Sample.Weight, of sample type EVENT/count (events/count when the
 //     recording has several events);
 //   - one Edge per call edge with calls when the source counts them, its
-//     caller the innermost function at the call site;
+//     caller the innermost function at the call site (package pprof
+//     writes it as a sample whose calls/count and samples/count are its
+//     calls);
 //   - the recording's facts as comments.
 func PProfProfile(p *profile.Profile) *pprof.Profile {
 	c := newPProfConv(p)

@@ -18,7 +18,7 @@
 # example: perf -g, hwprof without and with the leaf copy, at 10 kHz:
 #   scripts/bench-cost.sh 20 "{recurse} 0.5" \
 #       "perf record -q -g -c 100000 -o {out} -- {recurse} 0.5" \
-#       "{hwprof} record -q --call-graph fp,127 -c 100000 -o {out} -- {recurse} 0.5" \
+#       "{hwprof} record -q -g --leaf-copy 0 -c 100000 -o {out} -- {recurse} 0.5" \
 #       "{hwprof} record -q -g -c 100000 -o {out} -- {recurse} 0.5"
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }

@@ -28,6 +28,8 @@ echo "\$t1 - \$t0" | bc -l >> "\$INNER"
 SH
 chmod +x "$tmp/work.sh"
 events=(-e cpu-clock -c 100000 -g)
+# perf's attrs exactly: without --leaf-copy 0 hwprof adds the leaf copy
+hevents=("${events[@]}" --leaf-copy 0)
 
 secs() { # run a command, print its wall time in seconds
 	local t0 t1
@@ -47,7 +49,7 @@ for r in $(seq "$rounds"); do
 	p=$(secs "$tmp/i.plain" "$tmp/work.sh")
 	f=$(secs "$tmp/i.perf" perf record "${events[@]}" -o "$tmp/perf.data" -- "$tmp/work.sh")
 	: > "$tmp/stderr"
-	h=$(secs "$tmp/i.hwprof" "$tmp/hwprof" record "${events[@]}" -o "$tmp/hwprof.data" -- "$tmp/work.sh")
+	h=$(secs "$tmp/i.hwprof" "$tmp/hwprof" record "${hevents[@]}" -o "$tmp/hwprof.data" -- "$tmp/work.sh")
 	cat "$tmp/stderr" >> "$tmp/hwprof.log"
 	echo "$p" >> "$tmp/t.plain"; echo "$f" >> "$tmp/t.perf"; echo "$h" >> "$tmp/t.hwprof"
 	printf '%-6s %10.3f %10.3f %10.3f\n' "$r" "$p" "$f" "$h"
@@ -79,7 +81,7 @@ cputime() { # recorder args...: prints user+sys of the recorder
 }
 for r in $(seq "$rounds"); do
 	fc=$(cputime perf record "${events[@]}" -o "$tmp/perf-p.data")
-	hc=$(cputime "$tmp/hwprof" record -q "${events[@]}" -o "$tmp/hwprof-p.data")
+	hc=$(cputime "$tmp/hwprof" record -q "${hevents[@]}" -o "$tmp/hwprof-p.data")
 	fs=$(perf report --stats -i "$tmp/perf-p.data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
 	hs=$(perf report --stats -i "$tmp/hwprof-p.data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
 	printf '  round %s: perf %ss for %s samples (%s ms/100k), hwprof %ss for %s samples (%s ms/100k)\n' \

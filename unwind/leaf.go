@@ -17,8 +17,8 @@ import (
 // is the caller's return address, not the running function's: a sample
 // in D called by C called by B reads D ← B, losing C and inventing B → D.
 //
-// RepairCallchain puts the lost caller back from what a sample of the
-// timer source also carries: the user IP, SP and BP (PERF_SAMPLE_REGS_USER)
+// RepairCallchain puts the lost caller back from what every hwprof sample
+// of a frame-pointer call graph also carries (source.AddLeafCopy): the user IP, SP and BP (PERF_SAMPLE_REGS_USER)
 // and a small copy of the top of the user stack (PERF_SAMPLE_STACK_USER).
 // For the first user frame only, it applies the object's CFI at the IP to
 // find the return address (the CFA rule and the return-address rule of

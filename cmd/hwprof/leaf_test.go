@@ -67,42 +67,63 @@ func exactEdgeShare(timer, exact leafReport, bin string) (share, total float64) 
 
 // TestLeafEdgesAreReal records a C and a C++ program built the usual way
 // (gcc -O2 -g -fno-omit-frame-pointer: leaf functions get no frame) with
-// the exact source and with the timer source, and holds the share of the
-// timer's adjacent caller → callee pairs that the exact source saw as
-// calls at ≥ 99% (perf's frame-pointer stacks of the same programs give
-// 80-85%: every leaf sample invents an edge). scripts/bench-leaf.sh
-// prints the same figure beside perf's.
+// the exact source and with frame-pointer call graphs two ways, the timer
+// source and perf's own flags (-e cpu-clock -g), and holds the share of
+// each recording's adjacent caller → callee pairs that the exact source
+// saw as calls at ≥ 99% (perf's frame-pointer stacks of the same programs
+// give 80-85%, and hwprof's -e did the same before it took the leaf copy
+// too: every leaf sample invents an edge). scripts/bench-leaf.sh prints
+// the same figure beside perf's.
 func TestLeafEdgesAreReal(t *testing.T) {
 	needUprobes(t)
 	needPerfEvents(t)
 	for _, tc := range []struct{ prog, file string }{{"c/leaf.c", "leaf.c"}, {"cpp/leaf.cc", "leaf.cc"}} {
 		t.Run(tc.file, func(t *testing.T) {
 			bin := testprog.Build(t, tc.prog, "-O2", "-g", "-fno-omit-frame-pointer")
-			dir := t.TempDir()
-			exactData, timerData := filepath.Join(dir, "exact.data"), filepath.Join(dir, "timer.data")
+			exactData := filepath.Join(t.TempDir(), "exact.data")
 			if r := hwprof(t, "record", "-q", "--source", "exact", "-o", exactData, "--", bin, "500"); r.code != 0 {
 				t.Fatalf("record exact: exit %d\n%s", r.code, r.stderr)
 			}
-			if r := hwprof(t, "record", "-q", "--source", "timer", "-c", "250000", "-o", timerData, "--", bin, "2000"); r.code != 0 {
-				t.Fatalf("record timer: exit %d\n%s", r.code, r.stderr)
-			}
-			timer, exact := leafJSON(t, timerData), leafJSON(t, exactData)
-			share, total := exactEdgeShare(timer, exact, bin)
-			leaf := timer.Recording.Leaf
-			if leaf == nil {
-				t.Fatalf("the timer recording has no leaf repair counts: its samples carry no stack copy")
-			}
-			t.Logf("%s: %.2f%% of the timer's pair weight (%.2f of all edge weight) are exact edges; leaf repair: %+v",
-				tc.file, 100*share, total, *leaf)
-			if total < 0.5 {
-				t.Fatalf("pairs into the program hold only %.2f of the edge weight: the recording is too thin to judge", total)
-			}
-			if share < 0.99 {
-				t.Errorf("%s: %.2f%% of the timer's caller → callee pairs are real calls, want ≥ 99%%", tc.file, 100*share)
-			}
-			if leaf.Inserted*10 < leaf.Checked {
-				t.Errorf("%s: only %d of %d stacks repaired: the program no longer has frameless leaves, so the test proves nothing", tc.file, leaf.Inserted, leaf.Checked)
+			exact := leafJSON(t, exactData)
+			for _, rec := range []struct {
+				name string
+				args []string // record's options; the program runs for ms of CPU time
+				ms   string
+			}{
+				{"timer", []string{"--source", "timer", "-c", "250000"}, "2000"},
+				{"e-cpu-clock-g", []string{"-e", "cpu-clock", "-g"}, "1000"},
+			} {
+				t.Run(rec.name, func(t *testing.T) {
+					data := filepath.Join(t.TempDir(), "fp.data")
+					args := append(append([]string{"record", "-q", "-o", data}, rec.args...), "--", bin, rec.ms)
+					if r := hwprof(t, args...); r.code != 0 {
+						t.Fatalf("record %q: exit %d\n%s", rec.args, r.code, r.stderr)
+					}
+					checkLeafEdges(t, tc.file, bin, leafJSON(t, data), exact)
+				})
 			}
 		})
+	}
+}
+
+// checkLeafEdges holds the share of fp's adjacent pairs into bin that are
+// exact edges at ≥ 99%, and checks that fp's stacks were repaired.
+func checkLeafEdges(t *testing.T, file, bin string, fp, exact leafReport) {
+	t.Helper()
+	share, total := exactEdgeShare(fp, exact, bin)
+	t.Logf("%s: %.2f%% of the pair weight (%.2f of all edge weight) are exact edges", file, 100*share, total)
+	if total < 0.5 {
+		t.Fatalf("pairs into the program hold only %.2f of the edge weight: the recording is too thin to judge", total)
+	}
+	if share < 0.99 {
+		t.Errorf("%s: %.2f%% of the caller → callee pairs are real calls, want ≥ 99%%", file, 100*share)
+	}
+	leaf := fp.Recording.Leaf
+	if leaf == nil {
+		t.Fatalf("the frame-pointer recording has no leaf repair counts: its samples carry no stack copy")
+	}
+	t.Logf("%s: leaf repair: %+v", file, *leaf)
+	if leaf.Inserted*10 < leaf.Checked {
+		t.Errorf("%s: only %d of %d stacks repaired: the program no longer has frameless leaves, so the test proves nothing", file, leaf.Inserted, leaf.Checked)
 	}
 }

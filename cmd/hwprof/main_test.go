@@ -331,9 +331,10 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// `hwprof record --print-attr` prints the attr `perf record -vv` prints for
-// the same options (the perf package's test covers many more rows; this
-// one goes through the command line).
+// `hwprof record --print-attr --leaf-copy 0` prints the attr `perf record
+// -vv` prints for the same options (the perf package's test covers many
+// more rows; this one goes through the command line). Without --leaf-copy
+// 0 a frame-pointer call graph also copies the stack (TestLeafCopyFlag).
 func TestPrintAttrMatchesPerf(t *testing.T) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
@@ -345,7 +346,7 @@ func TestPrintAttrMatchesPerf(t *testing.T) {
 		{"-e", "r20c4:u", "--call-graph", "lbr"},
 	} {
 		// --no-adaptive: perf's default frequency, as perf record has it.
-		r := hwprof(t, append(append([]string{"record", "--print-attr", "--no-adaptive"}, args...), "--", "true")...)
+		r := hwprof(t, append(append([]string{"record", "--print-attr", "--no-adaptive", "--leaf-copy", "0"}, args...), "--", "true")...)
 		if r.code != 0 {
 			t.Fatalf("print-attr %q: %s", args, r.stderr)
 		}

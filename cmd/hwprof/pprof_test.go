@@ -293,7 +293,7 @@ func preprofileEdge(out, caller, callee string) int64 {
 // profile for go build -pgo, and checks that the Go toolchain takes it:
 // go tool preprofile (the compiler's reader) sees the hot edges with the
 // weights hwprof measured, and the compiler, given the exact profile
-// (testprog.BuildPGO: the main package compiled as go build -pgo compiles
+// (testprog.CompileGo: the main package compiled as go build -pgo compiles
 // it, without rebuilding the standard library), inlines the hot call the
 // profile names (-d=pgodebug=1). scripts/bench-pgo.sh makes the whole
 // go build -pgo builds, with each kind of profile, and times them.
@@ -334,7 +334,7 @@ func TestGoPGOLive(t *testing.T) {
 		t.Errorf("go tool preprofile of the timer profile has no main.main -> main.round edge:\n%s", pre)
 	}
 
-	pgoBin, out := testprog.BuildPGO(t, "go/pgoprog", exactPGO, "-d=pgodebug=1")
+	pgoBin, out := testprog.CompileGo(t, "go/pgoprog", "-pgoprofile="+exactPGO, "-d=pgodebug=1")
 	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
 	if !re.MatchString(out) {
 		t.Fatalf("the compiler did not list the hot call main.round -> main.mix from hwprof's profile:\n%s", out)
@@ -356,6 +356,41 @@ func TestGoPGOLive(t *testing.T) {
 	pre = goTool(t, "preprofile", "-i", timer2PGO)
 	if w := preprofileEdge(pre, "main.round", "main.mix"); w <= 0 {
 		t.Errorf("go tool preprofile of the PGO build's timer profile has no main.round -> main.mix edge (mix inlined into round):\n%s", pre)
+	}
+}
+
+// TestGoPGOFromPProfLive: `hwprof report --format pprof` of an exact
+// recording works with go build -pgo, as the README says: go tool
+// preprofile (the compiler's reader, which weighs edges by samples/count)
+// gives main.round -> main.mix the calls hwprof measured, and the
+// compiler given the profile inlines that hot call. The compiler runs on
+// the main package alone (testprog.CompileGo): no go build -pgo here.
+func TestGoPGOFromPProfLive(t *testing.T) {
+	needUprobes(t)
+	needGoTool(t)
+	bin := testprog.Build(t, "go/pgoprog")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "exact.data")
+	// pgoprog runs for 300 ms of its CPU time
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", data, "--", bin, "300"); r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
+	}
+	_, mixCalls, ok := runReportJSON(t, "-i", data).edge("main.round", "main.mix")
+	if !ok || mixCalls == 0 {
+		t.Fatalf("the exact recording has no calls main.round -> main.mix")
+	}
+	pb := filepath.Join(dir, "exact.pb.gz")
+	if r := hwprof(t, "report", "-i", data, "--format", "pprof", "-o", pb); r.code != 0 {
+		t.Fatalf("report --format pprof: exit %d\n%s", r.code, r.stderr)
+	}
+	pre := goTool(t, "preprofile", "-i", pb)
+	if w := preprofileEdge(pre, "main.round", "main.mix"); w != int64(mixCalls) {
+		t.Errorf("go tool preprofile gives main.round -> main.mix weight %d, hwprof measured %d calls\n%s", w, mixCalls, pre)
+	}
+	_, out := testprog.CompileGo(t, "go/pgoprog", "-pgoprofile="+pb, "-d=pgodebug=1")
+	re := regexp.MustCompile(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:\d+:\d+ in function main\.round$`)
+	if !re.MatchString(out) {
+		t.Errorf("the compiler given the pprof profile did not inline the hot call main.round -> main.mix:\n%s", out)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/hwprof/hwprof/internal/record"
@@ -73,7 +74,8 @@ type eventBuilder func(argv []string, pids []int, target perf.Target) ([]perf.Ev
 // sourceOptions decides what to record (internal/source.Decide: the events
 // of -e as perf would, or a sample source with -c/-F/-g/-j as overrides)
 // and returns the recorder's options and a line saying which source was
-// chosen and why ("" for -e).
+// chosen and why ("" for -e). Every frame-pointer call graph, -e's
+// included, takes the leaf copy of --leaf-copy (withLeafCopy).
 func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Options, string, error) {
 	if f.cpu != "" && !f.printAttr {
 		return record.Options{}, "", errors.New("--cpu plans for another machine: it goes with --print-attr only")
@@ -83,33 +85,25 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 	}
 	req := f.request()
 	d, err := source.Decide(req, f.facts)
-	if _, period := f.given(periodFlags...); err == nil && f.set["leaf-copy"] {
-		switch {
-		case d.PerfEvents || d.Source == source.Exact:
-			err = errors.New("--leaf-copy sets the stack copy of the sample sources' frame-pointer call graphs: it does not go with -e or --source exact")
-		case f.leafCopy == 0 && !f.adaptive.off && !period:
-			// the key would fall back to the return address, which
-			// reads every call of a hot function as one activation
-			err = errors.New("--leaf-copy 0 leaves the adaptive period without the registers and stack word of its activation key: " +
-				"give a period (-c or -F) or --no-adaptive with it")
-		}
+	if err == nil && f.set["leaf-copy"] && !d.PerfEvents && d.Source == source.Exact {
+		err = errors.New("--leaf-copy sets the stack copy of frame-pointer call graphs: --source exact copies the return address only")
 	}
-	if err != nil || d.PerfEvents {
-		o := record.Options{}
-		if err == nil {
-			o, err = f.options(argv, nil, false)
-		}
+	if err != nil {
+		return record.Options{}, "", err
+	}
+	if d.PerfEvents {
+		o, err := f.options(argv, f.withLeafCopy(func(target perf.Target) ([]perf.Event, error) {
+			cfg := f.cfg
+			cfg.Target = target
+			return perf.BuildAttrs(cfg)
+		}), false)
 		return o, "", err
 	}
-	build := func(_ []string, _ []int, target perf.Target) ([]perf.Event, error) {
+	build := f.withLeafCopy(func(target perf.Target) ([]perf.Event, error) {
 		cfg := d.Config(req, f.cfg)
 		cfg.Target = target
-		evs, err := perf.BuildAttrs(cfg)
-		if err == nil && cfg.CallGraph == d.Setup.Config.CallGraph {
-			source.AddLeafCopy(evs, int(f.leafCopy)) // the source's own frame-pointer stacks: repair leaf frames
-		}
-		return evs, err
-	}
+		return perf.BuildAttrs(cfg)
+	})
 	if d.Source == source.Exact {
 		build = func(argv []string, pids []int, _ perf.Target) ([]perf.Event, error) {
 			w := stderr
@@ -124,22 +118,42 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 	return o, d.Note, err
 }
 
+// withLeafCopy returns an eventBuilder of the events build makes, their
+// frame-pointer call graphs given the leaf copy of --leaf-copy
+// (source.AddLeafCopy: the stack copy and user registers that restore the
+// caller of a frameless leaf), and checks the flag against them.
+func (f *recordFlags) withLeafCopy(build func(perf.Target) ([]perf.Event, error)) eventBuilder {
+	return func(_ []string, _ []int, target perf.Target) ([]perf.Event, error) {
+		evs, err := build(target)
+		if err != nil {
+			return nil, err
+		}
+		takes := slices.ContainsFunc(evs, func(ev perf.Event) bool { return source.TakesLeafCopy(&ev.Attr) })
+		source.AddLeafCopy(evs, int(f.leafCopy))
+		if !f.set["leaf-copy"] {
+			return evs, nil
+		}
+		_, period := f.given(periodFlags...)
+		switch {
+		case !takes && f.leafCopy > 0:
+			return nil, fmt.Errorf("--leaf-copy %d copies the stack into samples of frame-pointer call graphs, and no event records one: add -g", f.leafCopy)
+		case takes && f.leafCopy == 0 && !f.adaptive.off && !period:
+			// the key would fall back to the return address, which
+			// reads every call of a hot function as one activation
+			return nil, errors.New("--leaf-copy 0 leaves the adaptive period without the registers and stack word of its activation key: " +
+				"give a period (-c or -F) or --no-adaptive with it")
+		}
+		return evs, nil
+	}
+}
+
 // options turns the flags into recorder options; errors are usage errors.
-// build, when not nil, makes the events instead of perf's event flags
-// (-e, -c, ...) alone; planned says they run at a hardware source's
+// build makes the events; planned says they run at a hardware source's
 // planned period.
 func (f *recordFlags) options(argv []string, build eventBuilder, planned bool) (record.Options, error) {
 	o, err := f.target(argv)
 	if err != nil {
 		return o, err
-	}
-	if build == nil {
-		build = func([]string, []int, perf.Target) ([]perf.Event, error) {
-			if len(f.cfg.Events) == 0 {
-				f.cfg.Events = []string{"cpu-clock"}
-			}
-			return perf.BuildAttrs(f.cfg)
-		}
 	}
 	if o.Events, err = build(o.Argv, o.PIDs, f.cfg.Target); err != nil {
 		return o, err

@@ -29,7 +29,7 @@ type recordFlags struct {
 	cpu       string          // --cpu: plan the hardware sources for this CPU model (with --print-attr)
 	exact     exactFlags      // the exact source's options
 	maxStack  uint            // --max-stack: frames per stack (0: the kernel's limit)
-	leafCopy  uint            // --leaf-copy: bytes of user stack per frame-pointer sample (0: none)
+	leafCopy  uint            // --leaf-copy: bytes of user stack per frame-pointer sample, -e's too (0: none)
 	set       map[string]bool // the flags given on the command line
 	// trying: building the events for hwprof check to try, so a source
 	// judged not to work is built all the same (check.go)
@@ -112,8 +112,9 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpu, "cpu", "", "with --print-attr: plan the lbr and calls sources for CPU `VENDOR-FAMILY-MODEL` (perf's mapfile form, e.g. GenuineIntel-6-5E) instead of this machine's")
 	fs.UintVar(&f.maxStack, "max-stack", 0, "walk call graphs up to `N` frames (kernel and user; default: the kernel's limit kernel.perf_event_max_stack, 127 unless raised). "+
 		"N may not exceed that limit: as root, raise it first with sysctl -w kernel.perf_event_max_stack=N")
-	fs.UintVar(&f.leafCopy, "leaf-copy", source.LeafStackBytes, "copy `BYTES` of user stack (a multiple of 8) with the user registers into each sample of a frame-pointer call graph, "+
-		"to restore the caller of a function sampled before its frame is set up, and for the adaptive period's activation key; 0: no copy, smaller samples, such callers lost as in perf (with -c, -F or --no-adaptive)")
+	fs.UintVar(&f.leafCopy, "leaf-copy", source.LeafStackBytes, "copy `BYTES` of user stack (a multiple of 8) with the user registers into each sample of a frame-pointer call graph "+
+		"(the sources' and -e's with -g), to restore the caller of a function sampled before its frame is set up, and for the adaptive period's activation key; "+
+		"0: no copy, perf's attr exactly, smaller samples, such callers lost as in perf (with -c, -F or --no-adaptive)")
 	f.exact.register(fs)
 }
 

@@ -219,23 +219,33 @@ func attrField(attr, name string) (string, bool) {
 	return "", false
 }
 
-// --leaf-copy sets the stack copy of the frame-pointer sources (0: none,
-// and no user registers either), and refuses sizes the kernel would not
-// take and events it does not apply to.
+// --leaf-copy sets the stack copy of every frame-pointer call graph, the
+// sources' and -e's (0: none, and no user registers either: perf's attr),
+// and refuses sizes the kernel would not take and events it does not
+// apply to.
 func TestLeafCopyFlag(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		want string // sample_stack_user, "" for none
-		regs bool   // REGS_USER sampled
+		args []string // after record --print-attr
+		want string   // sample_stack_user, "" for none
+		regs bool     // REGS_USER sampled
 	}{
-		{nil, strconv.Itoa(source.LeafStackBytes), true},
-		{[]string{"--leaf-copy", "64"}, "64", true},
-		{[]string{"--leaf-copy", "1024"}, "1024", true},
-		{[]string{"--leaf-copy", "0", "--no-adaptive"}, "", false},
-		{[]string{"--leaf-copy", "0", "-F", "4000"}, "", false},
+		{[]string{"--source", "timer"}, strconv.Itoa(source.LeafStackBytes), true},
+		{[]string{"--source", "timer", "--leaf-copy", "64"}, "64", true},
+		{[]string{"--source", "timer", "--leaf-copy", "1024"}, "1024", true},
+		{[]string{"--source", "timer", "--leaf-copy", "0", "--no-adaptive"}, "", false},
+		{[]string{"--source", "timer", "--leaf-copy", "0", "-F", "4000"}, "", false},
 		{[]string{"--source", "timer", "-g", "--leaf-copy", "256"}, "256", true},
+		{[]string{"--source", "timer", "--call-graph", "fp,64"}, strconv.Itoa(source.LeafStackBytes), true},
+		// perf's flags: a frame-pointer call graph takes the copy too
+		{[]string{"-e", "cpu-clock", "-g"}, strconv.Itoa(source.LeafStackBytes), true},
+		{[]string{"-e", "cpu-clock", "-g", "--leaf-copy", "64"}, "64", true},
+		{[]string{"-e", "cpu-clock", "-g", "--leaf-copy", "0", "--no-adaptive"}, "", false},
+		{[]string{"-e", "cpu-clock", "--call-graph", "fp", "--leaf-copy", "0", "-c", "10000"}, "", false},
+		{[]string{"-e", "cpu-clock"}, "", false},
+		{[]string{"-e", "cpu-clock:k", "-g"}, "", false},
+		{[]string{"-e", "cpu-clock", "--call-graph", "dwarf,4096"}, "4096", true},
 	} {
-		r := hwprof(t, append(append([]string{"record", "--print-attr", "--source", "timer"}, tc.args...), "--", "true")...)
+		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
 		if r.code != 0 {
 			t.Fatalf("%q: exit %d: %s", tc.args, r.code, r.stderr)
 		}
@@ -253,8 +263,11 @@ func TestLeafCopyFlag(t *testing.T) {
 	}{
 		{[]string{"--leaf-copy", "12"}, "multiple of 8"},
 		{[]string{"--leaf-copy", "40000"}, "at most 32768"},
-		{[]string{"-e", "cpu-clock", "-g", "--leaf-copy", "64"}, "does not go with -e"},
 		{[]string{"--leaf-copy", "0"}, "without the registers and stack word of its activation key"},
+		{[]string{"-e", "cpu-clock", "-g", "--leaf-copy", "0"}, "without the registers and stack word of its activation key"},
+		{[]string{"-e", "cpu-clock", "--leaf-copy", "64"}, "no event records one: add -g"},
+		{[]string{"--source", "timer", "--call-graph", "dwarf", "--leaf-copy", "64"}, "no event records one"},
+		{[]string{"--source", "exact", "--leaf-copy", "64"}, "--source exact copies the return address only"},
 	} {
 		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
 		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {

@@ -13,11 +13,11 @@ func (l *loader) repairLeaf(s *perf.Sample) {
 
 // repairChain replaces s's callchain by the one with the caller of its
 // first user frame restored, when the sample carries the registers and
-// stack copy to check it (the timer source records them), and says what
-// it found. Samples without a stack copy are left alone. The repaired
-// chain is built in *buf, which then takes s's raw chain's array: the
-// decoder refills s.Callchain's array with the next sample, so neither
-// overwrites the other.
+// stack copy to check it (hwprof's frame-pointer call graphs record them:
+// source.AddLeafCopy), and says what it found. Samples without a stack
+// copy are left alone. The repaired chain is built in *buf, which then
+// takes s's raw chain's array: the decoder refills s.Callchain's array
+// with the next sample, so neither overwrites the other.
 func (l *loader) repairChain(buf *[]uint64, s *perf.Sample) unwind.LeafRepair {
 	if !s.Has(perf.SampleStackUser) || !s.Has(perf.SampleCallchain) {
 		return unwind.LeafNotChecked

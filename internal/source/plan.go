@@ -182,8 +182,9 @@ func parseRelease(r string) (int, int, bool) {
 // What a sample costs grows with its bytes: each is written into the ring
 // in the sampling interrupt and read by hwprof on another CPU. Timer
 // samples of recurse (`perf report -D`, mean SAMPLE size): 59 bytes with
-// `--call-graph fp,127` (no copy; perf -g's are 67), 211 with a 64-byte
-// copy and LeafRegsUser, 275 with 128 bytes, 403 with 256; the default's
+// `--call-graph fp,127` (no copy then; `--leaf-copy 0` now; perf -g's
+// are 67), 211 with a 64-byte copy and LeafRegsUser, 275 with 128
+// bytes, 403 with 256; the default's
 // tuned event, which adds the key's caller-saved registers, 363 bytes at
 // 128 against 491 at 256. Most of a sample's cost on a VM is the timer
 // interrupt itself (about 15 µs a sample on the 2-core VM); the default's
@@ -206,23 +207,31 @@ const MaxLeafStackBytes = 32768
 
 // AddLeafCopy adds the user registers and a stack copy of stackBytes
 // (LeafStackBytes by default; a multiple of 8) for the leaf repair
-// (LeafRegsUser) to every event that samples a frame-pointer callchain
-// with user frames and copies no stack yet; other events (--call-graph
-// dwarf or lbr, kernel-only events) are left alone. stackBytes 0 adds
-// nothing.
+// (LeafRegsUser) to every event that takes it (TakesLeafCopy), whatever
+// chose the event: a sample source or perf's -e with -g. stackBytes 0
+// adds nothing.
 func AddLeafCopy(events []perf.Event, stackBytes int) {
 	if stackBytes <= 0 {
 		return
 	}
 	for i := range events {
 		a := &events[i].Attr
-		if a.SampleType&perf.SampleCallchain == 0 || a.SampleType&(perf.SampleStackUser|perf.SampleRegsUser) != 0 ||
-			a.Flags.Has(perf.FlagExcludeUser) || a.Flags.Has(perf.FlagExcludeCallchainUser) ||
-			a.SampleType&perf.SampleBranchStack != 0 && a.BranchSampleType&perf.BranchCallStack != 0 {
+		if !TakesLeafCopy(a) {
 			continue
 		}
 		a.SampleType |= perf.SampleRegsUser | perf.SampleStackUser
 		a.SampleRegsUser = LeafRegsUser
 		a.SampleStackUser = uint32(stackBytes)
 	}
+}
+
+// TakesLeafCopy reports whether an event's samples would get the leaf
+// repair's stack copy: it samples a frame-pointer callchain with user
+// frames and copies no stack or user registers yet. Other events
+// (--call-graph dwarf, which copies its own, or lbr; kernel-only events;
+// no call graph) do not.
+func TakesLeafCopy(a *perf.Attr) bool {
+	return a.SampleType&perf.SampleCallchain != 0 && a.SampleType&(perf.SampleStackUser|perf.SampleRegsUser) == 0 &&
+		!a.Flags.Has(perf.FlagExcludeUser) && !a.Flags.Has(perf.FlagExcludeCallchainUser) &&
+		(a.SampleType&perf.SampleBranchStack == 0 || a.BranchSampleType&perf.BranchCallStack == 0)
 }

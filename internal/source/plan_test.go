@@ -200,3 +200,49 @@ func TestKernelAtLeast(t *testing.T) {
 		}
 	}
 }
+
+// Every event that samples a frame-pointer callchain of user code takes the
+// leaf copy, whatever chose it (a source or perf's -e with -g); events
+// whose call graph is not frame pointers, or has no user frames, do not.
+func TestAddLeafCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   perf.RecordConfig
+		takes bool
+	}{
+		{"-e cpu-clock -g", perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}, true},
+		{"-e cpu-clock --call-graph fp,64", perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp,64"}, true},
+		{"-e cycles:u -j any_call,u -g (lbr source)", perf.RecordConfig{Events: []string{"cycles:u"}, CallGraph: "fp", BranchFilter: "any_call,u"}, true},
+		{"-e cpu-clock", perf.RecordConfig{Events: []string{"cpu-clock"}}, false},
+		{"-e cpu-clock:k -g", perf.RecordConfig{Events: []string{"cpu-clock:k"}, CallGraph: "fp"}, false},
+		{"-e cpu-clock --call-graph dwarf", perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "dwarf"}, false},
+		{"-e cycles:u --call-graph lbr", perf.RecordConfig{Events: []string{"cycles:u"}, CallGraph: "lbr"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, err := perf.BuildAttrs(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := evs[0].Attr
+			if got := TakesLeafCopy(&before); got != tc.takes {
+				t.Errorf("TakesLeafCopy = %v, want %v (attr %+v)", got, tc.takes, before)
+			}
+			if AddLeafCopy(evs, 0); evs[0].Attr != before {
+				t.Errorf("AddLeafCopy(0) changed the attr: %+v", evs[0].Attr)
+			}
+			AddLeafCopy(evs, 64)
+			a := evs[0].Attr
+			if !tc.takes {
+				if a != before {
+					t.Errorf("AddLeafCopy changed the attr: %+v", a)
+				}
+				return
+			}
+			if a.SampleStackUser != 64 || a.SampleRegsUser != LeafRegsUser ||
+				a.SampleType != before.SampleType|perf.SampleRegsUser|perf.SampleStackUser {
+				t.Errorf("AddLeafCopy: stack %d, regs %#x, sample type %#x; want 64, %#x, %#x",
+					a.SampleStackUser, a.SampleRegsUser, a.SampleType, LeafRegsUser, before.SampleType|perf.SampleRegsUser|perf.SampleStackUser)
+			}
+		})
+	}
+}

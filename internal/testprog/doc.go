@@ -3,7 +3,9 @@
 // testdata/cpp/NAME.cc with g++, testdata/go/NAME (a package main) with go
 // build. Each program and set of flags is built once per test process,
 // under a temporary directory of that process, whatever the number of
-// tests asking for it and whether they run in parallel.
+// tests asking for it and whether they run in parallel. CompileGo
+// compiles a Go program's main package alone, for tests of the
+// compiler's decisions (PGO inlining) without a full build.
 //
 // A test without the compiler skips, naming the missing tool (a fact of
 // the machine, checked with exec.LookPath); a program that does not build

@@ -1,8 +1,10 @@
 package testprog
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -242,16 +244,16 @@ func Source(t testing.TB, name string) string {
 	return string(b)
 }
 
-// BuildPGO builds the Go program testdata/go/DIR with only its main
-// package compiled with the PGO profile at profile (go tool compile
-// -pgoprofile, with gcflags such as -d=pgodebug=1 or -m) and linked
-// against the packages of a build without a profile. It returns the
-// binary and what the compiler printed. The compiler's decisions for the
-// main package (inlining hot calls, devirtualizing hot interface calls)
-// are those of go build -pgo, in about a second: go build -pgo compiles
-// every package, the standard library included, with the profile (a
-// minute or more on a cold build cache); scripts/bench-pgo.sh does that.
-func BuildPGO(t testing.TB, name, profile string, gcflags ...string) (bin, log string) {
+// CompileGo compiles the main package of testdata/NAME ("go/DIR") alone
+// with go tool compile and flags (such as -pgoprofile=FILE -d=pgodebug=1
+// or -m), against the export data that go list -export gives for its
+// imports (the standard library as the go command built and cached it),
+// links it, and returns the binary and what the compiler printed. The
+// compiler's decisions for the program's own code are those of go build
+// with the same -gcflags (TestCompileGo), in about a second: go build -pgo
+// rebuilds the standard library for the profile (a minute or more on a
+// cold build cache); scripts/bench-pgo.sh makes those whole builds.
+func CompileGo(t testing.TB, name string, flags ...string) (bin, log string) {
 	t.Helper()
 	testenv.Tool(t, "go")
 	root, err := Root()
@@ -259,69 +261,62 @@ func BuildPGO(t testing.TB, name, profile string, gcflags ...string) (bin, log s
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "testdata", filepath.FromSlash(name))
-	prof, err := os.ReadFile(profile)
-	if err != nil {
-		t.Fatalf("testprog: %v", err)
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "pgo\x00%s\x00%x\x00%q", dir, sha256.Sum256(prof), gcflags)
-	key := hex.EncodeToString(h.Sum(nil))[:16]
-	mu.Lock()
-	p := programs[key]
-	if p == nil {
-		p = &program{}
-		programs[key] = p
-	}
-	mu.Unlock()
-	p.once.Do(func() { p.bin, p.log, p.err = compilePGO(dir, profile, key, gcflags) })
-	if p.err != nil {
-		t.Fatal(p.err)
-	}
-	return p.bin, p.log
-}
-
-func compilePGO(dir, profile, key string, gcflags []string) (string, string, error) {
-	base, err := cacheDir()
-	if err != nil {
-		return "", "", err
-	}
-	out := filepath.Join(base, key)
-	if err := os.Mkdir(out, 0o755); err != nil {
-		return "", "", fmt.Errorf("testprog: %w", err)
-	}
-	run := func(args ...string) (string, error) {
+	goCmd := func(args ...string) *exec.Cmd {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
-		b, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("testprog: go %s: %w\n%s", strings.Join(args, " "), err, b)
+		return cmd
+	}
+	out, err := goCmd("list", "-export", "-deps", "-json", ".").Output()
+	if err != nil {
+		t.Fatalf("testprog: go list -export -deps %s: %v\n%s", name, err, stderrOf(err))
+	}
+	var cfg strings.Builder
+	var files []string
+	for d := json.NewDecoder(bytes.NewReader(out)); d.More(); {
+		var p struct {
+			ImportPath, Export, Dir, Name string
+			DepOnly                       bool
+			GoFiles                       []string
 		}
-		return string(b), nil
+		if err := d.Decode(&p); err != nil {
+			t.Fatalf("testprog: go list -json %s: %v", name, err)
+		}
+		if !p.DepOnly {
+			if p.Name != "main" {
+				t.Fatalf("testprog: %s is package %s, not main", name, p.Name)
+			}
+			for _, f := range p.GoFiles {
+				files = append(files, filepath.Join(p.Dir, f))
+			}
+		} else if p.Export != "" {
+			fmt.Fprintf(&cfg, "packagefile %s=%s\n", p.ImportPath, p.Export)
+		}
 	}
-	// The export data of every package the program imports, built as go
-	// build builds them, for the compiler and the linker.
-	cfg, err := run("list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", ".")
+	tmp := t.TempDir()
+	importcfg := filepath.Join(tmp, "importcfg")
+	if err := os.WriteFile(importcfg, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(tmp, "main.a")
+	args := append(append([]string{"tool", "compile", "-p", "main", "-importcfg", importcfg, "-o", obj}, flags...), files...)
+	b, err := goCmd(args...).CombinedOutput()
 	if err != nil {
-		return "", "", err
+		t.Fatalf("testprog: go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
-	files, err := run("list", "-f", "{{range .GoFiles}}{{$.Dir}}/{{.}}\n{{end}}", ".")
-	if err != nil {
-		return "", "", err
+	bin = filepath.Join(tmp, filepath.Base(dir))
+	if out, err := goCmd("tool", "link", "-importcfg", importcfg, "-o", bin, obj).CombinedOutput(); err != nil {
+		t.Fatalf("testprog: go tool link %s: %v\n%s", name, err, out)
 	}
-	importcfg := filepath.Join(out, "importcfg")
-	if err := os.WriteFile(importcfg, []byte(cfg), 0o644); err != nil {
-		return "", "", fmt.Errorf("testprog: %w", err)
+	return bin, string(b)
+}
+
+// stderrOf is what a failed command wrote on its standard error, when
+// exec kept it.
+func stderrOf(err error) []byte {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.Stderr
 	}
-	obj := filepath.Join(out, "main.a")
-	args := append([]string{"tool", "compile", "-p", "main", "-importcfg", importcfg, "-pgoprofile", profile, "-o", obj}, gcflags...)
-	log, err := run(append(args, strings.Split(strings.TrimSpace(files), "\n")...)...)
-	if err != nil {
-		return "", "", err
-	}
-	bin := filepath.Join(out, filepath.Base(dir))
-	if _, err := run("tool", "link", "-importcfg", importcfg, "-o", bin, obj); err != nil {
-		return "", "", err
-	}
-	return bin, log, nil
+	return nil
 }

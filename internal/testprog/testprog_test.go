@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,32 @@ func TestBuildGo(t *testing.T) {
 		t.Fatalf("%s 10: %v", bin, err)
 	}
 	t.Logf("leafcalls 10: %s", out)
+}
+
+// CompileGo compiles a Go program's main package alone, its imports from
+// go list's export data, and returns the compiler's output (the decisions
+// go build -gcflags=-m prints for the same package) and a program that
+// runs.
+func TestCompileGo(t *testing.T) {
+	decisions := func(out string) []string {
+		var d []string
+		for line := range strings.Lines(out) {
+			if _, pos, ok := strings.Cut(line, "main.go:"); ok {
+				d = append(d, pos)
+			}
+		}
+		slices.Sort(d)
+		return d
+	}
+	bin, out := CompileGo(t, "go/leafcalls", "-m")
+	_, log := BuildLog(t, "go/leafcalls", "-gcflags=-m")
+	if got, want := decisions(out), decisions(log); len(got) == 0 || !slices.Equal(got, want) {
+		t.Errorf("go tool compile -m:\n%s\ngo build -gcflags=-m:\n%s", out, log)
+	}
+	// and the linked program runs
+	if b, err := exec.Command(bin, "10").Output(); err != nil || len(b) == 0 {
+		t.Errorf("%s 10: %v\n%s", bin, err, b)
+	}
 }
 
 // A generated text builds as its extension says; a copy is the

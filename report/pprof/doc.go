@@ -30,12 +30,18 @@
 // with no address, one line: the callee at its start line), then the
 // caller's call-site location — whose calls/count is N. The adjacent-pair
 // weight pprof derives for (call site, callee) is then exactly the
-// measured count, and no other pair gets weight from it. These samples
-// carry zero samples/count and cpu/nanoseconds, and the sampled stacks
-// carry zero calls/count, so neither weight leaks into the other; the
-// label kind=edge or kind=stack tells them apart (`-tagfocus kind=edge`).
-// Under calls/count a function's flat weight is the calls into it; its
-// cumulative weight adds the calls it made.
+// measured count, and no other pair gets weight from it. Their
+// samples/count is N too: a call is what a call-counting source samples
+// (each probe hit of the exact source is one call), and go build -pgo
+// weighs edges by samples/count when the profile has no cpu/nanoseconds
+// (an exact or lbr recording's), so it weighs them by the measured calls.
+// They carry zero cpu/nanoseconds and event weight, and the sampled
+// stacks carry zero calls/count, so time and calls never mix; the label
+// kind=edge or kind=stack tells the two kinds apart (`-tagfocus
+// kind=edge`). Under calls/count a function's flat weight is the calls
+// into it; its cumulative weight adds the calls it made. (Under
+// samples/count, a profile with both kinds adds the stacks' sample counts
+// to the edges' calls; -tagfocus kind=stack shows the samples alone.)
 //
 // # Profiles for go build -pgo
 //
@@ -49,7 +55,9 @@
 // compiler's edge weights are the measured call counts. With the time
 // weight it holds the sampled stacks, cpu/nanoseconds first. (An ordinary
 // profile with time, whose first type is cpu/nanoseconds, also works with
-// go build -pgo, weighted by time; its edge samples then weigh nothing.)
+// go build -pgo, weighted by time; its edge samples then weigh nothing.
+// One without time, such as an exact recording's, is weighted by the
+// edges' samples/count: the measured calls.)
 //
 // # Merging
 //

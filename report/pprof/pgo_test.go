@@ -228,7 +228,7 @@ func workloadProfile(t *testing.T, b *binTables, c counts) (*Profile, map[string
 
 // TestGoPGO builds the workload, derives its profile and writes it with
 // both weights. The calls profile builds the workload again with its main
-// package compiled with the profile (testprog.BuildPGO: the compiler's
+// package compiled with the profile (testprog.CompileGo: the compiler's
 // decisions of go build -pgo, without rebuilding the standard library;
 // scripts/bench-pgo.sh makes the whole builds and times them): the
 // compiler must read the hot call edges from the profile, with the
@@ -264,7 +264,7 @@ func TestGoPGO(t *testing.T) {
 				checkPreprofile(t, path, fnRun, fnSquare, sites[fnSquare].line-runStart, want)
 				return
 			}
-			bin, out := testprog.BuildPGO(t, "go/pgoprog", path, "-d=pgodebug=2", "-m")
+			bin, out := testprog.CompileGo(t, "go/pgoprog", "-pgoprofile="+path, "-d=pgodebug=2", "-m")
 			checks := []string{
 				`(?m)^hot-callsite-thres-from-CDF=\S+$`,
 				fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.round$`, sites[fnMix].line),
@@ -309,5 +309,31 @@ func checkPreprofile(t *testing.T, path, caller, callee string, off int, want in
 	edge := fmt.Sprintf("\n%s\n%s\n%d %d\n", caller, callee, off, want)
 	if !strings.Contains(string(out), edge) {
 		t.Errorf("go tool preprofile has no edge %q:\n%s", edge, out)
+	}
+}
+
+// TestGoPGOOrdinaryCalls: the ordinary profile (not Options.PGO) of a
+// recording that counts calls and has no time, as an exact recording's
+// is, works with go build -pgo, as the README says. The compiler weighs
+// edges by the first sample type that is samples/count or
+// cpu/nanoseconds, here samples/count, which for an edge sample is its
+// calls: go tool preprofile (the compiler's reader) gives each measured
+// edge its call count, and the compiler given the profile inlines the hot
+// call (compiling the main package alone, testprog.CompileGo: no go build
+// -pgo, which rebuilds the standard library).
+func TestGoPGOOrdinaryCalls(t *testing.T) {
+	base := testprog.Build(t, "go/pgoprog")
+	c := runWorkload(t, base, "300")
+	p, sites := workloadProfile(t, readTables(t, base), c)
+	p.HasTime, p.Samples = false, nil // call counts only, as the exact source gives
+	path := writeFile(t, p, Options{Weight: Calls})
+
+	runStart := p.Functions[1].StartLine
+	checkPreprofile(t, path, fnRun, fnSquare, sites[fnSquare].line-runStart, c.squares)
+	checkPreprofile(t, path, fnRun, fnMix, sites[fnMix].line-runStart, c.mix)
+	_, out := testprog.CompileGo(t, "go/pgoprog", "-pgoprofile="+path, "-d=pgodebug=1")
+	re := fmt.Sprintf(`(?m)^hot-budget check allows inlining for call main\.mix \(cost \d+\) at \S+:%d:\d+ in function main\.round$`, sites[fnMix].line)
+	if !regexp.MustCompile(re).MatchString(out) {
+		t.Errorf("the compiler given the profile did not inline the hot call main.round -> main.mix:\n%s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/google/pprof/profile"
 )
@@ -28,7 +29,10 @@ const (
 const (
 	commentEdges = "calls/count: every measured call edge is a two-frame sample (the callee, " +
 		"then the caller's call site) labelled kind=edge whose calls/count is the edge's call " +
-		"count; pprof's edge weights under calls/count are the measured counts"
+		"count; pprof's edge weights under calls/count are the measured counts. " +
+		"samples/count: an edge sample's is its call count too (a call is what a call-counting " +
+		"source samples), so that go build -pgo, which weighs edges by samples/count in a profile " +
+		"without cpu/nanoseconds, weighs them by calls"
 	commentPGOCalls = "go build -pgo profile weighted by calls: samples/count holds measured " +
 		"call counts, not samples; every sample is one call edge (the callee, then the caller's " +
 		"call site) weighted by the calls measured on it"
@@ -119,8 +123,12 @@ func (b *builder) buildOrdinary(p *Profile, w Weight) {
 		b.addStack(s, vals)
 	}
 	if p.HasCalls {
+		// An edge sample's samples/count is its calls (see the package
+		// doc); its time and event weight are 0.
+		edge := slices.Clone(vals)
+		edge[slices.Index(edge, valSamples)] = valCalls
 		for _, e := range p.Edges {
-			b.addEdge(e, vals)
+			b.addEdge(e, edge)
 		}
 		b.out.Comments = append(b.out.Comments, commentEdges)
 	}

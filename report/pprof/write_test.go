@@ -137,12 +137,21 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	// The point of the encoding: adjacent-pair weights under calls are the
-	// measured counts exactly, and time stays with the stacks.
+	// measured counts exactly, and time stays with the stacks. Under
+	// samples/count an edge sample weighs its calls (what go build -pgo
+	// reads when the profile has no time), a stack its samples.
 	if got, want := gotPairs(pp, calls), wantEdgePairs(p); !maps.Equal(got, want) {
 		t.Errorf("calls/count pair weights\n got %v\nwant %v", got, want)
 	}
 	if got, want := gotPairs(pp, cpu), wantStackPairs(p); !maps.Equal(got, want) {
 		t.Errorf("cpu/nanoseconds pair weights\n got %v\nwant %v", got, want)
+	}
+	want := wantEdgePairs(p)
+	for _, s := range p.Samples {
+		addPairs(want, p.frames(s.Stack), s.Samples)
+	}
+	if got := gotPairs(pp, samples); !maps.Equal(got, want) {
+		t.Errorf("samples/count pair weights\n got %v\nwant %v", got, want)
 	}
 }
 
