@@ -43,6 +43,7 @@ func selfShares(p *profile.Profile) map[string]float64 {
 // which the key reads: no repetition there, and the period stays at its
 // start, the rate cap.)
 func TestAdaptiveAgreesWithFinePeriod(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	prog := testprog.Build(t, "c/adaptive_phased.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	out := filepath.Join(t.TempDir(), "adaptive.data")

@@ -89,6 +89,7 @@ func reportShares(t *testing.T, in string) (funcs map[[2]string][2]float64, edge
 // and sorted largest first; a recording against itself changes nothing;
 // -o FILE.html draws the differential page with both recordings' weights.
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(fixtures.Dir(t), "perf_data_converter")
 	base, next := filepath.Join(dir, "perf.data.callgraph-3.4"), filepath.Join(dir, "perf.data.callgraph-3.8")
 	r := hwprof(t, "diff", "--format", "json", base, next)

@@ -132,6 +132,7 @@ func TestDumpErrors(t *testing.T) {
 // hwprof reads back its own recordings: dump --stats counts the samples
 // hwprof record says it wrote.
 func TestDumpOwnRecording(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "own.data")
 	r := hwprof(t, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, "300ms")

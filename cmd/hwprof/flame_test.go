@@ -51,6 +51,7 @@ func pageWeights(t *testing.T, page string) [2]float64 {
 // folded stacks parse back to the same total, -o rotates a file it
 // replaces to .old and writes a device as it is.
 func TestReportFlamegraph(t *testing.T) {
+	t.Parallel()
 	t.Run("fixture", func(t *testing.T) {
 		checkFlameOutputs(t, filepath.Join(fixtures.Dir(t), "perf_data_converter", "perf.data.callgraph-3.8"))
 	})

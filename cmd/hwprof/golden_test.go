@@ -64,6 +64,7 @@ type goldenInput struct {
 // programs the fixture folder holds. With -update the golden files are
 // rewritten.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	checkPretendKernel(t)
 	tmp := t.TempDir()
 	syn := goldenSynthetic(t, tmp)
@@ -353,6 +354,7 @@ const pretendKernelEnv = "HWPROF_TEST_PRETEND_KERNEL"
 // release (/proc/sys/kernel/osrelease) and another host name. The goldens
 // must hold there unchanged: they depend on no fact of this host.
 func TestGoldenOnAnotherKernel(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(pretendKernelEnv) != "" {
 		t.Skip("this process is the pretended machine")
 	}
@@ -376,6 +378,7 @@ func TestGoldenOnAnotherKernel(t *testing.T) {
 		id   []byte // nil: the kernel has no build-id note
 	}{{"other-build-id", other}, {"no-build-id", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			notes := filepath.Join(dir, tc.name+".notes")
 			if err := os.WriteFile(notes, kernelNotes(tc.id), 0o644); err != nil {
 				t.Fatal(err)

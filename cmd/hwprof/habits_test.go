@@ -178,6 +178,7 @@ func reportProcesses(t *testing.T, args ...string) processesJSON {
 
 // -p PID -- CMD records PID while CMD runs; CMD's status is hwprof's.
 func TestRecordPIDWithTimer(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	pid, _ := busyLoop(t, "hw-spin")
 	dir := t.TempDir()
@@ -213,6 +214,7 @@ func TestRecordPIDWithTimer(t *testing.T) {
 // the file under its pid and comm (from /proc), perf script reads the
 // file, and report --pid/--tid/--comm pick it out.
 func TestRecordSystemWide(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	pid, comm := busyLoop(t, "hw-sysw")
 	out := filepath.Join(t.TempDir(), "a.data")
@@ -288,6 +290,7 @@ var statusRE = regexp.MustCompile(`\r\x1b\[Khwprof: \d+\.\ds, \d+ samples, \d+ l
 // On a terminal, a long recording shows a status line, erased before the
 // summary; not with -q, and not when stderr is a file.
 func TestRecordStatusLine(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("no script(1) to run hwprof on a pseudo-terminal")
@@ -336,6 +339,7 @@ func TestRecordStatusLine(t *testing.T) {
 // --format json lists every function, edge and context of the profile
 // unless --top or --contexts bound them.
 func TestReportJSONWhole(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "w.data")
 	r := hwprof(t, "record", "-q", "-g", "--duration", "1500ms", "-o", out, "--", hwprofBin, workloadArg, "1000")

@@ -59,6 +59,7 @@ var cutRE = regexp.MustCompile(`(\d+) samples \(([\d.]+)% of the sampled weight\
 var brokenRE = regexp.MustCompile(`samples \(([\d.]+)% of the sampled weight\) have stacks that cannot be real`)
 
 func TestDeepRecursionCut(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	// -O0: gcc keeps the recursion a recursion
 	bin := testprog.Build(t, "c/deep.c", "-O0", "-fno-omit-frame-pointer")

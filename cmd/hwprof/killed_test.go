@@ -19,6 +19,7 @@ import (
 // past the header's data section (a checkpoint may just have covered
 // them all: then exit 0).
 func TestSIGKILLRecovered(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	samplesRE := regexp.MustCompile(`(?m)^samples:\s+(\d+)`)
 	for _, d := range []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, time.Second} {

@@ -167,6 +167,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "demo.data")
 	r := hwprof(t, "demo", "-o", out)
@@ -269,6 +270,7 @@ func TestSIGTERM(t *testing.T) {
 // A recording whose hwprof was killed with SIGKILL is still readable,
 // with at most the last second lost.
 func TestSIGKILLKeepsRecording(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "kill.data")
 	cmd, _ := startHwprof(t, out, time.Minute)
@@ -336,6 +338,7 @@ func TestCheck(t *testing.T) {
 // more rows; this one goes through the command line). Without --leaf-copy
 // 0 a frame-pointer call graph also copies the stack (TestLeafCopyFlag).
 func TestPrintAttrMatchesPerf(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}

@@ -172,6 +172,7 @@ func TestRecordDevNull(t *testing.T) {
 
 // A FIFO receives a pipe-mode recording that reads back whole.
 func TestRecordToFIFO(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
@@ -316,6 +317,7 @@ func perfReportSamples(t *testing.T, out string) int {
 // stream without a complaint and see the samples hwprof wrote, the same
 // ones hwprof's own script prints.
 func TestRecordStdoutPerfReads(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
@@ -359,6 +361,7 @@ func sampleHeads(out string) []string {
 // Every reading subcommand reads standard input with -i -, from a
 // pipeline and from a file redirected in.
 func TestReadStdin(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	rec, rep := pipeline(t, hwprofBin, "report", "--format", "json", "-i", "-")
 	var j reportJSON

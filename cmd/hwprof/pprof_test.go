@@ -191,6 +191,7 @@ func checkTracesAgree(t *testing.T, rep *reportJSON, traces map[string]bool) {
 // and total shares (-top), the same calling contexts (-traces), and
 // functions with start lines.
 func TestPProfMatchesReportLive(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	needGoTool(t)
 	progs := []struct {
@@ -203,17 +204,18 @@ func TestPProfMatchesReportLive(t *testing.T) {
 	}{
 		{"c", func(t *testing.T) string {
 			return testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
-		}, "1500", "b",
+		}, "500", "b",
 			func(t *testing.T) string { return testprog.Source(t, "c/hotpath.c") }, "__attribute__((noinline)) void b("},
 		{"cpp", func(t *testing.T) string {
 			return testprog.Build(t, "cpp/shapes.cc", "-g", "-O0", "-fno-omit-frame-pointer")
-		}, "1500", "shapes::Square::area",
+		}, "500", "shapes::Square::area",
 			func(t *testing.T) string { return testprog.Source(t, "cpp/shapes.cc") }, "struct Square"},
-		{"go", func(t *testing.T) string { return testprog.Build(t, "go/pgoprog") }, "1500", "main.round",
+		{"go", func(t *testing.T) string { return testprog.Build(t, "go/pgoprog") }, "500", "main.round",
 			func(t *testing.T) string { return testprog.Source(t, "go/pgoprog/main.go") }, "func round("},
 	}
 	for _, pr := range progs {
 		t.Run(pr.name, func(t *testing.T) {
+			t.Parallel()
 			pb, _ := timerPProf(t, pr.bin(t), pr.arg)
 			raw := goTool(t, "pprof", "-raw", pb)
 			line := declLine(t, pr.src(t), pr.decl)
@@ -404,6 +406,7 @@ func TestGoPGOFromPProfLive(t *testing.T) {
 // (inlined frames given to their function, as hwprof folds them) -top and
 // -traces agree with the report as for every program.
 func TestPProfInlinedLeavesLive(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	needGoTool(t)
 	bin := testprog.Build(t, "c/inlined.c", "-g", "-O2", "-fno-omit-frame-pointer")

@@ -138,6 +138,7 @@ func checkTimerShape(t *testing.T, rep *reportJSON) {
 // TestReportTimerLive records reportProg with hwprof (cpu-clock with
 // frame-pointer callchains) and checks the JSON report's shape.
 func TestReportTimerLive(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	bin := testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "timer.data")
@@ -201,6 +202,7 @@ func TestReportExactLive(t *testing.T) {
 
 // TestReportPerfRecordFile reports a recording made by perf itself.
 func TestReportPerfRecordFile(t *testing.T) {
+	t.Parallel()
 	perfBin, err := exec.LookPath("perf")
 	if err != nil {
 		t.Skip("perf not found")
@@ -218,6 +220,7 @@ func TestReportPerfRecordFile(t *testing.T) {
 // --symfs): an lbr profile with call counts, the edges package lbr
 // verifies against perf script among them.
 func TestReportLBRFixture(t *testing.T) {
+	t.Parallel()
 	fx := fixtures.Dir(t)
 	bin, err := filepath.Abs(filepath.Join(fx, "autofdo", "test.binary"))
 	if err != nil {
@@ -374,6 +377,7 @@ func TestReportKernelSymbols(t *testing.T) {
 // a code range the vdso's symbol table does not cover (perf shows it as
 // an address too), so the test takes its names from perf and the vdso.
 func TestReportVDSO(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	dir := t.TempDir()
 	// clock_gettime(CLOCK_MONOTONIC) for 300 ms of CPU time

@@ -17,6 +17,7 @@ import (
 // sample printed, frames symbolized from the Go binary, source lines with
 // --srcline.
 func TestScriptOwnRecording(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "s.data")
 	r := hwprof(t, "record", "-g", "-c", "1000000", "-o", out, "--", hwprofBin, workloadArg, "500ms")
@@ -79,6 +80,7 @@ const perfBrstackFields = "tid,time,event,ip,sym,dso,brstack"
 // symbols of the PIE's code would be wrong. The kernel samples of test.lbr
 // come from another kernel and print as [unknown], as in perf.
 func TestScriptFixturesMatchPerf(t *testing.T) {
+	t.Parallel()
 	fx := fixtures.Dir(t)
 	auto := filepath.Join(fx, "autofdo")
 

@@ -44,6 +44,7 @@ func perfAttrs(t *testing.T, args []string) string {
 // prints for the source's equivalent perf options, for this machine's CPU
 // and for models given with --cpu.
 func TestSourcePrintAttrMatchesPerf(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
