@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -39,5 +40,34 @@ func TestNoRecordingHere(t *testing.T) {
 	r := hwprofIn(t, dir, "report", "-i", "missing.data")
 	if r.code != exitError || !strings.Contains(r.stderr, "missing.data") || strings.Contains(r.stderr, "hwprof record") {
 		t.Errorf("report -i missing.data: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// The line that says which source record chose is short, and names
+// hwprof check, whose last line gives the reason in full.
+func TestSourceLineShort(t *testing.T) {
+	needPerfEvents(t)
+	dir := t.TempDir()
+	r := hwprofIn(t, dir, "record", "-o", "s.data", "--", "true")
+	if r.code != 0 {
+		t.Fatalf("record -- true: exit %d\n%s", r.code, r.stderr)
+	}
+	var line string
+	for l := range strings.Lines(r.stderr) {
+		if strings.HasPrefix(l, "hwprof: source ") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	if line == "" || len(line) > 100 || !strings.Contains(line, "hwprof check") {
+		t.Errorf("the source line is %d characters, want at most 100 and to name hwprof check: %q", len(line), line)
+	}
+	c := hwprofIn(t, dir, "check")
+	_, why, _ := strings.Cut(c.stdout, "\ndefault source: ")
+	if c.code != 0 || len(why) < len(line) {
+		t.Errorf("check does not give the reason for the default source (exit %d):\n%s", c.code, c.stdout)
+	}
+	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil &&
+		(!strings.HasPrefix(why, "timer: no hardware call sampling here") || !strings.Contains(why, "no 'cpu' PMU")) {
+		t.Errorf("no cpu PMU here: check's default source line should say why timer: %q", why)
 	}
 }
