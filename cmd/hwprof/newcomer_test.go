@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,31 @@ func TestSourceLineShort(t *testing.T) {
 	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil &&
 		(!strings.HasPrefix(why, "timer: no hardware call sampling here") || !strings.Contains(why, "no 'cpu' PMU")) {
 		t.Errorf("no cpu PMU here: check's default source line should say why timer: %q", why)
+	}
+}
+
+// The README begins with the demo and the test command, and near the top
+// says how to install hwprof (a go install of this module's command), so
+// that recordings are not made by a binary go run rebuilt in a
+// temporary directory.
+func TestReadmeInstall(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, _, _ := strings.Cut(strings.TrimPrefix(string(gomod), "module "), "\n")
+	lines := strings.Split(string(readme), "\n")
+	if len(lines) < 40 || lines[2] != "```sh" || !strings.HasPrefix(lines[3], "go run ./cmd/hwprof demo ") ||
+		!strings.HasPrefix(lines[4], "go test -count=1 ./... ") || lines[5] != "```" {
+		t.Errorf("the README does not begin with the demo and the test command:\n%s", strings.Join(lines[:min(len(lines), 6)], "\n"))
+	}
+	install := regexp.MustCompile("(?m)^go install (\\./cmd/hwprof|" + regexp.QuoteMeta(module) + "/cmd/hwprof@latest)( |$)")
+	top := strings.Join(lines[:min(len(lines), 40)], "\n")
+	if !install.MatchString(top) {
+		t.Errorf("the README's first 40 lines have no install step (go install ./cmd/hwprof or go install %s/cmd/hwprof@latest)", module)
 	}
 }
