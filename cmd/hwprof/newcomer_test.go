@@ -98,3 +98,43 @@ func TestReadmeInstall(t *testing.T) {
 		t.Errorf("the README's first 40 lines have no install step (go install ./cmd/hwprof or go install %s/cmd/hwprof@latest)", module)
 	}
 }
+
+// Each command's -h lists each flag once, its short and long forms on one
+// line and long ones with two dashes, as the README writes them
+// (-o, --output FILE).
+func TestHelpListsFlagsOnce(t *testing.T) {
+	header := regexp.MustCompile(`^  (-[^\s,=]+)((?:, -[^\s,=]+)*)`)
+	for _, c := range commands {
+		if c.name == "help" || c.name == "version" {
+			continue
+		}
+		r := hwprof(t, c.name, "-h")
+		seen := map[string]bool{}
+		for l := range strings.Lines(r.stdout) {
+			m := header.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			names := append([]string{m[1]}, strings.Split(m[2], ", ")[1:]...)
+			for _, n := range names {
+				bare := strings.TrimLeft(n, "-")
+				if len(bare) > 1 && !strings.HasPrefix(n, "--") || len(bare) == 1 && n != "-"+bare {
+					t.Errorf("%s -h: flag %s: want -X for a letter, --NAME for a word: %q", c.name, n, l)
+				}
+				if seen[bare] {
+					t.Errorf("%s -h lists %s twice", c.name, n)
+				}
+				seen[bare] = true
+			}
+		}
+		if len(seen) == 0 || !seen["version"] {
+			t.Errorf("%s -h lists no flags, or not --version:\n%s", c.name, r.stdout)
+		}
+	}
+	rec := hwprof(t, "record", "-h").stdout
+	for _, want := range []string{"\n  -o, --output FILE\n", "\n  -p, --pid PID[,PID...]\n", "\n  -e, --event spec\n", "\n  -q, --quiet\n", "\n  --duration D\n"} {
+		if !strings.Contains(rec, want) {
+			t.Errorf("record -h lacks %q:\n%s", want, rec)
+		}
+	}
+}
