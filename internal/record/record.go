@@ -59,7 +59,7 @@ type Options struct {
 	DataPages int // pages per ring, a power of two (0: DefaultDataPages)
 	// Interrupt delivers SIGINT/SIGTERM. The first one ends the recording
 	// (in command mode by sending SIGTERM to the program and waiting for
-	// it), a second one kills the program.
+	// it), a second one kills the program. Stats.Stop says which ended it.
 	Interrupt <-chan os.Signal
 	// Started, if set, is called once the events are open and the program
 	// runs (or the processes are attached).
@@ -147,7 +147,8 @@ type Stats struct {
 	Duration     time.Duration
 	CPU          time.Duration // hwprof's own CPU time (user+system)
 	ExitCode     int           // command mode: the program's status, 128+N if signal N; with a Timer, its status (0 when the recording ended it)
-	Interrupted  bool
+	Stop         Stop          // why the recording ended
+	Signal       os.Signal     // with StopSignal: the first interrupt
 	Opened       int           // event file descriptors opened
 	Rings        int           // ring buffers mapped
 	Attach       time.Duration // opening every event (and mapping the rings)
@@ -377,9 +378,11 @@ func (r *recorder) runCommand() error {
 			return true
 		}
 		select {
-		case <-r.o.Interrupt:
+		case s := <-r.o.Interrupt:
 			signals++
-			r.stats.Interrupted = true
+			if r.stats.Stop == StopTargets {
+				r.stats.Stop, r.stats.Signal = StopSignal, s
+			}
 			if signals == 1 {
 				child.Signal(syscall.SIGTERM)
 			} else {
@@ -387,12 +390,19 @@ func (r *recorder) runCommand() error {
 			}
 		default:
 		}
-		ended := r.o.Duration > 0 && time.Since(start) >= r.o.Duration
-		// A failed write ends the program as perf record does (see
-		// WriteError).
-		if (ended || r.writeErr != nil) && signals == 0 {
-			signals++
-			child.Signal(syscall.SIGTERM)
+		// The end of the duration and a failed write end the program as
+		// perf does (perf stat --timeout, perf record: see WriteError).
+		if signals == 0 {
+			switch {
+			case r.writeErr != nil:
+				r.stats.Stop = StopWrite
+			case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
+				r.stats.Stop = StopDuration
+			}
+			if r.stats.Stop != StopTargets {
+				signals++
+				child.Signal(syscall.SIGTERM)
+			}
 		}
 		return false
 	})
