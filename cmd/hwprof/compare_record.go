@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 )
@@ -82,10 +83,11 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 	for _, src := range run {
 		var evs []perf.Event
 		if src == source.Exact {
-			var err error
-			if evs, err = c.exact.events(argv, nil, stderr); err != nil {
+			objs, err := []*uprobe.Object(nil), error(nil)
+			if evs, objs, err = c.exact.events(argv, nil, stderr); err != nil {
 				return nil, err
 			}
+			c.probed, c.probes = probedNames(objs)
 			o.ShareRing = true
 		} else {
 			setup, err := source.Plan(src, facts)

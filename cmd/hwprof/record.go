@@ -116,7 +116,8 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 			if f.quiet {
 				w = io.Discard // -q: errors only
 			}
-			return f.exact.events(argv, pids, w)
+			evs, _, err := f.exact.events(argv, pids, w)
+			return evs, err
 		}
 	}
 	o, err := f.options(argv, build, d.Planned())

@@ -26,8 +26,9 @@ func (e *exactFlags) register(fs *flag.FlagSet) {
 
 // events builds the probe events for the program argv (command mode;
 // argv[0] is resolved through PATH) or the processes pids (-p: their
-// /proc/PID/exe and mapped libraries).
-func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []perf.Event, err error) {
+// /proc/PID/exe and mapped libraries), and returns them with the objects
+// probed.
+func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []perf.Event, _ []*uprobe.Object, err error) {
 	defer func() {
 		if err != nil {
 			dropProbes() // a failed Define removed its own; the tracefs hwprof mounted, if any
@@ -37,12 +38,12 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	if e.filter != "" {
 		var err error
 		if filter, err = regexp.Compile(e.filter); err != nil {
-			return nil, fmt.Errorf("--probe-filter: bad regular expression: %w", err)
+			return nil, nil, fmt.Errorf("--probe-filter: bad regular expression: %w", err)
 		}
 	}
 	dir, err := uprobe.Tracefs()
 	if err != nil {
-		return nil, fmt.Errorf("--source exact: %w", err)
+		return nil, nil, fmt.Errorf("--source exact: %w", err)
 	}
 	uprobe.RemoveStale(dir)
 	target := perf.TargetCommand
@@ -51,17 +52,17 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	}
 	exes, err := uprobe.Executables(argv, pids)
 	if err != nil {
-		return nil, fmt.Errorf("--source exact: %w", err)
+		return nil, nil, fmt.Errorf("--source exact: %w", err)
 	}
 	libs, err := e.libraries(exes[0], pids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The flags perf gives a sampled event for this target (disabled,
 	// inherit, enable_on_exec, side-band tracking on the first event).
 	built, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Period: 1, CallGraph: "fp", Target: target})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	base := built[0].Attr
 	var objs []*uprobe.Object
@@ -69,24 +70,24 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	for _, path := range append(exes, libs...) {
 		obj, err := uprobe.Functions(path, filter)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(obj.Probes) == 0 {
 			if filter != nil {
-				return nil, fmt.Errorf("--source exact: no function of %s matches --probe-filter %q", path, e.filter)
+				return nil, nil, fmt.Errorf("--source exact: no function of %s matches --probe-filter %q", path, e.filter)
 			}
-			return nil, fmt.Errorf("--source exact: %s has no function symbols to probe (stripped?)", path)
+			return nil, nil, fmt.Errorf("--source exact: %s has no function symbols to probe (stripped?)", path)
 		}
 		objs = append(objs, obj)
 		tracefsEvents += uprobe.EventCount(obj)
 	}
 	cpus, err := perf.OnlineCPUs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tasks := max(1, len(pids))
 	if err := uprobe.EnsureFileLimit(tracefsEvents * len(cpus) * tasks); err != nil {
-		return nil, fmt.Errorf("--source exact: %w", err)
+		return nil, nil, fmt.Errorf("--source exact: %w", err)
 	}
 	// The probes are defined in tracefs (group hwprof_PID_N, new for each
 	// recording) from here on; internal/record removes them once their
@@ -99,7 +100,7 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	for i, obj := range objs {
 		names, ids, err := uprobe.DefineOwn(dir, obj, used)
 		if err != nil {
-			return nil, fmt.Errorf("--source exact: %w", err)
+			return nil, nil, fmt.Errorf("--source exact: %w", err)
 		}
 		events = append(events, uprobe.Events(obj, uprobe.Group(), names, ids, base, i == 0)...)
 		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), obj.Path))
@@ -107,7 +108,20 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 	}
 	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) with %d events on %d CPUs\n",
 		probes, strings.Join(summary, ", "), len(events), len(cpus))
-	return events, nil
+	return events, objs, nil
+}
+
+// probedNames are the names of every function of objs, mangled and
+// demangled.
+func probedNames(objs []*uprobe.Object) (map[string]bool, int) {
+	names, n := map[string]bool{}, 0
+	for _, o := range objs {
+		for _, p := range o.Probes {
+			names[p.Name], names[p.Demangled] = true, true
+		}
+		n += len(o.Probes)
+	}
+	return names, n
 }
 
 // dropProbes removes this process's probes and unmounts the tracefs it
