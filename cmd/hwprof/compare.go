@@ -61,6 +61,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hwprof compare: give the program to run: hwprof compare -- ./app")
 		return exitUsage
 	}
+	if err := c.exact.check(); err != nil {
+		fmt.Fprintf(stderr, "hwprof compare: %v\n", err)
+		return exitUsage
+	}
 	facts := source.Gather()
 	sources, err := c.plan(facts)
 	if err != nil {

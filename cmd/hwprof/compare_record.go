@@ -89,6 +89,7 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 			}
 			c.probed, c.probes = probedNames(objs)
 			o.ShareRing = true
+			o.Watch = c.exact.watch() // the expected slowdown; --max-slowdown
 		} else {
 			setup, err := source.Plan(src, facts)
 			if err != nil {
@@ -134,7 +135,10 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 		fmt.Fprintf(stderr, "hwprof compare: %-5s %d samples, %d lost, in %.2fs -> %s\n",
 			src, st.Samples, st.Lost+st.LostSamples, st.Duration.Seconds(), path)
 	}
-	if st.ExitCode != 0 {
+	switch {
+	case st.Stop == record.StopLimit:
+		fmt.Fprintf(stderr, "hwprof compare: warning: %s: recording stopped early: %s; the comparison is on that part of the run\n", src, st.Limit)
+	case st.ExitCode != 0:
 		fmt.Fprintf(stderr, "hwprof compare: warning: the program exited with status %d under %s\n", st.ExitCode, src)
 	}
 	return events, nil

@@ -80,7 +80,7 @@ func TestLeafEdgesAreReal(t *testing.T) {
 			bin := testprog.Build(t, tc.prog, "-O2", "-g", "-fno-omit-frame-pointer")
 			dir := t.TempDir()
 			exactData, timerData := filepath.Join(dir, "exact.data"), filepath.Join(dir, "timer.data")
-			if r := hwprof(t, "record", "-q", "--source", "exact", "-o", exactData, "--", bin, "500"); r.code != 0 {
+			if r := hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "-o", exactData, "--", bin, "500"); r.code != 0 {
 				t.Fatalf("record exact: exit %d\n%s", r.code, r.stderr)
 			}
 			if r := hwprof(t, "record", "-q", "--source", "timer", "-c", "250000", "-o", timerData, "--", bin, "2000"); r.code != 0 {

@@ -121,7 +121,13 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 		}
 	}
 	o, err := f.options(argv, build, d.Planned())
-	o.ShareRing = d.Source == source.Exact
+	if d.Source == source.Exact {
+		o.ShareRing = true
+		o.Watch = f.exact.watch() // the expected slowdown; --max-slowdown
+		if err == nil {
+			err = f.exact.check()
+		}
+	}
 	return o, d.Note, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -14,14 +15,35 @@ import (
 // exactFlags are the options of the exact source (`--source exact`):
 // uprobes at the entry of every function.
 type exactFlags struct {
-	objects string // --probe-objects: shared libraries probed besides the executable
-	filter  string // --probe-filter: a regexp the function names must match
+	objects     string  // --probe-objects: shared libraries probed besides the executable
+	filter      string  // --probe-filter: a regexp the function names must match
+	maxSlowdown float64 // --max-slowdown: stop beyond this slowdown (0: never)
 }
 
 func (e *exactFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.objects, "probe-objects", "", "--source exact: also probe the functions of the shared libraries `LIST` "+
 		"(comma-separated paths, or names such as libc.so.6 looked up in the processes' mappings (-p) or the library directories)")
 	fs.StringVar(&e.filter, "probe-filter", "", "--source exact: probe only the functions whose name, mangled or demangled, matches `REGEX` (unanchored)")
+	fs.Float64Var(&e.maxSlowdown, "max-slowdown", uprobe.DefaultMaxSlowdown, "--source exact: stop the recording, keeping what it holds, when the probes make the program's CPU time more than `N` times "+
+		"what it would be (measured over its first 0.5 s of CPU; 0: no limit)")
+}
+
+// check refuses a --max-slowdown that cannot be a slowdown.
+func (e *exactFlags) check() error {
+	if e.maxSlowdown != 0 && !(e.maxSlowdown > 1) {
+		return fmt.Errorf("--max-slowdown %g: give a factor above 1, or 0 for no limit", e.maxSlowdown)
+	}
+	return nil
+}
+
+// watch is the recorder's Watch of an exact recording: the expected
+// slowdown after a short measurement, and the stop beyond --max-slowdown
+// (uprobe.Meter).
+func (e *exactFlags) watch() func(record.Usage) (string, bool) {
+	m := &uprobe.Meter{Limit: e.maxSlowdown}
+	return func(u record.Usage) (string, bool) {
+		return m.Observe(uprobe.Measure(u.Samples, u.User, u.System))
+	}
 }
 
 // events builds the probe events for the program argv (command mode;
@@ -106,8 +128,9 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []pe
 		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), obj.Path))
 		probes += len(obj.Probes)
 	}
-	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) with %d events on %d CPUs\n",
-		probes, strings.Join(summary, ", "), len(events), len(cpus))
+	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) with %d events on %d CPUs; "+
+		"each call of one traps (1-20 µs): the expected slowdown follows after %v of the program's CPU time\n",
+		probes, strings.Join(summary, ", "), len(events), len(cpus), uprobe.MeasureCPU)
 	return events, objs, nil
 }
 

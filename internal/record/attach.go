@@ -85,6 +85,7 @@ func (r *recorder) runAttach() error {
 	}
 	exited := map[int]bool{}
 	timerDone := false
+	var watched time.Time
 	r.loop(start, func(ready []int) bool {
 		for _, fd := range ready {
 			if slices.Contains(pidfds, fd) {
@@ -107,6 +108,8 @@ func (r *recorder) runAttach() error {
 			r.stats.Stop = StopWrite
 		case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
 			r.stats.Stop = StopDuration
+		default:
+			r.watch(start, &watched, r.o.PIDs) // StopLimit
 		}
 		return r.stats.Stop != StopTargets
 	})

@@ -77,8 +77,15 @@ type Options struct {
 	ShareRing bool
 	// Notice, if set, is told once when the recording measures less than
 	// asked: events that count the kernel fell back to user space only,
-	// as perf record does where perf_event_paranoid forbids the kernel.
+	// as perf record does where perf_event_paranoid forbids the kernel;
+	// and of Watch's notes.
 	Notice func(msg string)
+	// Watch, if set, is called about every WatchInterval while the
+	// targets run (command mode and -p) with what they have used. A note
+	// it returns goes to Notice; stop ends the recording as the end of
+	// Duration does (Stats.Stop is StopLimit, Stats.Limit the note: why).
+	// The exact source's cost limit is one (internal/uprobe.Meter).
+	Watch func(Usage) (note string, stop bool)
 	// Stopped, if set, is called once, at once, when the recording stops
 	// before its end because its output cannot be written (a full disk,
 	// a pipe whose reader left), with the *WriteError that Record will
@@ -149,6 +156,7 @@ type Stats struct {
 	ExitCode     int           // command mode: the program's status, 128+N if signal N; with a Timer, its status (0 when the recording ended it)
 	Stop         Stop          // why the recording ended
 	Signal       os.Signal     // with StopSignal: the first interrupt
+	Limit        string        // with StopLimit: why Options.Watch stopped it
 	Opened       int           // event file descriptors opened
 	Rings        int           // ring buffers mapped
 	Attach       time.Duration // opening every event (and mapping the rings)
@@ -373,6 +381,7 @@ func (r *recorder) runCommand() error {
 		r.o.Started([]int{pid})
 	}
 	signals := 0
+	var watched time.Time
 	r.loop(start, func(ready []int) bool {
 		if slices.Contains(ready, pidfd) {
 			return true
@@ -398,6 +407,8 @@ func (r *recorder) runCommand() error {
 				r.stats.Stop = StopWrite
 			case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
 				r.stats.Stop = StopDuration
+			default:
+				r.watch(start, &watched, []int{pid}) // StopLimit
 			}
 			if r.stats.Stop != StopTargets {
 				signals++

@@ -20,10 +20,12 @@ const (
 	StopSignal
 	// StopWrite: the output could not be written (WriteError).
 	StopWrite
+	// StopLimit: Options.Watch asked to stop (Stats.Limit says why).
+	StopLimit
 	numStops
 )
 
-var stopNames = [numStops]string{"targets ended", "duration", "signal", "write failed"}
+var stopNames = [numStops]string{"targets ended", "duration", "signal", "write failed", "limit"}
 
 func (s Stop) String() string {
 	if s < numStops {
@@ -32,11 +34,12 @@ func (s Stop) String() string {
 	return fmt.Sprintf("stop(%d)", uint8(s))
 }
 
-// OnPurpose reports whether the user ended the recording (its duration,
-// an interrupt) rather than its targets or a failure.
-func (s Stop) OnPurpose() bool { return s == StopDuration || s == StopSignal }
+// OnPurpose reports whether the recording ended as the user asked (its
+// duration, an interrupt, a limit) rather than with its targets or by a
+// failure.
+func (s Stop) OnPurpose() bool { return s == StopDuration || s == StopSignal || s == StopLimit }
 
-// StopNote says what ended a recording the user ended (Stop.OnPurpose)
+// StopNote says what ended a recording that ended as asked (Stop.OnPurpose)
 // and what became of its targets: "recording stopped after --duration
 // 2s; the program was sent SIGTERM", "interrupted (SIGINT): recording
 // stopped; the processes go on". It is "" for any other end.
@@ -45,6 +48,8 @@ func StopNote(o Options, st Stats) string {
 	switch st.Stop {
 	case StopDuration:
 		why = "recording stopped after --duration " + o.Duration.String()
+	case StopLimit:
+		why = "recording stopped: " + st.Limit
 	case StopSignal:
 		why = "recording stopped by a signal"
 		if sig, ok := st.Signal.(syscall.Signal); ok {
