@@ -3,6 +3,7 @@ package profile
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
@@ -103,6 +104,14 @@ type Alignment struct {
 	// Shares are per profile each edge's share of the profile's total (0
 	// when the total is 0).
 	Shares []map[EdgeKey]float64
+	// Scope, when not nil, names the functions the alignment is
+	// restricted to (AlignKindsTo): each DCG holds the edges into them
+	// only, and its total is theirs.
+	Scope map[string]bool
+	// Counted are the functions whose calls the correlations compare
+	// (Agreement): every function of Funcs, or with a Scope those of Funcs
+	// in it.
+	Counted []ccmap.FuncID
 }
 
 // Align lines up the profiles' edges and functions, each profile's DCG
@@ -119,7 +128,25 @@ func Align(ps []*Profile) *Alignment {
 // AlignKinds is Align with the kind of each profile's DCG given (a
 // profile may appear twice with two kinds).
 func AlignKinds(ps []*Profile, kinds []DCGKind) *Alignment {
+	return AlignKindsTo(ps, kinds, nil)
+}
+
+// AlignKindsTo is AlignKinds restricted to the calls into the functions
+// named in scope and those the reference (ps[0]) has calls into: every
+// profile's edges into other functions are left out, each share is of
+// what is left, and the correlations compare the calls into those
+// functions only. It compares sources on what a reference measured when
+// it measured only some functions (the exact source with --probe-filter,
+// which counts every call into the probed functions, from any caller).
+// A nil scope is AlignKinds.
+func AlignKindsTo(ps []*Profile, kinds []DCGKind, scope map[string]bool) *Alignment {
 	a := &Alignment{Kinds: kinds}
+	if scope != nil {
+		a.Scope = maps.Clone(scope)
+		for _, e := range ps[0].DCG(kinds[0]).Edges {
+			a.Scope[ps[0].FuncName(e.Callee)] = true // counted, so probed
+		}
+	}
 	funcID := map[string]ccmap.FuncID{}
 	siteID := map[EdgeKey]uint64{}
 	intern := func(name string) ccmap.FuncID {
@@ -143,15 +170,23 @@ func AlignKinds(ps []*Profile, kinds []DCGKind) *Alignment {
 	}
 	for i, p := range ps {
 		g := p.DCG(kinds[i])
-		out := ccmap.DCG{Measure: g.Measure, Total: g.Total}
-		shares := map[EdgeKey]float64{}
+		out := ccmap.DCG{Measure: g.Measure}
+		var keys []EdgeKey
 		for _, e := range g.Edges {
 			k := p.EdgeKey(e.Site, e.Callee)
+			if a.Scope != nil && !a.Scope[k.Callee] {
+				continue
+			}
 			out.Edges = append(out.Edges, ccmap.DCGEdge{
 				Site:   ccmap.CallSite{Caller: intern(k.Caller), Addr: site(k)},
 				Callee: intern(k.Callee), Weight: e.Weight})
-			if g.Total > 0 {
-				shares[k] += float64(e.Weight) / float64(g.Total)
+			out.Total += e.Weight
+			keys = append(keys, k)
+		}
+		shares := map[EdgeKey]float64{}
+		for j, k := range keys {
+			if out.Total > 0 {
+				shares[k] += float64(out.Edges[j].Weight) / float64(out.Total)
 			}
 		}
 		a.DCGs = append(a.DCGs, out)
@@ -164,7 +199,24 @@ func AlignKinds(ps []*Profile, kinds []DCGKind) *Alignment {
 		}
 		a.Counts = append(a.Counts, counts)
 	}
+	for id, name := range a.Funcs {
+		if a.Scope == nil || a.Scope[name] {
+			a.Counted = append(a.Counted, ccmap.FuncID(id))
+		}
+	}
 	return a
+}
+
+// counts are profile i's calls into each counted function.
+func (a *Alignment) counts(i int) []float64 {
+	if len(a.Counted) == len(a.Funcs) {
+		return a.Counts[i]
+	}
+	out := make([]float64, len(a.Counted))
+	for j, id := range a.Counted {
+		out[j] = a.Counts[i][id]
+	}
+	return out
 }
 
 // EdgeKey is the key Align gives the edge from site to callee of p.
@@ -198,8 +250,8 @@ type Agreement struct {
 	// HotThreshold) that are hot in the profile too.
 	HotCoverage float64
 	// Pearson and Spearman are the correlations of the calls into each
-	// function (Counts); NaN when undefined (fewer than two functions, or
-	// no variation).
+	// counted function (Counts, Counted); NaN when undefined (fewer than
+	// two functions, or no variation).
 	Pearson, Spearman float64
 	// Edges is the number of the profile's edges with weight.
 	Edges int
@@ -212,8 +264,8 @@ func (a *Alignment) Agreement(i int) Agreement {
 		Overlap:        ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{}),
 		OverlapNoSites: ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{IgnoreSites: true}),
 		HotCoverage:    ccmap.DCGHotCoverage(g, ref, HotThreshold, ccmap.MatchOptions{}),
-		Pearson:        ccmap.Pearson(a.Counts[0], a.Counts[i]),
-		Spearman:       ccmap.Spearman(a.Counts[0], a.Counts[i]),
+		Pearson:        ccmap.Pearson(a.counts(0), a.counts(i)),
+		Spearman:       ccmap.Spearman(a.counts(0), a.counts(i)),
 		Edges:          len(g.Edges),
 	}
 }

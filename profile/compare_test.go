@@ -239,3 +239,42 @@ func TestSource(t *testing.T) {
 		t.Error("CountsCalls wrong")
 	}
 }
+
+// AlignKindsTo compares on what a reference that counted the calls into
+// some functions measured: the other profile's edges into other functions
+// are left out and its shares are of what is left; the reference's own
+// callees are in scope even when the scope misses their name (an alias);
+// the correlations count the functions in scope only.
+func TestAlignKindsTo(t *testing.T) {
+	// The reference probed a and b (b under another name): main -> a 3,
+	// a -> b 1.
+	ref := callsProfile(0x1000, nil, edge{"main", "a", prog, 0x10, 3}, edge{"a", "b", prog, 0x40, 1})
+	// The other saw everything: main -> a 3, a -> b 1, main -> c 4,
+	// start -> main 2.
+	all := callsProfile(0x1000, nil, edge{"main", "a", prog, 0x10, 3}, edge{"a", "b", prog, 0x40, 1},
+		edge{"main", "c", prog, 0x20, 4}, edge{"start", "main", prog, 0x5, 2})
+	ps, kinds := []*Profile{ref, all}, []DCGKind{CallCounts, CallCounts}
+	whole := AlignKinds(ps, kinds).Agreement(1)
+	if math.Abs(whole.Overlap-0.4) > 1e-9 { // min(.75, .3) + min(.25, .1)
+		t.Errorf("unrestricted overlap %v, want 0.4", whole.Overlap)
+	}
+	a := AlignKindsTo(ps, kinds, map[string]bool{"a": true, "b_alias": true})
+	got := a.Agreement(1)
+	if got.Overlap != 1 || got.HotCoverage != 1 || got.Edges != 2 {
+		t.Errorf("restricted to a and b: %+v; want overlap 1, hot coverage 1, 2 edges", got)
+	}
+	want := map[EdgeKey]float64{{"main", "a", prog, 0x10}: 0.75, {"a", "b", prog, 0x40}: 0.25}
+	if !reflect.DeepEqual(a.Shares[1], want) {
+		t.Errorf("restricted shares %v, want %v", a.Shares[1], want)
+	}
+	var counted []string
+	for _, id := range a.Counted {
+		counted = append(counted, a.Funcs[id])
+	}
+	if !reflect.DeepEqual(counted, []string{"a", "b"}) {
+		t.Errorf("counted %q, want a and b", counted)
+	}
+	if got.Pearson != 1 {
+		t.Errorf("pearson over a and b %v, want 1", got.Pearson)
+	}
+}

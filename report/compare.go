@@ -11,12 +11,16 @@ import (
 
 // Comparison writes the table of the reference's top edges with
 // every source's share, then each source's agreement with the reference
-// (profile.Alignment, whose first profile is the reference).
-func Comparison(w io.Writer, names []string, a *profile.Alignment, top int) {
+// (profile.Alignment, whose first profile is the reference). scope, when
+// not "", says what a restricted alignment (Alignment.Scope) compares on.
+func Comparison(w io.Writer, names []string, a *profile.Alignment, top int, scope string) {
 	rows := a.TopEdges(0, top)
 	fmt.Fprintln(w, "each source's dynamic call graph (DCG), edges weighted by:")
 	for i, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, dcgText(a.Kinds[i]))
+	}
+	if scope != "" {
+		fmt.Fprintf(w, "\n%s\n", scope)
 	}
 	fmt.Fprintf(w, "\ntop %d call edges of %s, with each source's share of its own total:\n\n", len(rows), names[0])
 	fmt.Fprintf(w, "%-52s %-28s", "caller -> callee", "call site")
@@ -32,7 +36,7 @@ func Comparison(w io.Writer, names []string, a *profile.Alignment, top int) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nagreement with %s (overlap: sum of min shares over common edges; hot: share of %s's edges >= %.1f x its hottest also hot in the source; correlation of calls per function over %d functions):\n\n",
-		names[0], names[0], profile.HotThreshold, len(a.Funcs))
+		names[0], names[0], profile.HotThreshold, len(a.Counted))
 	fmt.Fprintf(w, "%-10s %8s %16s %8s %8s %8s %6s\n", "source", "overlap", "overlap(no site)", "hot", "pearson", "spearman", "edges")
 	for i := 1; i < len(names); i++ {
 		s := a.Agreement(i)

@@ -44,7 +44,7 @@ wait_released
 : > "$dir/t.alone"; : > "$dir/t.hwprof"; : > "$dir/t.perf"; : > "$dir/t.perfdw"
 for r in $(seq $ROUNDS); do
 	"$dir/leaf" "$CALLS" >> "$dir/t.alone"
-	"$dir/hwprof" record -q --source exact --probe-filter '^leaf$' -o "$dir/h.data" -- "$dir/leaf" "$CALLS" >> "$dir/t.hwprof"
+	"$dir/hwprof" record -q --source exact --max-slowdown 0 --probe-filter '^leaf$' -o "$dir/h.data" -- "$dir/leaf" "$CALLS" >> "$dir/t.hwprof"
 	perf record -q -e probe_leaf:leaf -c 1 -g -o "$dir/p.data" -- "$dir/leaf" "$CALLS" 2>/dev/null >> "$dir/t.perf"
 	perf record -q -e probe_leaf:leaf -c 1 --call-graph dwarf,8 -o "$dir/p2.data" -- "$dir/leaf" "$CALLS" 2>/dev/null >> "$dir/t.perfdw"
 done
@@ -70,7 +70,7 @@ for n in $SIZES; do
 		print "int main(void) {"; for (i = 0; i < n; i++) printf "\tf%d();\n", i; print "\treturn 0;\n}" }' > "$dir/many.c"
 	gcc -O1 -o "$dir/many" "$dir/many.c"
 	wait_released
-	"$dir/hwprof" record --source exact --probe-filter '^f[0-9]+$' -o "$dir/m.data" -- "$dir/many" 2>&1 |
+	"$dir/hwprof" record --source exact --max-slowdown 0 --probe-filter '^f[0-9]+$' -o "$dir/m.data" -- "$dir/many" 2>&1 |
 		grep -E 'exact: probing|attach:|recorded' | sed "s|$dir/||g"
 done
 wait_released

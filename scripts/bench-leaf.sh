@@ -59,7 +59,7 @@ perfpairs() {
 printf '%-8s %8s %8s %10s %12s %12s %12s\n' program samples repaired unknown hwprof perf-same perf-record
 for prog in leaf-c leaf-cc; do
 	bin=$tmp/$prog
-	"$hw" record -q --source exact -o "$tmp/$prog.exact" -- "$bin" 1000 >/dev/null 2>&1
+	"$hw" record -q --source exact --max-slowdown 0 -o "$tmp/$prog.exact" -- "$bin" 1000 >/dev/null 2>&1
 	"$hw" record -q --source timer -c 250000 -o "$tmp/$prog.timer" -- "$bin" "$ms" >/dev/null 2>&1
 	perf record -q -g -e cpu-clock -c 250000 -o "$tmp/$prog.perf" -- "$bin" "$ms" >/dev/null 2>&1
 	"$hw" report -i "$tmp/$prog.exact" --format json --top 100000 | jq -r '.edges[] | "\(.caller)\t\(.callee)"' | sort -u >"$tmp/$prog.edges"

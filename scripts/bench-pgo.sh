@@ -84,7 +84,7 @@ profile() {
 		"$tmp/hwprof" record -q -g -o "$tmp/p.data" -- "$2" 3s "$input" >/dev/null
 		"$tmp/hwprof" report -i "$tmp/p.data" --pgo --pgo-weight time -o "$3" 2>/dev/null ;;
 	exact)
-		"$tmp/hwprof" record -q --source exact --probe-filter '^main\.' -o "$tmp/p.data" -- "$2" 1s "$input" >/dev/null
+		"$tmp/hwprof" record -q --source exact --max-slowdown 0 --probe-filter '^main\.' -o "$tmp/p.data" -- "$2" 1s "$input" >/dev/null
 		"$tmp/hwprof" report -i "$tmp/p.data" --pgo --pgo-weight calls -o "$3" 2>/dev/null ;;
 	esac
 }

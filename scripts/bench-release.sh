@@ -47,7 +47,7 @@ starts() { # seconds for 200 process starts
 }
 exact1() { # seconds for a one-probe exact recording
 	t=$(now)
-	"$dir/hwprof" record -q --source exact --probe-filter '^leaf$' -o "$dir/l.data" -- "$dir/leaf" >/dev/null 2>&1
+	"$dir/hwprof" record -q --source exact --max-slowdown 0 --probe-filter '^leaf$' -o "$dir/l.data" -- "$dir/leaf" >/dev/null 2>&1
 	since "$t"
 }
 
@@ -66,7 +66,7 @@ for n in $SIZES; do
 		print "int main(void) {"; for (i = 0; i < n; i++) printf "\tf%d();\n", i; print "\treturn 0;\n}" }' > "$dir/many.c"
 	gcc -O1 -o "$dir/many" "$dir/many.c"
 	t=$(now)
-	"$dir/hwprof" record -q --source exact --probe-filter '^f[0-9]+$' -o "$dir/m.data" -- "$dir/many" >/dev/null 2>&1 &
+	"$dir/hwprof" record -q --source exact --max-slowdown 0 --probe-filter '^f[0-9]+$' -o "$dir/m.data" -- "$dir/many" >/dev/null 2>&1 &
 	pid=$!
 	wait $pid || true
 	ret=$(since "$t")

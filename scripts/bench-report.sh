@@ -139,7 +139,7 @@ record() {
 	case $k in
 	fp) perf record -N -e cpu-clock -c 10000 -g -o "$out" -- "$work/prog" "$ms" ;;
 	dwarf) perf record -N -e cpu-clock -c 50000 --call-graph dwarf -m 16M -o "$out" -- "$work/prog" "$ms" ;;
-	exact) "$hwprof" record --source exact -o "$out" -- "$work/prog" "$ms" ;;
+	exact) "$hwprof" record --source exact --max-slowdown 0 -o "$out" -- "$work/prog" "$ms" ;;
 	esac 2>"$tmp/record.err" || { cat "$tmp/record.err" >&2; die "recording $k failed"; }
 	grep -i 'lost\|wrote\|recorded' "$tmp/record.err" | sed "s|^|  $k: |" >&2 || true
 	echo "$out"

@@ -51,7 +51,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	choice, why := source.Choose(vs)
-	fmt.Fprintf(stdout, "\ndefault source: %s; %s\n", choice, why)
+	fmt.Fprintf(stdout, "\ndefault source: %s: %s\n", choice, why)
 	if i := slices.IndexFunc(vs, func(v source.Verdict) bool { return v.Source == choice }); !tried[i].ok {
 		fmt.Fprintf(stdout, "but it did not open here: give %s\n", source.Instead(working))
 	}

@@ -20,6 +20,10 @@ type compareFlags struct {
 	top       int
 	quiet     bool
 	exact     exactFlags
+	// what the exact source probed, once recorded: the functions' names
+	// and their number
+	probed map[string]bool
+	probes int
 }
 
 func (c *compareFlags) register(fs *flag.FlagSet) {
@@ -38,8 +42,9 @@ func (c *compareFlags) register(fs *flag.FlagSet) {
 // in one shared run (groupRuns), with the events `hwprof record --source
 // S` uses (recordSources, compare_record.go). Each source's samples are
 // folded by engine.Load, and the profiles are aligned and measured by
-// profile.AlignKinds (edges by caller and callee name and the call site's
-// object and offset, functions by name). Each source is measured by its
+// profile.AlignKindsTo (edges by caller and callee name and the call site's
+// object and offset, functions by name), on what the reference measured
+// when it is exact: the calls into the functions it probed (scope). Each source is measured by its
 // DCG as the papers define it (profile.DCGKind): the calls counted, or
 // for the timer the top edge of each sample; a sampled source's
 // adjacent-frame edges are shown beside, as SOURCE/adj.
@@ -54,6 +59,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "hwprof compare: give the program to run: hwprof compare -- ./app")
+		return exitUsage
+	}
+	if err := c.exact.check(); err != nil {
+		fmt.Fprintf(stderr, "hwprof compare: %v\n", err)
 		return exitUsage
 	}
 	facts := source.Gather()
@@ -72,7 +81,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	names, ps, kinds := profile.DCGColumns(names, profiles)
 	fmt.Fprintf(stdout, "recordings: %s\n\n", strings.Join(files, ", "))
-	report.Comparison(stdout, names, profile.AlignKinds(ps, kinds), c.top)
+	scope, note := c.scope(sources[0])
+	report.Comparison(stdout, names, profile.AlignKindsTo(ps, kinds, scope), c.top, note)
 	pages, err := writeComparePages(c.dir, names, profiles)
 	if len(pages) > 0 {
 		fmt.Fprintf(stdout, "\ndifferential flame graphs against %s (red: a larger share than %s gives, blue: smaller): %s\n",
@@ -82,6 +92,25 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// scope is what the comparison is restricted to, and the sentence that
+// says so: with the exact source as the reference, the calls into the
+// functions it probed (every source's edges into others are left out);
+// nil and "" otherwise.
+func (c *compareFlags) scope(ref source.Source) (map[string]bool, string) {
+	if ref != source.Exact || c.probed == nil {
+		return nil, ""
+	}
+	how := "every function of the program"
+	switch {
+	case c.exact.filter != "":
+		how = "--probe-filter " + c.exact.filter
+	case c.exact.objects != "":
+		how = "every function of the program and of --probe-objects"
+	}
+	return c.probed, fmt.Sprintf("compared on what exact measured: the calls into the %d functions it probed (%s); "+
+		"every source's edges into other functions are left out, and shares are of the calls or time left", c.probes, how)
 }
 
 // plan returns the sources to record, the reference first, each checked to

@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 )
@@ -82,11 +83,13 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 	for _, src := range run {
 		var evs []perf.Event
 		if src == source.Exact {
-			var err error
-			if evs, err = c.exact.events(argv, nil, stderr); err != nil {
+			objs, err := []*uprobe.Object(nil), error(nil)
+			if evs, objs, err = c.exact.events(argv, nil, stderr); err != nil {
 				return nil, err
 			}
+			c.probed, c.probes = probedNames(objs)
 			o.ShareRing = true
+			o.Watch = c.exact.watch() // the expected slowdown; --max-slowdown
 		} else {
 			setup, err := source.Plan(src, facts)
 			if err != nil {
@@ -132,7 +135,10 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 		fmt.Fprintf(stderr, "hwprof compare: %-5s %d samples, %d lost, in %.2fs -> %s\n",
 			src, st.Samples, st.Lost+st.LostSamples, st.Duration.Seconds(), path)
 	}
-	if st.ExitCode != 0 {
+	switch {
+	case st.Stop == record.StopLimit:
+		fmt.Fprintf(stderr, "hwprof compare: warning: %s: recording stopped early: %s; the comparison is on that part of the run\n", src, st.Limit)
+	case st.ExitCode != 0:
 		fmt.Fprintf(stderr, "hwprof compare: warning: the program exited with status %d under %s\n", st.ExitCode, src)
 	}
 	return events, nil

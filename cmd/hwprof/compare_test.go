@@ -136,3 +136,40 @@ func TestGroupRuns(t *testing.T) {
 		}
 	}
 }
+
+// With --probe-filter the reference measures the calls into the probed
+// functions only, and compare measures every source on those: edges into
+// other functions are left out of each source's graph, the correlation is
+// over the probed functions, and the output says so. balanced.c's three
+// functions take the same time per call; probing two of them, the
+// timer's edges into those two agree with the exact counts, where its
+// whole graph (a third of it into the unprobed one, some into main) would
+// not.
+func TestCompareProbeFilter(t *testing.T) {
+	needUprobes(t)
+	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	out := filepath.Join(t.TempDir(), "cmp")
+	r := hwprof(t, "compare", "-q", "--sources", "timer", "--probe-filter", "^f[ab]$", "-o", out, "--", bin, "1500")
+	if r.code != 0 {
+		t.Fatalf("compare: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("%s\n%s", r.stderr, r.stdout)
+	for _, want := range []string{
+		"compared on what exact measured: the calls into the 2 functions it probed (--probe-filter ^f[ab]$)",
+		"over 2 functions",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	if strings.Contains(r.stdout, "-> fc ") {
+		t.Errorf("an edge into fc, which exact did not probe, is shown")
+	}
+	m := timerRowRE.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no timer row in:\n%s", r.stdout)
+	}
+	if overlap, _ := strconv.ParseFloat(m[1], 64); overlap < 85 {
+		t.Errorf("timer overlap %.1f%% on the probed functions, want >= 85%% (they take the same time per call)", overlap)
+	}
+}

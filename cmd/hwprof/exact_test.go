@@ -35,7 +35,7 @@ func needUprobes(t *testing.T) {
 // --source exact` does, in this process.
 func recordExact(t *testing.T, e exactFlags, argv ...string) (string, record.Stats) {
 	t.Helper()
-	events, err := e.events(argv, nil, io.Discard)
+	events, _, err := e.events(argv, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +523,7 @@ func TestExactErrors(t *testing.T) {
 		{"no such pid", exactFlags{}, nil, []int{1 << 30}, "no process with pid 1073741824"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.e.events(tc.argv, tc.pids, io.Discard)
+			_, _, err := tc.e.events(tc.argv, tc.pids, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to say %q", err, tc.want)
 			}
@@ -547,7 +547,7 @@ int main(int argc, char **argv) { if (argc > 1) abort(); exit(used(2)); }
 		samples uint64
 	}{{[]string{bin}, 3, 3}, {[]string{bin, "abort"}, 128 + 6, 2}} { // _start, main, used, exit(3); _start, main, SIGABRT
 		// Each recording defines its probes anew: they are removed after it.
-		events, err := (&exactFlags{}).events([]string{bin}, nil, io.Discard)
+		events, _, err := (&exactFlags{}).events([]string{bin}, nil, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -560,7 +560,7 @@ int main(int argc, char **argv) { if (argc > 1) abort(); exit(used(2)); }
 		}
 	}
 	os.Chmod(bin, 0o644)
-	if _, err := (&exactFlags{}).events([]string{bin}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, _, err := (&exactFlags{}).events([]string{bin}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("exact events for a non-executable file: %v", err)
 	}
 }

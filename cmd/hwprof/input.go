@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -22,10 +23,26 @@ const defaultInput = "hwprof.data"
 // inputUsage is the -i flag's help, the same in every reading subcommand.
 const inputUsage = "read the recording from `FILE` (- for standard input: a pipe-mode stream, as hwprof record -o - writes, or a file)"
 
+// errNoRecording is the error of a reading command run without -i where
+// no recording was made yet.
+var errNoRecording = errors.New("no " + defaultInput + " here: record one with hwprof record -- CMD, or give -i FILE")
+
+// haveInput returns errNoRecording when path is the default input and
+// does not exist.
+func haveInput(path string) error {
+	if _, err := os.Stat(path); path == defaultInput && errors.Is(err, fs.ErrNotExist) {
+		return errNoRecording
+	}
+	return nil
+}
+
 // openRecording opens the recording of -i: a path, or "-" for standard
 // input.
 func openRecording(path string) (*perfdata.Reader, error) {
 	if path != "-" {
+		if err := haveInput(path); err != nil {
+			return nil, err
+		}
 		return perfdata.Open(path)
 	}
 	if isTerminal(os.Stdin) {
@@ -71,6 +88,11 @@ const loadGCPercent = 400
 func loadProfile(paths []string, o engine.LoadOptions) (*profile.Profile, error) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(loadGCPercent)
+	}
+	for _, path := range paths {
+		if err := haveInput(path); err != nil {
+			return nil, err
+		}
 	}
 	if len(paths) > 1 {
 		return engine.LoadAll(paths, o)

@@ -81,7 +81,7 @@ func TestLeafEdgesAreReal(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			bin := testprog.Build(t, tc.prog, "-O2", "-g", "-fno-omit-frame-pointer")
 			exactData := filepath.Join(t.TempDir(), "exact.data")
-			if r := hwprof(t, "record", "-q", "--source", "exact", "-o", exactData, "--", bin, "500"); r.code != 0 {
+			if r := hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "-o", exactData, "--", bin, "500"); r.code != 0 {
 				t.Fatalf("record exact: exit %d\n%s", r.code, r.stderr)
 			}
 			exact := leafJSON(t, exactData)

@@ -103,7 +103,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(io.Discard) // parseFlags prints errors and help
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: hwprof %s %s\n\noptions:\n", name, synopsis)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs) // help.go
 	}
 	fs.Bool("version", false, "print hwprof's version and exit")
 	return fs

@@ -306,7 +306,7 @@ func TestGoPGOLive(t *testing.T) {
 	dir := t.TempDir()
 
 	exact := filepath.Join(dir, "exact.data")
-	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1000"); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1000"); r.code != 0 {
 		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
 	}
 	rep := runReportJSON(t, "-i", exact)

@@ -110,11 +110,18 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 			if f.quiet {
 				w = io.Discard // -q: errors only
 			}
-			return f.exact.events(argv, pids, w)
+			evs, _, err := f.exact.events(argv, pids, w)
+			return evs, err
 		}
 	}
 	o, err := f.options(argv, build, d.Planned())
-	o.ShareRing = d.Source == source.Exact
+	if d.Source == source.Exact {
+		o.ShareRing = true
+		o.Watch = f.exact.watch() // the expected slowdown; --max-slowdown
+		if err == nil {
+			err = f.exact.check()
+		}
+	}
 	return o, d.Note, err
 }
 

@@ -95,7 +95,7 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	for _, n := range []string{"a", "all-cpus"} {
 		fs.BoolVar(&f.all, n, false, "record every process on every CPU (system-wide), until --duration, Ctrl-C or the end of CMD if one is given")
 	}
-	fs.DurationVar(&f.duration, "duration", 0, "stop after `D` (e.g. 10s); default: when the program or processes exit, or on Ctrl-C")
+	fs.DurationVar(&f.duration, "duration", 0, "stop after `D` (e.g. 10s; the program gets SIGTERM, processes attached to go on, and hwprof exits 0); default: when the program or processes exit, or on Ctrl-C")
 	for _, n := range []string{"m", "mmap-pages"} {
 		fs.StringVar(&f.mmap, n, "", "ring buffer size per event and CPU: `PAGES` (a power of two) or a size like 512K or 4M (default 512K)")
 	}

@@ -13,7 +13,8 @@ import (
 )
 
 // runRecord records, prints what was recorded, and returns the exit code:
-// the program's status in command mode.
+// the program's status in command mode (or the timer command's), 0 when
+// the user ended the recording (--duration, SIGINT, SIGTERM).
 func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 	if o.Interrupt == nil {
 		sig := make(chan os.Signal, 2)
@@ -49,13 +50,18 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 			return exitError
 		}
 	}
+	if note := record.StopNote(o, st); note != "" && !quiet {
+		fmt.Fprintf(stderr, "hwprof: %s\n", note)
+	}
 	if !quiet || st.Lost+st.LostSamples > 0 {
 		record.WriteSummary(stderr, o, st)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return exitError
-	}
-	if len(o.Argv) > 0 || len(o.Timer) > 0 {
+	case st.Stop.OnPurpose():
+		return 0 // ended by --duration or an interrupt, as asked: the data is what was wanted
+	case len(o.Argv) > 0 || len(o.Timer) > 0:
 		return st.ExitCode
 	}
 	return 0

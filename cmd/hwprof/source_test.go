@@ -149,7 +149,7 @@ func TestSourceDefault(t *testing.T) {
 	if line == "" {
 		t.Fatalf("no line saying which source was chosen:\n%s", r.stderr)
 	}
-	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil && !strings.Contains(line, "source timer (") {
+	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil && !strings.Contains(line, "source timer, ") {
 		t.Errorf("without a cpu PMU the default should be timer: %s", line)
 	}
 	q := hwprof(t, "record", "-q", "-o", filepath.Join(dir, "b.data"), "--", "true")

@@ -85,6 +85,7 @@ func (r *recorder) runAttach() error {
 	}
 	exited := map[int]bool{}
 	timerDone := false
+	var watched time.Time
 	r.loop(start, func(ready []int) bool {
 		for _, fd := range ready {
 			if slices.Contains(pidfds, fd) {
@@ -96,21 +97,29 @@ func (r *recorder) runAttach() error {
 			return true
 		}
 		select {
-		case <-r.o.Interrupt:
-			r.stats.Interrupted = true
+		case s := <-r.o.Interrupt:
+			r.stats.Stop, r.stats.Signal = StopSignal, s
 			return true
 		default:
 		}
 		// A failed write ends the recording at once; the processes go on.
-		return r.writeErr != nil || (r.o.Duration > 0 && time.Since(start) >= r.o.Duration)
+		switch {
+		case r.writeErr != nil:
+			r.stats.Stop = StopWrite
+		case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
+			r.stats.Stop = StopDuration
+		default:
+			r.watch(start, &watched, r.o.PIDs) // StopLimit
+		}
+		return r.stats.Stop != StopTargets
 	})
 	r.stats.Duration = r.elapsed(start)
 	if tm != nil {
 		// The status of a timer the recording ended (duration, targets
-		// gone) is not the user's: only one that ended by itself or on
-		// the user's interrupt is passed on.
+		// gone, an interrupt) is not the user's: only one that ended by
+		// itself is passed on.
 		code, err := tm.end()
-		if timerDone || r.stats.Interrupted {
+		if timerDone {
 			r.stats.ExitCode = code
 		}
 		return r.finish(err)

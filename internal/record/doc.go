@@ -31,8 +31,12 @@
 // user's process needs CAP_PERFMON or root. Options.Interrupt delivers the
 // signals that end a recording.
 //
+// Options.Watch is shown what the targets use (their CPU time from
+// /proc/PID/stat, the samples) about every WatchInterval and may end the
+// recording (Stats.Stop says what ended it: StopNote says it for the user).
+//
 // Concurrency: the recording loop runs on the caller's goroutine and calls
-// Options.Status and Options.Notice from it. Closing thousands of events
+// Options.Status, Options.Watch and Options.Notice from it. Closing thousands of events
 // when the background releaser cannot start uses a short-lived pool of
 // goroutines (closeFilesParallel) that is gone when Record returns.
 package record

@@ -59,7 +59,7 @@ type Options struct {
 	DataPages int // pages per ring, a power of two (0: DefaultDataPages)
 	// Interrupt delivers SIGINT/SIGTERM. The first one ends the recording
 	// (in command mode by sending SIGTERM to the program and waiting for
-	// it), a second one kills the program.
+	// it), a second one kills the program. Stats.Stop says which ended it.
 	Interrupt <-chan os.Signal
 	// Started, if set, is called once the events are open and the program
 	// runs (or the processes are attached).
@@ -77,8 +77,15 @@ type Options struct {
 	ShareRing bool
 	// Notice, if set, is told once when the recording measures less than
 	// asked: events that count the kernel fell back to user space only,
-	// as perf record does where perf_event_paranoid forbids the kernel.
+	// as perf record does where perf_event_paranoid forbids the kernel;
+	// and of Watch's notes.
 	Notice func(msg string)
+	// Watch, if set, is called about every WatchInterval while the
+	// targets run (command mode and -p) with what they have used. A note
+	// it returns goes to Notice; stop ends the recording as the end of
+	// Duration does (Stats.Stop is StopLimit, Stats.Limit the note: why).
+	// The exact source's cost limit is one (internal/uprobe.Meter).
+	Watch func(Usage) (note string, stop bool)
 	// Stopped, if set, is called once, at once, when the recording stops
 	// before its end because its output cannot be written (a full disk,
 	// a pipe whose reader left), with the *WriteError that Record will
@@ -147,7 +154,9 @@ type Stats struct {
 	Duration     time.Duration
 	CPU          time.Duration // hwprof's own CPU time (user+system)
 	ExitCode     int           // command mode: the program's status, 128+N if signal N; with a Timer, its status (0 when the recording ended it)
-	Interrupted  bool
+	Stop         Stop          // why the recording ended
+	Signal       os.Signal     // with StopSignal: the first interrupt
+	Limit        string        // with StopLimit: why Options.Watch stopped it
 	Opened       int           // event file descriptors opened
 	Rings        int           // ring buffers mapped
 	Attach       time.Duration // opening every event (and mapping the rings)
@@ -372,14 +381,17 @@ func (r *recorder) runCommand() error {
 		r.o.Started([]int{pid})
 	}
 	signals := 0
+	var watched time.Time
 	r.loop(start, func(ready []int) bool {
 		if slices.Contains(ready, pidfd) {
 			return true
 		}
 		select {
-		case <-r.o.Interrupt:
+		case s := <-r.o.Interrupt:
 			signals++
-			r.stats.Interrupted = true
+			if r.stats.Stop == StopTargets {
+				r.stats.Stop, r.stats.Signal = StopSignal, s
+			}
 			if signals == 1 {
 				child.Signal(syscall.SIGTERM)
 			} else {
@@ -387,12 +399,21 @@ func (r *recorder) runCommand() error {
 			}
 		default:
 		}
-		ended := r.o.Duration > 0 && time.Since(start) >= r.o.Duration
-		// A failed write ends the program as perf record does (see
-		// WriteError).
-		if (ended || r.writeErr != nil) && signals == 0 {
-			signals++
-			child.Signal(syscall.SIGTERM)
+		// The end of the duration and a failed write end the program as
+		// perf does (perf stat --timeout, perf record: see WriteError).
+		if signals == 0 {
+			switch {
+			case r.writeErr != nil:
+				r.stats.Stop = StopWrite
+			case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
+				r.stats.Stop = StopDuration
+			default:
+				r.watch(start, &watched, []int{pid}) // StopLimit
+			}
+			if r.stats.Stop != StopTargets {
+				signals++
+				child.Signal(syscall.SIGTERM)
+			}
 		}
 		return false
 	})

@@ -238,8 +238,8 @@ func TestInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Interrupted || st.ExitCode != 128+int(syscall.SIGTERM) {
-		t.Errorf("interrupted=%v exit=%d; want true, %d", st.Interrupted, st.ExitCode, 128+int(syscall.SIGTERM))
+	if st.Stop != StopSignal || st.Signal != syscall.SIGINT || st.ExitCode != 128+int(syscall.SIGTERM) {
+		t.Errorf("stop %v (%v), exit %d; want %v (interrupt), %d", st.Stop, st.Signal, st.ExitCode, StopSignal, 128+int(syscall.SIGTERM))
 	}
 	if st.Duration > 5*time.Second {
 		t.Errorf("took %v to stop", st.Duration)

@@ -34,8 +34,11 @@ type Decision struct {
 	// Setup is the planned recording of lbr, calls and timer (zero for
 	// exact, which internal/uprobe sets up).
 	Setup Setup
-	// Note says which source was chosen and why, and the event planned
-	// ("source lbr: LBR with 32 entries ...; event ..."); "" with PerfEvents.
+	// Note says which source was chosen and the event planned: for the
+	// default, in one short line that points to hwprof check ("source
+	// timer, event cpu-clock (the default here; ...)"); for a named source,
+	// why it works and why its event ("source lbr: LBR with 32 entries
+	// ...; event ..."); "" with PerfEvents.
 	Note string
 }
 
@@ -44,7 +47,8 @@ type Decision struct {
 //
 // The policy: -e and --source exclude each other; -e alone records perf's
 // events. Without either, the default source is lbr where it works, else
-// calls, else timer (Choose), and the note says why. A named source that
+// calls, else timer (Choose), and the note says which (hwprof check
+// says why). A named source that
 // does not work here is an error naming what is missing and the sources
 // that work (a note when Lenient). With a source, -c/-F, -g and -j/-b
 // replace its period, call graph and branch filter (Config applies them);
@@ -63,10 +67,9 @@ func Decide(req Request, gather func() (Facts, error)) (Decision, error) {
 	}
 	verdicts := Assess(facts)
 	var d Decision
-	if req.Source == "" {
-		var why string
-		d.Source, why = Choose(verdicts)
-		d.Note = "source " + why
+	chosen := req.Source == ""
+	if chosen {
+		d.Source, _ = Choose(verdicts)
 	} else {
 		if d.Source, err = Parse(req.Source); err != nil {
 			return Decision{}, err
@@ -91,7 +94,12 @@ func Decide(req Request, gather func() (Facts, error)) (Decision, error) {
 	if d.Setup, err = Plan(d.Source, facts); err != nil {
 		return Decision{}, err
 	}
-	if d.Setup.Event != "" {
+	switch {
+	case chosen:
+		// One short line before every recording; hwprof check gives
+		// the reason in full (Choose).
+		d.Note = fmt.Sprintf("source %s, event %s (the default here; hwprof check says why)", d.Source, d.Setup.Name)
+	case d.Setup.Event != "":
 		d.Note += "; event " + d.Setup.Event
 	}
 	return d, nil

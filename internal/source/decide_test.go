@@ -32,9 +32,9 @@ func TestDecide(t *testing.T) {
 		note    string // substring of the note
 		err     string // substring of the error
 	}{
-		{"default lbr", "intel", Request{}, LBR, false, "source lbr: LBR with 32 entries", ""},
-		{"default calls without lbr", "nolbr", Request{}, Calls, false, "source calls (lbr unavailable: ", ""},
-		{"default timer on a vm", "vm", Request{}, Timer, false, "source timer (no hardware call sampling here: ", ""},
+		{"default lbr", "intel", Request{}, LBR, false, "source lbr, event BR_INST_RETIRED.NEAR_CALL (the default here; hwprof check says why)", ""},
+		{"default calls without lbr", "nolbr", Request{}, Calls, false, "source calls, event ", ""},
+		{"default timer on a vm", "vm", Request{}, Timer, false, "source timer, event cpu-clock (the default here; hwprof check says why)", ""},
 		{"-e alone", "vm", Request{Events: "-e"}, 0, true, "", ""},
 		{"-e and --source", "vm", Request{Events: "-event", Source: "timer"}, 0, false, "", "--source timer and -event both choose the events"},
 		{"unknown source", "vm", Request{Source: "cycles"}, 0, false, "", `unknown source "cycles"`},

@@ -40,8 +40,9 @@ var SaveTypeKernel = [2]int{4, 14}
 type Setup struct {
 	Source Source
 	Config perf.RecordConfig // Events, Period, CallGraph, BranchFilter set
-	// Event says which event was chosen and why, for the user.
-	Event string
+	// Event says which event was chosen and why, for the user; Name is
+	// the event's short name, for one-line notes.
+	Event, Name string
 	// PerfArgs are the equivalent `perf record` options (event in perf's
 	// raw syntax, so perf takes them on any machine).
 	PerfArgs []string
@@ -57,7 +58,7 @@ func Plan(s Source, f Facts) (Setup, error) {
 		return planHardware(s, f)
 	case Timer:
 		cfg := perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}
-		return Setup{Source: s, Config: cfg, Event: "cpu-clock (software timer)",
+		return Setup{Source: s, Config: cfg, Event: "cpu-clock (software timer)", Name: "cpu-clock",
 			PerfArgs: []string{"-e", "cpu-clock", "-g"}}, nil
 	case Exact:
 		return Setup{}, fmt.Errorf("source exact: set up by the uprobe recorder, not by an event list")
@@ -71,21 +72,21 @@ func planHardware(s Source, f Facts) (Setup, error) {
 		pmu = p.Name
 	}
 	ev, ok := perf.NearCallEvent(f.CPU, pmu)
-	var spec, raw, why string
+	var spec, raw, why, name string
 	mods := "u"
 	if s == Calls {
 		mods += strings.Repeat("p", callsPrecise(f, ev, ok))
 	}
 	switch {
 	case ok:
-		spec, raw = ev.Spec(pmu, mods), ev.Raw(mods)
+		spec, raw, name = ev.Spec(pmu, mods), ev.Raw(mods), ev.Name
 		why = fmt.Sprintf("%s (event=%#x,umask=%#x) from perf's %s table for %s", ev.Name, ev.Event, ev.UMask, ev.Table, f.CPU)
 	case s == Calls:
 		return Setup{}, fmt.Errorf("source calls: no calls-retired event known for CPU %s "+
 			"(hwprof knows BR_INST_RETIRED.NEAR_CALL of Intel sandybridge, haswell, skylake, cascadelakex, icelake, sapphirerapids, alderlake); "+
 			"give the event with -e", cpuLabel(f))
 	default:
-		spec, raw = "cycles:"+mods, "cycles:"+mods
+		spec, raw, name = "cycles:"+mods, "cycles:"+mods, "cycles"
 		why = fmt.Sprintf("cycles: no calls-retired event known for CPU %s, so LBR windows are sampled by time and only their shares are meaningful", cpuLabel(f))
 	}
 	cfg := perf.RecordConfig{Events: []string{spec}, CallGraph: "fp", PMUs: f.PMUs}
@@ -105,7 +106,7 @@ func planHardware(s Source, f Facts) (Setup, error) {
 		cfg.Period = CallsPeriod
 		args = append(args, "-c", strconv.FormatUint(cfg.Period, 10), "-g")
 	}
-	return Setup{Source: s, Config: cfg, Event: why, PerfArgs: args}, nil
+	return Setup{Source: s, Config: cfg, Event: why, Name: name, PerfArgs: args}, nil
 }
 
 // callsPrecise is the precise level of the calls source: 2 (the eventing

@@ -226,19 +226,20 @@ func (f *Facts) userOnly() bool {
 }
 
 // Choose picks the default source: lbr where it works, else calls, else
-// timer. It returns the choice and a sentence saying why.
+// timer. It returns the choice and a sentence saying why, in full (hwprof
+// check prints it; record's note names only the source).
 func Choose(vs []Verdict) (Source, string) {
 	byS := map[Source]Verdict{}
 	for _, v := range vs {
 		byS[v.Source] = v
 	}
 	if byS[LBR].OK {
-		return LBR, "lbr: " + byS[LBR].Why
+		return LBR, byS[LBR].Why
 	}
 	if byS[Calls].OK {
-		return Calls, "calls (lbr unavailable: " + byS[LBR].Why + ")"
+		return Calls, "lbr unavailable: " + byS[LBR].Why
 	}
-	return Timer, "timer (no hardware call sampling here: " + byS[LBR].Why + ")"
+	return Timer, "no hardware call sampling here: " + byS[LBR].Why
 }
 
 func modelSuffix(p *perf.PMU) string {

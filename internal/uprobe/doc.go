@@ -46,6 +46,13 @@
 // after the events are closed, or the probes stay defined (RemoveStale
 // removes those of hwprof processes that are gone).
 //
+// What it costs: every hit traps (1–19 µs), so a program calling small
+// functions in a hot loop runs hundreds of times slower. Measure turns the
+// hits and the processes' user and system time into a Cost (the traps are
+// system time) and its Slowdown; a Meter tells the expected slowdown after
+// MeasureCPU of the program's CPU time and asks to stop beyond a limit
+// (hwprof record --max-slowdown, DefaultMaxSlowdown).
+//
 // What it does not do: it opens no perf events (internal/record does) and
 // reads no recordings.
 package uprobe
