@@ -14,8 +14,9 @@ import (
 // FlameStacks converts a profile to the input of package flamegraph: one
 // Stack per calling context of the CC-Map that has weight, root first,
 // with Time its sampled weight (Self: stacks ending in that context,
-// weighted by their periods: nanoseconds for clock events) and Calls the
-// calls into its leaf in that context. Contexts removed by ccmap's Prune
+// weighted by their periods: nanoseconds for clock events), Samples the
+// number of those stacks and Calls the calls into its leaf in that
+// context. Contexts removed by ccmap's Prune
 // are one "[pruned]" frame under their parent; calls the source counted
 // on an edge without a context (lbr and calls sources) are a two-frame
 // stack, caller then callee. So the stacks' Time adds up to the map's
@@ -23,8 +24,8 @@ import (
 //
 // A frame's kind comes from its object's path (objectKind); frames named
 // "[broken]" or "[truncated]" stand for a broken stack and are kept, of
-// kind Broken. Stack.Samples is 0: the CC-Map keeps weights, not sample
-// counts.
+// kind Broken. With redundancy skipping (--dedup-ratio), Samples counts
+// the stacks folded, not the samples skipped.
 func FlameStacks(p *profile.Profile) (flamegraph.Meta, []flamegraph.Stack) {
 	t := p.Map.Totals()
 	meta := flamegraph.Meta{
@@ -59,7 +60,7 @@ func FlameStacks(p *profile.Profile) (flamegraph.Meta, []flamegraph.Stack) {
 				continue
 			}
 			done[k] = true
-			stacks = append(stacks, flamegraph.Stack{Frames: fb.path(&cct, i), Time: float64(n.Self), Calls: float64(n.Calls)})
+			stacks = append(stacks, flamegraph.Stack{Frames: fb.path(&cct, i), Time: float64(n.Self), Samples: n.Stacks, Calls: float64(n.Calls)})
 		}
 	}
 	if t.ContextCalls < t.Calls {
