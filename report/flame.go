@@ -173,6 +173,32 @@ func FlameWeight(p *profile.Profile, w flamegraph.Weight) flamegraph.Weight {
 	return flamegraph.WeightTime
 }
 
+// A NoWeightError says that a profile has none of the weight asked for,
+// and why.
+type NoWeightError struct {
+	Weight flamegraph.Weight // the weight asked for
+	Source profile.Source    // the recording's source
+}
+
+func (e *NoWeightError) Error() string {
+	if e.Weight == flamegraph.WeightCalls {
+		return fmt.Sprintf("the recording has no call counts (its source, %s, samples time; only lbr, calls and exact recordings count calls)", e.Source)
+	}
+	return fmt.Sprintf("the recording has no sampled time (its source, %s, counts calls only)", e.Source)
+}
+
+// CheckWeight returns a *NoWeightError when p has none of weight w: calls
+// need a source that counts them (lbr, calls, exact), time needs sampled
+// stacks (every source but exact). FlameWeight falls back to the other
+// weight; a caller whose user asked for w checks it first.
+func CheckWeight(p *profile.Profile, w flamegraph.Weight) error {
+	t := p.Map.Totals()
+	if w == flamegraph.WeightCalls && !(p.HasCalls && t.Calls > 0) || w == flamegraph.WeightTime && t.Samples == 0 {
+		return &NoWeightError{Weight: w, Source: p.Recording.Source}
+	}
+	return nil
+}
+
 // Flamegraph writes p as a flame-graph page (flamegraph.WriteHTML).
 func Flamegraph(w io.Writer, p *profile.Profile, o flamegraph.Options) error {
 	meta, stacks := FlameStacks(p)

@@ -119,6 +119,14 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	// err, if any, stopped reading: it is among the warnings, and the
 	// profile is incomplete.
 	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
+	// A weight asked for that the recording lacks is refused, as
+	// --pgo-weight calls is, rather than drawn as the other one.
+	if fw == flamegraph.WeightCalls || setFlags(fs)["weight"] {
+		if err := report.CheckWeight(p, fw); err != nil {
+			other := map[flamegraph.Weight]string{flamegraph.WeightCalls: "time", flamegraph.WeightTime: "calls"}[fw]
+			return fail(stderr, fmt.Errorf("--weight %s: %w: use --weight %s", *weight, err, other))
+		}
+	}
 	render := func(w io.Writer) error {
 		switch *format {
 		case "json":
