@@ -246,16 +246,25 @@ func base(path string) string {
 }
 
 // siteText shows a call site as file:line when debug information has
-// it, else as object+0xoffset, else as the address the map holds.
+// it, else as the caller's symbol+0xoffset (perf's sym+off), else as
+// object+0xoffset, else as the address the map holds.
 func siteText(e edgeRow) string {
 	switch {
 	case e.info == nil:
 		return fmt.Sprintf("%#x", e.site.Addr)
 	case e.info.File != "":
 		return fmt.Sprintf("%s:%d", filepath.Base(e.info.File), e.info.Line)
+	case symbolized(e.caller) && e.info.Offset >= e.caller.Start:
+		return fmt.Sprintf("%s+%#x", e.caller.Name, e.info.Offset-e.caller.Start)
 	default:
 		return fmt.Sprintf("%s+%#x", base(e.info.Object), e.info.Offset)
 	}
+}
+
+// symbolized says whether f is named by a symbol, which starts at
+// f.Start: not "[object+0x…]", "[unknown]" or another bracketed name.
+func symbolized(f profile.Func) bool {
+	return f.Name != "" && !strings.HasPrefix(f.Name, "[")
 }
 
 // pathText joins a context's names; a path deeper than 6 frames shows

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -392,4 +394,61 @@ func TestReportVDSO(t *testing.T) {
 		t.Fatalf("no [vdso] function in the report of a program calling clock_gettime: %+v", rep.Functions)
 	}
 	t.Logf("vdso functions: %q", named)
+}
+
+// TestReportCCallSitesFileLine: a C program built with -g has its call
+// sites shown as file:line by default (without --srcline), as Go's are,
+// each the line addr2line gives for the site's offset; a call site in an
+// object without DWARF of its own (libc, the kernel) shows as the caller's
+// symbol and offset.
+func TestReportCCallSitesFileLine(t *testing.T) {
+	needPerfEvents(t)
+	bin := testprog.Build(t, "c/hotpath.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	addr2line, err := exec.LookPath("addr2line")
+	if err != nil {
+		t.Skipf("no addr2line to check the lines against: %v", err)
+	}
+	data := filepath.Join(t.TempDir(), "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "500"); r.code != 0 { // 500 ms of CPU
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", data)
+	text := hwprof(t, "report", "-i", data, "--top", "0")
+	if text.code != 0 {
+		t.Fatalf("report: exit %d\n%s", text.code, text.stderr)
+	}
+	// row returns the text report's edge row of caller → callee with the
+	// call site text site.
+	row := func(caller, callee, site string) bool {
+		re := regexp.MustCompile(`(?m)\s` + regexp.QuoteMeta(caller+" → "+callee) + `\s+` + regexp.QuoteMeta(site) + `$`)
+		return re.MatchString(text.stdout)
+	}
+	inProgram := 0
+	for _, e := range rep.Edges {
+		if e.Callsite.Object != bin {
+			continue
+		}
+		inProgram++
+		out, err := exec.Command(addr2line, "-e", bin, e.Callsite.Offset).Output()
+		if err != nil {
+			t.Fatalf("addr2line %s: %v", e.Callsite.Offset, err)
+		}
+		want, _, _ := strings.Cut(strings.TrimSpace(string(out)), " (discriminator")
+		got := fmt.Sprintf("%s:%d", e.Callsite.File, e.Callsite.Line)
+		if e.Callsite.File == "" || got != want {
+			t.Errorf("edge %s → %s at %s: JSON file:line %q, addr2line %q", e.Caller, e.Callee, e.Callsite.Offset, got, want)
+			continue
+		}
+		if site := fmt.Sprintf("%s:%d", filepath.Base(e.Callsite.File), e.Callsite.Line); !row(e.Caller, e.Callee, site) {
+			t.Errorf("edge %s → %s: no text row with call site %s\n%s", e.Caller, e.Callee, site, text.stdout)
+		}
+	}
+	if inProgram < 2 {
+		t.Errorf("%d edges with call sites in the program, want main → a, a → b and more: %+v", inProgram, rep.Edges)
+	}
+	// __libc_start_call_main calls main from libc, whose DWARF (if any)
+	// is in a separate debug file: its symbol and offset.
+	if !regexp.MustCompile(`(?m)\s__libc_start_call_main → main\s+__libc_start_call_main\+0x[0-9a-f]+$`).MatchString(text.stdout) {
+		t.Errorf("the call of main from libc does not show as __libc_start_call_main+0x...:\n%s", text.stdout)
+	}
 }
