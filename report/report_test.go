@@ -29,7 +29,7 @@ const (
 
 var funcs = []profile.Func{
 	fMain:    {Name: "main", Object: app},
-	fA:       {Name: "A", Object: app},
+	fA:       {Name: "A", Object: app, Start: 0x1008},
 	fB:       {Name: "B", Object: app},
 	fLeaf:    {Name: "leaf", Object: app},
 	fUnknown: {Name: "[unknown]"},

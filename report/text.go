@@ -261,10 +261,10 @@ func siteText(e edgeRow) string {
 	}
 }
 
-// symbolized says whether f is named by a symbol, which starts at
-// f.Start: not "[object+0x…]", "[unknown]" or another bracketed name.
+// symbolized says whether f is named by a symbol whose start f.Start is
+// known: not "[object+0x…]", "[unknown]" or another bracketed name.
 func symbolized(f profile.Func) bool {
-	return f.Name != "" && !strings.HasPrefix(f.Name, "[")
+	return f.Name != "" && !strings.HasPrefix(f.Name, "[") && f.Start != 0
 }
 
 // pathText joins a context's names; a path deeper than 6 frames shows
