@@ -50,8 +50,13 @@ type reportJSON struct {
 		Weight float64
 	} `json:"edges"`
 	Contexts []struct {
-		Path   []string
-		Weight float64
+		Path      []string
+		Count     *uint64
+		Weight    float64
+		Callsites []*struct {
+			Object, Offset, File string
+			Line                 int
+		}
 	} `json:"contexts"`
 }
 
@@ -450,5 +455,66 @@ func TestReportCCallSitesFileLine(t *testing.T) {
 	// is in a separate debug file: its symbol and offset.
 	if !regexp.MustCompile(`(?m)\s__libc_start_call_main → main\s+__libc_start_call_main\+0x[0-9a-f]+$`).MatchString(text.stdout) {
 		t.Errorf("the call of main from libc does not show as __libc_start_call_main+0x...:\n%s", text.stdout)
+	}
+}
+
+// TestReportContextsMergedBySites: the text report lists a calling
+// context once, whatever call sites lead through it: knowncalls' a calls
+// c from two call sites (on one line), once each per round, and the text
+// showed main → a → c twice, 1 call per round each, differing only by a
+// call site it does not show. The JSON report keeps the two contexts
+// apart, each with the call sites along its path. The edge table, whose
+// rows are call sites, tells the two a → c apart by their offsets.
+func TestReportContextsMergedBySites(t *testing.T) {
+	needUprobes(t) // the exact source
+	bin := testprog.Build(t, "c/knowncalls.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	data := filepath.Join(t.TempDir(), "exact.data")
+	const rounds = 2000 // knowncalls takes rounds: its counts are exact
+	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, fmt.Sprint(rounds)); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	text := hwprof(t, "report", "-i", data, "--contexts", "0")
+	if text.code != 0 {
+		t.Fatalf("report: exit %d\n%s", text.code, text.stderr)
+	}
+	_, contexts, _ := strings.Cut(text.stdout, "\ncontexts (")
+	rows := regexp.MustCompile(`(?m)^\s*[\d.]+%\s+(\d+)\s+(.*)$`).FindAllStringSubmatch(contexts, -1)
+	seen := map[string]bool{}
+	var ac []string
+	for _, r := range rows {
+		if seen[r[2]] {
+			t.Errorf("context %q listed twice", r[2])
+		}
+		seen[r[2]] = true
+		if strings.HasSuffix(r[2], "main → a → c") {
+			ac = append(ac, r[1])
+		}
+	}
+	if len(ac) != 1 || ac[0] != fmt.Sprint(2*rounds) {
+		t.Errorf("main → a → c: rows with counts %v, want one with %d:\n%s", ac, 2*rounds, contexts)
+	}
+	edges := regexp.MustCompile(`(?m)^\s*[\d.]+%\s+`+fmt.Sprint(rounds)+`\s+a → c\s+(knowncalls\.c:\d+ \(a\+0x[0-9a-f]+\))$`).FindAllStringSubmatch(text.stdout, -1)
+	if len(edges) != 2 || edges[0][1] == edges[1][1] {
+		t.Errorf("edge a → c: rows %q, want two told apart by their offsets in a:\n%s", edges, text.stdout)
+	}
+
+	rep := runReportJSON(t, "-i", data)
+	sites := map[string]bool{}
+	for _, c := range rep.Contexts {
+		n := len(c.Path)
+		if n < 3 || strings.Join(c.Path[n-3:], ">") != "main>a>c" {
+			continue
+		}
+		if len(c.Callsites) != n || c.Callsites[n-1] != nil || c.Callsites[n-2] == nil {
+			t.Fatalf("context %v: call sites %d, want %d, the last null, the one in a given", c.Path, len(c.Callsites), n)
+		}
+		s := c.Callsites[n-2]
+		if c.Count == nil || *c.Count != rounds || s.Object != bin || s.File == "" || s.Line == 0 {
+			t.Errorf("context %v: count %v, call site in a %+v; want %d calls at a line of %s", c.Path, c.Count, *s, rounds, bin)
+		}
+		sites[s.Offset] = true
+	}
+	if len(sites) != 2 {
+		t.Errorf("JSON: main → a → c at call sites %v in a, want two", sites)
 	}
 }
