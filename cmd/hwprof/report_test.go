@@ -423,9 +423,10 @@ func TestReportCCallSitesFileLine(t *testing.T) {
 		t.Fatalf("report: exit %d\n%s", text.code, text.stderr)
 	}
 	// row returns the text report's edge row of caller → callee with the
-	// call site text site.
+	// call site text site (and the offset that tells apart two calls on
+	// one line: an interrupt taken at two places of one line of b).
 	row := func(caller, callee, site string) bool {
-		re := regexp.MustCompile(`(?m)\s` + regexp.QuoteMeta(caller+" → "+callee) + `\s+` + regexp.QuoteMeta(site) + `$`)
+		re := regexp.MustCompile(`(?m)\s` + regexp.QuoteMeta(caller+" → "+callee) + `\s+` + regexp.QuoteMeta(site) + `( \(` + regexp.QuoteMeta(caller) + `\+0x[0-9a-f]+\))?$`)
 		return re.MatchString(text.stdout)
 	}
 	inProgram := 0
