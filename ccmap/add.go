@@ -17,8 +17,9 @@ func (m *Map) AddStack(frames []Frame, weight uint64) {
 // the map is the one AddStack of each sample gives (folding is linear in
 // the weight, and recursion is counted once per stack either way), but
 // for far less work. A caller that sums repeated stacks before folding
-// them passes how many it summed, so that Totals.Stacks stays the number
-// of stacks folded. A count of 0 or an empty stack is ignored.
+// them passes how many it summed, so that Totals.Stacks, and the leaf
+// context's stacks (CCTNode.Stacks), stay the number of stacks folded. A
+// count of 0 or an empty stack is ignored.
 func (m *Map) AddStacks(frames []Frame, weight, count uint64) {
 	n := len(frames)
 	if n == 0 || count == 0 {
@@ -37,6 +38,7 @@ func (m *Map) AddStacks(frames []Frame, weight, count uint64) {
 
 	leaf := &m.ctxl[c]
 	leaf.self += weight
+	leaf.stacks += count
 	m.funcs[leaf.fn].w.Self += weight
 	if e := m.ctxs[c].edge; e != none {
 		e := &m.edges[e]

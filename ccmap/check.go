@@ -144,7 +144,9 @@ func (m *Map) rootCount() int {
 }
 
 func (m *Map) checkSums() error {
-	var fs, ss, es, cs, ps Weights
+	var fs, ss, es, cs Weights
+	var ps prunedWeights
+	var stacks uint64
 	for i := range m.funcs {
 		fs.add(m.funcs[i].w)
 	}
@@ -157,6 +159,7 @@ func (m *Map) checkSums() error {
 	var roots uint64
 	for i := range m.ctxs {
 		cs.add(m.ctxWeights(int32(i)))
+		stacks += m.ctxl[i].stacks
 		if m.ctxs[i].parent == none {
 			roots += m.ctxs[i].total
 		}
@@ -178,6 +181,8 @@ func (m *Map) checkSums() error {
 		return fmt.Errorf("ccmap check: roots' total %d + pruned %d, samples %d", roots, m.pruned[none].Total, t.Samples)
 	case cs.Calls+ps.Calls != t.ContextCalls:
 		return fmt.Errorf("ccmap check: contexts' calls %d + pruned %d, context calls %d", cs.Calls, ps.Calls, t.ContextCalls)
+	case stacks+ps.stacks != t.Stacks:
+		return fmt.Errorf("ccmap check: stacks ending in contexts %d + pruned %d, stacks %d", stacks, ps.stacks, t.Stacks)
 	}
 	return nil
 }

@@ -48,7 +48,9 @@
 // (an LBR entry, a probe hit) into Calls of the general nodes;
 // AddEdgeInContext also into Calls of the callee's context. Weights are
 // integers so that merging is exact; Compensate scales a weight by 1/RR
-// without bias for redundancy skipping.
+// without bias for redundancy skipping. A context also counts the stacks
+// whose whole stack it is (AddStacks' count; CCTNode.Stacks), so that a
+// report can give the samples behind a weight.
 //
 // Insertion follows the paper's algorithm for a sample buffer with one
 // change: the context tree of a stack is rooted at its outermost frame
@@ -58,10 +60,10 @@
 // found in a small stack cache and counted by walking from its leaf to
 // its root, without a lookup per frame.
 //
-// Memory: a context costs 48 bytes of node (16 read on every fold, 32
+// Memory: a context costs 56 bytes of node (16 read on every fold, 40
 // of links and counts), about 0.9 CallSiteRefs of 20 bytes, and an
 // 8-byte slot in the child index; with slice and table spare room that
-// measures about 106 bytes per context over a million contexts
+// measures about 109 bytes per context over a million contexts
 // (BenchmarkMemoryPerContext). General nodes are per function, call site
 // and edge, so they do not grow with the number of contexts.
 //

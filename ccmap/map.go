@@ -66,6 +66,7 @@ type ctxLinks struct {
 	nextRef int32 // next CalleeRef of the same Callee
 	self    uint64
 	calls   uint64
+	stacks  uint64 // stacks (samples) whose whole stack is this context
 }
 
 // edgeKey finds a Callee: call site (caller and address) and callee,
@@ -97,8 +98,8 @@ type Map struct {
 	kids    childIndex // CalleeRefs by parent, call site and callee (index.go)
 
 	// pruned holds, per surviving context (none: the forest's top level),
-	// the weight of the children Prune removed.
-	pruned map[int32]Weights
+	// the weight and stacks of the children Prune removed.
+	pruned map[int32]prunedWeights
 
 	tot   Totals
 	seq   uint64      // stack sequence number, for once-per-stack counting
@@ -111,7 +112,7 @@ func New() *Map {
 		funcIdx: make(map[FuncID]int32),
 		siteIdx: make(map[CallSite]int32),
 		edgeIdx: make(map[edgeKey]int32),
-		pruned:  make(map[int32]Weights),
+		pruned:  make(map[int32]prunedWeights),
 	}
 }
 
@@ -237,6 +238,18 @@ func (m *Map) ctxSiteRef(c int32) int32 {
 		}
 	}
 	return none
+}
+
+// prunedWeights are the weights of the contexts Prune removed under one
+// surviving context, and the stacks that ended in them.
+type prunedWeights struct {
+	Weights
+	stacks uint64
+}
+
+func (p *prunedWeights) add(o prunedWeights) {
+	p.Weights.add(o.Weights)
+	p.stacks += o.stacks
 }
 
 // ctxWeights returns the weights of context c.

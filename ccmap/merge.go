@@ -33,6 +33,7 @@ func (m *Map) Merge(o *Map) {
 		m.ctxs[c].total += o.ctxs[i].total
 		m.ctxl[c].self += o.ctxl[i].self
 		m.ctxl[c].calls += o.ctxl[i].calls
+		m.ctxl[c].stacks += o.ctxl[i].stacks
 	}
 	for k, w := range o.pruned {
 		if k != none {
@@ -85,8 +86,8 @@ func (m *Map) Clone() *Map {
 }
 
 // Equal reports whether a and b hold the same nodes (general and
-// context, including nodes of zero weight), with the same weights, the
-// same pruned weights and the same totals. The order nodes were created
+// context, including nodes of zero weight), with the same weights (and
+// stacks per context), the same pruned weights and the same totals. The order nodes were created
 // in, and so ContextIDs, may differ.
 func Equal(a, b *Map) bool {
 	if a.tot != b.tot || a.Size() != b.Size() {
@@ -114,7 +115,7 @@ func Equal(a, b *Map) bool {
 	cmap := make([]int32, len(a.ctxs))
 	for i := range a.ctxs {
 		j := b.find(a, int32(i), cmap)
-		if j == none || b.ctxWeights(j) != a.ctxWeights(int32(i)) {
+		if j == none || b.ctxWeights(j) != a.ctxWeights(int32(i)) || b.ctxl[j].stacks != a.ctxl[i].stacks {
 			return false
 		}
 		cmap[i] = j

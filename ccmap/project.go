@@ -62,6 +62,7 @@ func Project(m *Map, f func(FuncID) FuncID) *Map {
 		out.ctxs[c].total += m.ctxs[i].total
 		out.ctxl[c].self += m.ctxl[i].self
 		out.ctxl[c].calls += m.ctxl[i].calls
+		out.ctxl[c].stacks += m.ctxl[i].stacks
 	}
 	for k, w := range m.pruned {
 		if k != none {

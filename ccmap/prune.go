@@ -15,8 +15,8 @@ type PruneStats struct {
 // Totals are conserved: the weight of the contexts removed under one
 // surviving parent is added to that parent's pruned entry, which the CCT
 // view shows as a "[pruned]" child (Self and Total: the removed sampled
-// weight; Calls: the removed calls), and removed roots to the top-level
-// entry. General nodes (MethodProfile, CallSite, Callee) are never
+// weight; Calls: the removed calls; Stacks: the stacks that ended in
+// them), and removed roots to the top-level entry. General nodes (MethodProfile, CallSite, Callee) are never
 // pruned, so function, call-site and edge totals stay exact; their
 // Context links then lead only to surviving contexts.
 //
@@ -28,11 +28,14 @@ func (m *Map) Prune(frac float64) PruneStats {
 	thrS := frac * float64(m.tot.Samples)
 	thrC := frac * float64(m.tot.ContextCalls)
 	n := len(m.ctxs)
-	sub := make([]uint64, n) // calls in each subtree, pruned ones included
+	sub := make([]uint64, n)    // calls in each subtree, pruned ones included
+	stacks := make([]uint64, n) // stacks ending in each subtree, pruned ones included
 	for i := n - 1; i >= 0; i-- {
 		sub[i] += m.ctxl[i].calls + m.pruned[int32(i)].Calls
+		stacks[i] += m.ctxl[i].stacks + m.pruned[int32(i)].stacks
 		if p := m.ctxs[i].parent; p != none {
 			sub[p] += sub[i]
+			stacks[p] += stacks[i]
 		}
 	}
 	keep := make([]bool, n)
@@ -49,7 +52,7 @@ func (m *Map) Prune(frac float64) PruneStats {
 	m.ctxl = make([]ctxLinks, 0, n)
 	m.srefs = make([]siteRefNode, 0, len(old.srefs))
 	m.kids = childIndex{}
-	m.pruned = make(map[int32]Weights)
+	m.pruned = make(map[int32]prunedWeights)
 	m.cache = nil
 	for i := range m.funcs {
 		m.funcs[i].root = none
@@ -83,7 +86,7 @@ func (m *Map) Prune(frac float64) PruneStats {
 				w := Weights{Self: old.ctxs[i].total, Total: old.ctxs[i].total, Calls: sub[i]}
 				st.Moved.add(w)
 				pw := m.pruned[k]
-				pw.add(w)
+				pw.add(prunedWeights{w, stacks[i]})
 				m.pruned[k] = pw
 			}
 			continue
@@ -93,6 +96,7 @@ func (m *Map) Prune(frac float64) PruneStats {
 		m.ctxs[c].total = old.ctxs[i].total
 		m.ctxl[c].self = old.ctxl[i].self
 		m.ctxl[c].calls = old.ctxl[i].calls
+		m.ctxl[c].stacks = old.ctxl[i].stacks
 		if w, ok := old.pruned[int32(i)]; ok {
 			pw := m.pruned[c]
 			pw.add(w)

@@ -68,6 +68,10 @@ type CCTNode struct {
 	// Weight over its subtree.
 	Weight, Inclusive uint64
 	Weights
+	// Stacks is the number of stacks folded whose whole stack is this
+	// context (its Self weight's samples; AddStacks' counts); for a
+	// pruned node, those of the contexts removed.
+	Stacks uint64
 }
 
 // CCT returns the calling-context tree by the measure: Self for samples
@@ -97,7 +101,7 @@ func (m *Map) CCT(by Measure) CCT {
 
 // emit appends the subtrees of contexts cs (siblings under node parent,
 // at depth d) and the pruned node pw, if any weight, in order.
-func (m *Map) emit(t *CCT, cs []int32, parent, d int, incl []uint64, pw Weights) {
+func (m *Map) emit(t *CCT, cs []int32, parent, d int, incl []uint64, pw prunedWeights) {
 	slices.SortFunc(cs, func(a, b int32) int {
 		if c := cmp.Compare(incl[b], incl[a]); c != 0 {
 			return c
@@ -116,7 +120,7 @@ func (m *Map) emit(t *CCT, cs []int32, parent, d int, incl []uint64, pw Weights)
 			continue
 		}
 		i := len(t.Nodes)
-		n := CCTNode{Parent: parent, Depth: d, Func: m.funcs[m.ctxl[c].fn].id, Context: ContextID(c), Inclusive: incl[c], Weights: m.ctxWeights(c)}
+		n := CCTNode{Parent: parent, Depth: d, Func: m.funcs[m.ctxl[c].fn].id, Context: ContextID(c), Inclusive: incl[c], Weights: m.ctxWeights(c), Stacks: m.ctxl[c].stacks}
 		if m.ctxs[c].parent != none {
 			n.Site = m.siteAddr(c)
 		}
@@ -131,6 +135,6 @@ func (m *Map) emit(t *CCT, cs []int32, parent, d int, incl []uint64, pw Weights)
 		m.emit(t, kids, i, d+1, incl, m.pruned[c])
 	}
 	if w := pw.Get(t.Measure); w > 0 {
-		t.Nodes = append(t.Nodes, CCTNode{Parent: parent, Depth: d, Pruned: true, Context: NoContext, Weight: w, Inclusive: w, Weights: pw})
+		t.Nodes = append(t.Nodes, CCTNode{Parent: parent, Depth: d, Pruned: true, Context: NoContext, Weight: w, Inclusive: w, Weights: pw.Weights, Stacks: pw.stacks})
 	}
 }

@@ -260,3 +260,42 @@ func TestComparePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestCCTStacks: every context counts the stacks that end in it, as
+// AddStacks was told (not the weight), through Merge, Project and Prune,
+// and the counts add up to Totals.Stacks.
+func TestCCTStacks(t *testing.T) {
+	a := New()
+	a.AddStacks([]Frame{{Func: 3}, {Func: 2, Site: 0x20}, {Func: 1, Site: 0x10}}, 3000, 3) // 1 → 2 → 3
+	a.AddStack([]Frame{{Func: 2}, {Func: 1, Site: 0x10}}, 700)                             // 1 → 2
+	b := New()
+	b.AddStacks([]Frame{{Func: 3}, {Func: 2, Site: 0x20}, {Func: 1, Site: 0x10}}, 50, 2)
+	b.AddStacks([]Frame{{Func: 4}, {Func: 1, Site: 0x18}}, 1, 1) // 1 → 4, cold
+	m := Merge(a, b)
+	mustCheck(t, "merged", m)
+	stacks := func(m *Map) map[FuncID]uint64 {
+		out := map[FuncID]uint64{}
+		for _, n := range m.CCT(Total).Nodes {
+			if n.Pruned {
+				out[0] += n.Stacks
+			} else {
+				out[n.Func] += n.Stacks
+			}
+		}
+		return out
+	}
+	want := map[FuncID]uint64{1: 0, 2: 1, 3: 5, 4: 1}
+	if got := stacks(m); !reflect.DeepEqual(got, want) || m.Totals().Stacks != 7 {
+		t.Errorf("merged: stacks by leaf %v (Totals.Stacks %d), want %v and 7", got, m.Totals().Stacks, want)
+	}
+	p := Project(m, func(id FuncID) FuncID { return min(id, 3) }) // 4 becomes 3
+	mustCheck(t, "projected", p)
+	if got, want := stacks(p), map[FuncID]uint64{1: 0, 2: 1, 3: 6}; !reflect.DeepEqual(got, want) {
+		t.Errorf("projected: stacks by leaf %v, want %v", got, want)
+	}
+	m.Prune(0.01) // 1 → 4 (weight 1 of 3751) goes
+	mustCheck(t, "pruned", m)
+	if got, want := stacks(m), map[FuncID]uint64{0: 1, 1: 0, 2: 1, 3: 5}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pruned: stacks by leaf (0: pruned) %v, want %v", got, want)
+	}
+}

@@ -14,8 +14,9 @@ import (
 // FlameStacks converts a profile to the input of package flamegraph: one
 // Stack per calling context of the CC-Map that has weight, root first,
 // with Time its sampled weight (Self: stacks ending in that context,
-// weighted by their periods: nanoseconds for clock events) and Calls the
-// calls into its leaf in that context. Contexts removed by ccmap's Prune
+// weighted by their periods: nanoseconds for clock events), Samples the
+// number of those stacks and Calls the calls into its leaf in that
+// context. Contexts removed by ccmap's Prune
 // are one "[pruned]" frame under their parent; calls the source counted
 // on an edge without a context (lbr and calls sources) are a two-frame
 // stack, caller then callee. So the stacks' Time adds up to the map's
@@ -23,8 +24,8 @@ import (
 //
 // A frame's kind comes from its object's path (objectKind); frames named
 // "[broken]" or "[truncated]" stand for a broken stack and are kept, of
-// kind Broken. Stack.Samples is 0: the CC-Map keeps weights, not sample
-// counts.
+// kind Broken. With redundancy skipping (--dedup-ratio), Samples counts
+// the stacks folded, not the samples skipped.
 func FlameStacks(p *profile.Profile) (flamegraph.Meta, []flamegraph.Stack) {
 	t := p.Map.Totals()
 	meta := flamegraph.Meta{
@@ -59,7 +60,7 @@ func FlameStacks(p *profile.Profile) (flamegraph.Meta, []flamegraph.Stack) {
 				continue
 			}
 			done[k] = true
-			stacks = append(stacks, flamegraph.Stack{Frames: fb.path(&cct, i), Time: float64(n.Self), Calls: float64(n.Calls)})
+			stacks = append(stacks, flamegraph.Stack{Frames: fb.path(&cct, i), Time: float64(n.Self), Samples: n.Stacks, Calls: float64(n.Calls)})
 		}
 	}
 	if t.ContextCalls < t.Calls {
@@ -170,6 +171,32 @@ func FlameWeight(p *profile.Profile, w flamegraph.Weight) flamegraph.Weight {
 		return flamegraph.WeightCalls
 	}
 	return flamegraph.WeightTime
+}
+
+// A NoWeightError says that a profile has none of the weight asked for,
+// and why.
+type NoWeightError struct {
+	Weight flamegraph.Weight // the weight asked for
+	Source profile.Source    // the recording's source
+}
+
+func (e *NoWeightError) Error() string {
+	if e.Weight == flamegraph.WeightCalls {
+		return fmt.Sprintf("the recording has no call counts (its source, %s, samples time; only lbr, calls and exact recordings count calls)", e.Source)
+	}
+	return fmt.Sprintf("the recording has no sampled time (its source, %s, counts calls only)", e.Source)
+}
+
+// CheckWeight returns a *NoWeightError when p has none of weight w: calls
+// need a source that counts them (lbr, calls, exact), time needs sampled
+// stacks (every source but exact). FlameWeight falls back to the other
+// weight; a caller whose user asked for w checks it first.
+func CheckWeight(p *profile.Profile, w flamegraph.Weight) error {
+	t := p.Map.Totals()
+	if w == flamegraph.WeightCalls && !(p.HasCalls && t.Calls > 0) || w == flamegraph.WeightTime && t.Samples == 0 {
+		return &NoWeightError{Weight: w, Source: p.Recording.Source}
+	}
+	return nil
 }
 
 // Flamegraph writes p as a flame-graph page (flamegraph.WriteHTML).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/profile"
 )
 
@@ -98,11 +99,15 @@ type jsonContext struct {
 	Path   []string `json:"path"`
 	Count  *uint64  `json:"count"` // null without call counts (timer)
 	Weight float64  `json:"weight"`
+	// parallel to Path: the call site in each frame of the call into the
+	// next; null for the last frame, and where the profile does not
+	// describe the site
+	Callsites []*jsonSite `json:"callsites"`
 }
 
 // JSON writes p as the JSON report of docs/REPORT-JSON.md.
 func JSON(w io.Writer, p *profile.Profile, o Options) error {
-	s, err := summarize(p, o)
+	s, err := summarize(p, o, false)
 	if err != nil {
 		return err
 	}
@@ -133,18 +138,35 @@ func (s *summary) json() *jsonReport {
 			je.SamplesShare = &e.stackShare
 		}
 		if e.info != nil {
-			je.Callsite = &jsonSite{Object: str(e.info.Object), Offset: fmt.Sprintf("%#x", e.info.Offset)}
-			if e.info.File != "" {
-				line := e.info.Line
-				je.Callsite.File, je.Callsite.Line = &e.info.File, &line
-			}
+			je.Callsite = siteJSON(*e.info)
 		}
 		r.Edges = append(r.Edges, je)
 	}
 	for _, c := range s.contexts {
-		r.Contexts = append(r.Contexts, jsonContext{Path: c.names, Count: s.count(c.weight), Weight: c.share})
+		r.Contexts = append(r.Contexts, jsonContext{Path: c.names, Count: s.count(c.weight), Weight: c.share, Callsites: s.pathSites(c.path)})
 	}
 	return r
+}
+
+func siteJSON(info profile.Site) *jsonSite {
+	js := &jsonSite{Object: str(info.Object), Offset: fmt.Sprintf("%#x", info.Offset)}
+	if info.File != "" {
+		line := info.Line
+		js.File, js.Line = &info.File, &line
+	}
+	return js
+}
+
+// pathSites returns the call site of each frame of path into the next
+// (nil for the last frame and for a site the profile does not describe).
+func (s *summary) pathSites(path []ccmap.Frame) []*jsonSite {
+	out := make([]*jsonSite, len(path))
+	for i, f := range path[:max(len(path)-1, 0)] {
+		if info, ok := s.p.Sites[ccmap.CallSite{Caller: f.Func, Addr: f.Site}]; ok {
+			out[i] = siteJSON(info)
+		}
+	}
+	return out
 }
 
 func recordingJSON(rec *profile.Recording, warnings []string) jsonRecording {

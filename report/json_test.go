@@ -173,9 +173,15 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 			SamplesShare *float64 `json:"samples_share"`
 		}
 		Contexts []struct {
-			Path   []string
-			Count  *uint64
-			Weight float64
+			Path      []string
+			Count     *uint64
+			Weight    float64
+			Callsites []*struct {
+				Object *string
+				Offset string
+				File   *string
+				Line   *int
+			}
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -193,7 +199,7 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 		want := map[string][]string{
 			"functions": {"name", "object", "self", "total", "calls", "calls_share"},
 			"edges":     {"caller", "callee", "callsite", "count", "weight", "samples_share"},
-			"contexts":  {"path", "count", "weight"},
+			"contexts":  {"path", "count", "weight", "callsites"},
 		}[list]
 		for i, it := range items {
 			if err := keys(it, want...); err != nil {
@@ -287,6 +293,14 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 		wsum += c.Weight
 		if len(c.Path) == 0 || (c.Count != nil) != p.HasCalls {
 			return fmt.Errorf("context %d: %+v", i, c)
+		}
+		if len(c.Callsites) != len(c.Path) || c.Callsites[len(c.Path)-1] != nil {
+			return fmt.Errorf("context %d: call sites %v for a path of %d, want the last null", i, c.Callsites, len(c.Path))
+		}
+		for _, s := range c.Callsites {
+			if s != nil && (!offsetRE.MatchString(s.Offset) || (s.File == nil) != (s.Line == nil)) {
+				return fmt.Errorf("context %d: callsite %+v", i, s)
+			}
 		}
 		if i > 0 {
 			g := r.Contexts[i-1]

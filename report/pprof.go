@@ -41,8 +41,7 @@ import (
 //     Self; a context Prune removed is a "[pruned]" frame), whose TimeNS
 //     is that weight when the recording's events are clocks (cpu-clock,
 //     task-clock: nanoseconds), and whose Samples is the weight over the
-//     recording's mean period (exact for a fixed period; the CC-Map keeps
-//     weights, not sample counts); for other events the weight is
+//     recording's mean period (exact for a fixed period); for other events the weight is
 //     Sample.Weight, of sample type EVENT/count (events/count when the
 //     recording has several events);
 //   - one Edge per call edge with calls when the source counts them, its
@@ -227,8 +226,9 @@ func (c *pprofConv) chainLocation(t *ccmap.CCT, i int, ch *profile.LeafChain) in
 }
 
 // meanPeriod is the sampled weight per sample: the map's sampled weight
-// over the samples the recording kept (ccmap's Totals.Stacks counts the
-// stacks folded, which the loader sums before folding).
+// over the samples the recording kept. (The contexts now count their
+// samples, ccmap's CCTNode.Stacks, which FlameStacks gives the flame
+// graph; the pprof's sample counts are still this estimate.)
 func meanPeriod(p *profile.Profile, t ccmap.Totals) float64 {
 	return float64(t.Samples) / float64(max(p.Recording.Samples, 1))
 }

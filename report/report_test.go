@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -29,7 +30,7 @@ const (
 
 var funcs = []profile.Func{
 	fMain:    {Name: "main", Object: app},
-	fA:       {Name: "A", Object: app},
+	fA:       {Name: "A", Object: app, Start: 0x1008},
 	fB:       {Name: "B", Object: app},
 	fLeaf:    {Name: "leaf", Object: app},
 	fUnknown: {Name: "[unknown]"},
@@ -187,7 +188,8 @@ func TestBadProfile(t *testing.T) {
 }
 
 // TestTiesAtTheCut: of 2000 equally hot contexts, the first by name are
-// shown, whatever their ids (names run opposite to ids here).
+// shown, whatever their ids (names run opposite to ids here), listed
+// apart (JSON) or merged by names (text).
 func TestTiesAtTheCut(t *testing.T) {
 	const n = 2000
 	p := &profile.Profile{Map: ccmap.New(), Funcs: make([]profile.Func, n+1)}
@@ -196,8 +198,12 @@ func TestTiesAtTheCut(t *testing.T) {
 		p.Funcs[i] = profile.Func{Name: fmt.Sprintf("f%04d", n-1-i)}
 		p.Map.AddStack([]ccmap.Frame{{Func: ccmap.FuncID(i)}, {Func: n, Site: 0x10}}, 7)
 	}
-	for _, k := range []int{3, 40} {
-		s, err := summarize(p, Options{Top: k, Contexts: k})
+	for _, tc := range []struct {
+		k       int
+		byNames bool
+	}{{3, false}, {40, false}, {3, true}, {40, true}} {
+		k := tc.k
+		s, err := summarize(p, Options{Top: k, Contexts: k}, tc.byNames)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,5 +220,56 @@ func TestTiesAtTheCut(t *testing.T) {
 		if len(s.contexts) != k || len(s.edges) != k {
 			t.Fatalf("%d contexts, %d edges, want %d", len(s.contexts), len(s.edges), k)
 		}
+	}
+}
+
+// TestContextsMergedByNames: contexts whose paths differ only by call
+// sites are one text row with their weights summed, ranked by the sum,
+// while the JSON lists them apart with the call sites along each path.
+func TestContextsMergedByNames(t *testing.T) {
+	m := ccmap.New()
+	main := ccmap.Frame{Func: fMain, Site: 0x1000}
+	for _, s := range []struct {
+		site   uint64
+		weight uint64
+	}{{0x1010, 30}, {0x1020, 30}, {0x1030, 30}} { // A calls B from three sites
+		m.AddStack([]ccmap.Frame{{Func: fB}, {Func: fA, Site: s.site}, main}, s.weight)
+	}
+	m.AddStack([]ccmap.Frame{{Func: fLeaf}, {Func: fMain, Site: 0x1004}}, 50)
+	p := &profile.Profile{Map: m, Funcs: funcs, Sites: sites, Recording: profile.Recording{Source: profile.Timer}}
+	s, err := summarize(p, Options{Contexts: 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.contexts) != 1 || strings.Join(s.contexts[0].names, ">") != "main>A>B" || s.contexts[0].weight != 90 || s.contexts[0].share != 90.0/140 {
+		t.Errorf("merged: %+v, want main > A > B with 90 of 140", s.contexts)
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, p, Options{Contexts: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Contexts []struct {
+			Path      []string
+			Callsites []*struct{ Offset string }
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	offsets := map[string]bool{}
+	for _, c := range r.Contexts {
+		if strings.Join(c.Path, ">") != "main>A>B" {
+			continue
+		}
+		if len(c.Callsites) != 3 || c.Callsites[0] == nil || c.Callsites[0].Offset != "0x1000" || c.Callsites[2] != nil {
+			t.Fatalf("JSON context %v: call sites %v", c.Path, c.Callsites)
+		}
+		if c.Callsites[1] != nil {
+			offsets[c.Callsites[1].Offset] = true
+		}
+	}
+	if len(offsets) != 2 { // 0x1030 is in no Site of the profile: null
+		t.Errorf("JSON: main > A > B through A's call sites %v, want 0x1010 and 0x1020 (and one null)", offsets)
 	}
 }

@@ -56,7 +56,7 @@ type edgeRow struct {
 }
 
 type contextRow struct {
-	path   []ccmap.Frame // root first
+	path   []ccmap.Frame // root first; nil for contexts merged by names
 	names  []string
 	weight uint64 // calls in the context, or samples of the whole stack
 	share  float64
@@ -69,8 +69,9 @@ func share(w, total uint64) float64 {
 	return float64(w) / float64(total)
 }
 
-// summarize computes the lists of p, each bounded by o.
-func summarize(p *profile.Profile, o Options) (*summary, error) {
+// summarize computes the lists of p, each bounded by o; with byNames,
+// contexts that differ only by call sites are one row (mergedContexts).
+func summarize(p *profile.Profile, o Options, byNames bool) (*summary, error) {
 	if p == nil || p.Map == nil {
 		return nil, errors.New("report: no profile")
 	}
@@ -83,7 +84,11 @@ func summarize(p *profile.Profile, o Options) (*summary, error) {
 	if s.edges, err = s.edgeRows(top); err != nil {
 		return nil, err
 	}
-	if s.contexts, err = s.contextRows(nctx); err != nil {
+	rows := s.contextRows
+	if byNames {
+		rows = s.mergedContexts
+	}
+	if s.contexts, err = rows(nctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -198,14 +203,20 @@ func siteOffset(e edgeRow) uint64 {
 	return e.info.Offset
 }
 
+// contextMeasure is what contexts are weighed by, calls (HasCalls) or
+// whole-stack samples (timer), and the total of their shares.
+func (s *summary) contextMeasure() (ccmap.Measure, uint64) {
+	if s.p.HasCalls {
+		return ccmap.Calls, s.p.Map.Totals().ContextCalls
+	}
+	return ccmap.Self, s.p.Map.Totals().Samples
+}
+
 // contextRows returns the hottest contexts by calls (HasCalls) or by
 // whole-stack samples (timer), ties by the names along the path.
 func (s *summary) contextRows(n int) ([]contextRow, error) {
 	m := s.p.Map
-	by, total := ccmap.Self, m.Totals().Samples
-	if s.p.HasCalls {
-		by, total = ccmap.Calls, m.Totals().ContextCalls
-	}
+	by, total := s.contextMeasure()
 	cands := hottest(m, by, n)
 	rows := make([]contextRow, 0, len(cands))
 	for _, c := range cands {
@@ -226,6 +237,77 @@ func (s *summary) contextRows(n int) ([]contextRow, error) {
 	slices.SortFunc(rows, func(a, b contextRow) int {
 		return cmp.Or(cmp.Compare(b.weight, a.weight), slices.Compare(a.names, b.names),
 			slices.CompareFunc(a.path, b.path, compareFrames))
+	})
+	return bound(rows, n), nil
+}
+
+// mergedContexts returns the hottest contexts by their functions alone:
+// contexts whose paths name the same functions and differ only by call
+// sites (a function called from two places in its caller) are one row,
+// their weights summed, ties by the names along the path. One pass over
+// the calling-context tree gives each node the group of its names (its
+// parent's group and its function's name); names are built for the rows
+// shown only.
+func (s *summary) mergedContexts(n int) ([]contextRow, error) {
+	by, total := s.contextMeasure()
+	cct := s.p.Map.CCT(by)
+	type groupKey struct {
+		parent int32
+		name   string
+	}
+	type group struct {
+		groupKey
+		weight uint64
+	}
+	ids := map[groupKey]int32{}
+	var groups []group
+	of := make([]int32, len(cct.Nodes))
+	for i, nd := range cct.Nodes {
+		k := groupKey{parent: -1, name: "[pruned]"}
+		if nd.Parent >= 0 {
+			k.parent = of[nd.Parent]
+		}
+		if !nd.Pruned {
+			f, err := s.fn(nd.Func)
+			if err != nil {
+				return nil, err
+			}
+			k.name = f.Name
+		}
+		g, ok := ids[k]
+		if !ok {
+			g = int32(len(groups))
+			ids[k] = g
+			groups = append(groups, group{groupKey: k})
+		}
+		of[i] = g
+		groups[g].weight += nd.Weight
+	}
+	var hot []int32
+	for g := range groups {
+		if groups[g].weight > 0 {
+			hot = append(hot, int32(g))
+		}
+	}
+	slices.SortFunc(hot, func(a, b int32) int { return cmp.Compare(groups[b].weight, groups[a].weight) })
+	if n >= 0 && len(hot) > n { // keep every group as hot as the n-th, for ties by name
+		cut := n
+		for cut < len(hot) && cut > 0 && groups[hot[cut]].weight == groups[hot[n-1]].weight {
+			cut++
+		}
+		hot = hot[:cut]
+	}
+	rows := make([]contextRow, 0, len(hot))
+	for _, g := range hot {
+		r := contextRow{weight: groups[g].weight, share: share(groups[g].weight, total)}
+		for x := g; x >= 0; x = groups[x].parent {
+			r.names = append(r.names, groups[x].name)
+		}
+		slices.Reverse(r.names)
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b contextRow) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), slices.Compare(a.names, b.names))
 	})
 	return bound(rows, n), nil
 }

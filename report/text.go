@@ -17,7 +17,7 @@ import (
 // Text writes p as the short text report: what was recorded and what was
 // lost, the period changes, then the top functions, edges and contexts.
 func Text(w io.Writer, p *profile.Profile, o Options) error {
-	s, err := summarize(p, o)
+	s, err := summarize(p, o, true)
 	if err != nil {
 		return err
 	}
@@ -130,14 +130,15 @@ func (s *summary) tables(b *bytes.Buffer) error {
 		t = newTable(b, "RRRLL")
 		t.Header("of edges", "of stacks", "count", "caller → callee", "call site")
 	}
-	for _, e := range s.edges {
+	sites := edgeSites(s.edges)
+	for i, e := range s.edges {
 		row := []string{pct(e.share)}
 		if calls {
 			row = append(row, fmt.Sprint(e.weight))
 		} else {
 			row = append(row, pct(e.stackShare), "-")
 		}
-		if err := t.Append(append(row, e.caller.Name+" → "+e.callee.Name, siteText(e))); err != nil {
+		if err := t.Append(append(row, e.caller.Name+" → "+e.callee.Name, sites[i])); err != nil {
 			return err
 		}
 	}
@@ -146,9 +147,9 @@ func (s *summary) tables(b *bytes.Buffer) error {
 	}
 
 	if calls {
-		b.WriteString("\ncontexts (by calls in the context)\n")
+		b.WriteString("\ncontexts (by calls in the context; a path reached through several call sites is one row: --format json lists them apart)\n")
 	} else {
-		b.WriteString("\ncontexts (whole stacks, by samples)\n")
+		b.WriteString("\ncontexts (whole stacks, by samples; a path reached through several call sites is one row: --format json lists them apart)\n")
 	}
 	t = newTable(b, "RRL")
 	t.Header("share", "count", "path (outermost first)")
@@ -245,17 +246,54 @@ func base(path string) string {
 	return filepath.Base(path)
 }
 
+// edgeSites returns the call-site text of each edge row (siteText). Rows
+// that would read alike, one caller calling one callee from two call
+// sites on one source line, also show each call's offset (offsetText),
+// which tells them apart.
+func edgeSites(rows []edgeRow) []string {
+	type key struct{ caller, callee, site string }
+	texts := make([]string, len(rows))
+	seen := map[key]int{}
+	for i, e := range rows {
+		texts[i] = siteText(e)
+		seen[key{e.caller.Name, e.callee.Name, texts[i]}]++
+	}
+	for i, e := range rows {
+		if seen[key{e.caller.Name, e.callee.Name, texts[i]}] > 1 {
+			if o := offsetText(e); o != texts[i] {
+				texts[i] += " (" + o + ")"
+			}
+		}
+	}
+	return texts
+}
+
 // siteText shows a call site as file:line when debug information has
-// it, else as object+0xoffset, else as the address the map holds.
+// it, else as offsetText does.
 func siteText(e edgeRow) string {
+	if e.info != nil && e.info.File != "" {
+		return fmt.Sprintf("%s:%d", filepath.Base(e.info.File), e.info.Line)
+	}
+	return offsetText(e)
+}
+
+// offsetText shows a call site as the caller's symbol+0xoffset (perf's
+// sym+off), else as object+0xoffset, else as the address the map holds.
+func offsetText(e edgeRow) string {
 	switch {
 	case e.info == nil:
 		return fmt.Sprintf("%#x", e.site.Addr)
-	case e.info.File != "":
-		return fmt.Sprintf("%s:%d", filepath.Base(e.info.File), e.info.Line)
+	case symbolized(e.caller) && e.info.Offset >= e.caller.Start:
+		return fmt.Sprintf("%s+%#x", e.caller.Name, e.info.Offset-e.caller.Start)
 	default:
 		return fmt.Sprintf("%s+%#x", base(e.info.Object), e.info.Offset)
 	}
+}
+
+// symbolized says whether f is named by a symbol whose start f.Start is
+// known: not "[object+0x…]", "[unknown]" or another bracketed name.
+func symbolized(f profile.Func) bool {
+	return f.Name != "" && !strings.HasPrefix(f.Name, "[") && f.Start != 0
 }
 
 // pathText joins a context's names; a path deeper than 6 frames shows

@@ -282,3 +282,58 @@ func mustID(t testing.TB, hex string) buildid.ID {
 	}
 	return id
 }
+
+// TestOpenSymbolsLines: OpenSymbols reads the line tables of the DWARF an
+// object's own file holds, so its single frame has the file and line of
+// Open's innermost frame at every address, inlined code included; the
+// DWARF of a separate debug file it leaves to Open.
+func TestOpenSymbolsLines(t *testing.T) {
+	dir := t.TempDir()
+	bin, full, _, _ := stripped(t, dir, true)
+	opts := Options{DebugRoots: []string{}}
+	ref, err := Open(ObjectKey{Path: full}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OpenSymbols(ObjectKey{Path: full}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HasDWARF() || o.DWARFErr() != nil {
+		t.Fatalf("OpenSymbols: DWARF %v (%v), want its line tables alone", o.HasDWARF(), o.DWARFErr())
+	}
+	addrs := testAddrs(t, full, all, -1)
+	got, want := o.Symbolize(addrs), ref.Symbolize(addrs)
+	lines := 0
+	for i, a := range addrs {
+		if len(want[i].Frames) == 0 {
+			continue
+		}
+		if len(got[i].Frames) != 1 {
+			t.Fatalf("%#x: %d frames, want 1", uint64(a), len(got[i].Frames))
+		}
+		g, w := got[i].Frames[0], want[i].Frames[0]
+		if g.File != w.File || g.Line != w.Line || g.Column != w.Column {
+			t.Errorf("%#x: %s:%d:%d, Open's innermost frame %s:%d:%d", uint64(a), g.File, g.Line, g.Column, w.File, w.Line, w.Column)
+		}
+		if g.Line > 0 {
+			lines++
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no address has a line")
+	}
+	// stripped, with its DWARF in symprog.debug beside it
+	s, err := OpenSymbols(ObjectKey{Path: bin}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DebugPath() == "" {
+		t.Fatal("the debug file was not found")
+	}
+	for i, l := range s.Symbolize(addrs) {
+		if len(l.Frames) > 0 && l.Frames[0].File != "" {
+			t.Fatalf("%#x: %s from the separate debug file", uint64(addrs[i]), l.Frames[0].File)
+		}
+	}
+}

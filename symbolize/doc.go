@@ -51,7 +51,11 @@
 //     resolver, as perf 6.2+ does.
 //     Every [Location] carries its containing symbol (for function+offset
 //     output); when there is no DWARF for an address, the symbol alone makes
-//     its single frame, without file and line.
+//     its single frame, without file and line. [OpenSymbols] reads no
+//     DWARF function or inline tables, only the line tables of DWARF the
+//     object's own file holds: the symbol's single frame then has the
+//     line-table file and line of the address (the innermost line, the
+//     same as Open's first frame).
 //   - Go pclntab (.gopclntab through debug/gosym), used when a Go binary has
 //     no DWARF (go build -ldflags=-w): the physical function and lines from
 //     debug/gosym, and the inlined frames from the pclntab's inline tree

@@ -74,7 +74,9 @@ type dwarfIndex struct {
 
 // buildDWARF indexes d; lineSec is its .debug_line section (see
 // lineSection; nil if unknown) in byte order bo, for checkLineCounts.
-func buildDWARF(d *dwarf.Data, lineSec []byte, bo binary.ByteOrder) (*dwarfIndex, error) {
+// Without inlines it reads the line tables alone: no subprogram or
+// inlined-call ranges, and no DIE beyond each unit's first.
+func buildDWARF(d *dwarf.Data, lineSec []byte, bo binary.ByteOrder, inlines bool) (*dwarfIndex, error) {
 	x := &dwarfIndex{d: d, lineSec: lineSec, order: bo, nameIdx: map[dwarf.Offset]nameRef{}, nameStr: map[string]int32{}, fileIdx: map[string]int32{}}
 	r := d.Reader()
 	started, prev := false, dwarf.Offset(0)
@@ -100,6 +102,10 @@ func buildDWARF(d *dwarf.Data, lineSec []byte, bo binary.ByteOrder) (*dwarfIndex
 		x.cuMangles = mangles(lang)
 		if err := x.lineTable(cu); err != nil {
 			return nil, err
+		}
+		if !inlines {
+			r.SkipChildren() // to the next unit, its DIEs unread
+			continue
 		}
 		if cu.Children {
 			if err := x.walk(r); err != nil {
@@ -458,8 +464,11 @@ func (x *dwarfIndex) finish() {
 }
 
 // line returns the line-table row for a: the last row at the greatest
-// address not above a, unless it ends a sequence.
+// address not above a, unless it ends a sequence; none for a nil index.
 func (x *dwarfIndex) line(a uint64) (lineRow, bool) {
+	if x == nil {
+		return lineRow{}, false
+	}
 	i, found := slices.BinarySearchFunc(x.lines, a, func(r lineRow, a uint64) int { return cmp.Compare(r.addr, a) })
 	if found {
 		for i+1 < len(x.lines) && x.lines[i+1].addr == a {

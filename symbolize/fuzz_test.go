@@ -37,20 +37,23 @@ const maxPatch = 64
 // fuzzOpenOnce runs FuzzOpen's body: it opens the patched file in memory
 // (openELF: Open without the file system, which costs more than the rest)
 // and looks up in.addr, the next address and both ends of the address
-// space. Open and Symbolize return errors or results, never panic.
+// space, with DWARF (Open) and with its line tables alone (OpenSymbols).
+// Open and Symbolize return errors or results, never panic.
 func fuzzOpenOnce(t testing.TB, seed []byte, in fuzzOpenInput) {
 	data := bytes.Clone(seed)
 	if int(in.off) < len(data) {
 		copy(data[in.off:], in.patch[:min(len(in.patch), maxPatch)])
 	}
 	data = data[:len(data)-int(in.cut)%len(data)]
-	o, err := openELF(ObjectKey{Path: "fuzz.elf"}, bytes.NewReader(data), true)
-	if err != nil {
-		return
-	}
-	for _, l := range o.Symbolize([]Addr{Addr(in.addr), Addr(in.addr + 1), 0, ^Addr(0)}) {
-		if l.Symbol != nil && l.Symbol.Start > l.Addr {
-			t.Fatalf("symbol %+v starts after %#x", l.Symbol, uint64(l.Addr))
+	for _, withDWARF := range []bool{true, false} {
+		o, err := openELF(ObjectKey{Path: "fuzz.elf"}, bytes.NewReader(data), withDWARF)
+		if err != nil {
+			return
+		}
+		for _, l := range o.Symbolize([]Addr{Addr(in.addr), Addr(in.addr + 1), 0, ^Addr(0)}) {
+			if l.Symbol != nil && l.Symbol.Start > l.Addr {
+				t.Fatalf("symbol %+v starts after %#x", l.Symbol, uint64(l.Addr))
+			}
 		}
 	}
 }

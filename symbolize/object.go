@@ -28,6 +28,7 @@ type Object struct {
 
 	syms  symTable
 	dwarf *dwarfIndex  // nil without DWARF
+	lines *dwarfIndex  // OpenSymbols: the line tables alone, nil without
 	gosym *gosym.Table // nil unless a Go binary
 	goinl *goInlines   // its inline tree, nil if unreadable
 }
@@ -40,11 +41,14 @@ func Open(key ObjectKey, opts Options) (*Object, error) {
 	return openFound(key, opts, true)
 }
 
-// OpenSymbols is Open without DWARF: the object's symbols (and a Go
-// binary's pclntab) only, so every Location has its Symbol and a single
-// frame without file and line. It is much faster for objects with large
-// debug information (a libc debug package), for callers that need
-// function names only.
+// OpenSymbols is Open without DWARF's function and inline tables: the
+// object's symbols (and a Go binary's pclntab), so every Location has its
+// Symbol and a single frame. That frame has the file and line of its
+// address when the object's own file holds DWARF (a program built with
+// -g; a Go binary's come from its pclntab): its line tables are read, not
+// its DIEs, and not a separate debug file's (a libc debug package), which
+// only Open reads. It is much faster for objects with large debug
+// information, for callers that need function names and source lines.
 func OpenSymbols(key ObjectKey, opts Options) (*Object, error) {
 	return openFound(key, opts, false)
 }
@@ -123,7 +127,7 @@ func (o *Object) build(f, df *elf.File, withDWARF bool) {
 	if withDWARF && hasDWARF(dw) {
 		d, err := dw.DWARF()
 		if err == nil {
-			o.dwarf, err = buildDWARF(d, lineSection(dw), dw.ByteOrder)
+			o.dwarf, err = buildDWARF(d, lineSection(dw), dw.ByteOrder, true)
 		}
 		if err == nil {
 			o.dwarf.useSymbolNames(&o.syms)
@@ -138,6 +142,13 @@ func (o *Object) build(f, df *elf.File, withDWARF bool) {
 		if t, inl, err := goTable(f); err == nil {
 			o.gosym, o.goinl = t, inl
 		}
+	}
+	if !withDWARF && o.gosym == nil && df == nil && hasDWARF(f) {
+		d, err := f.DWARF()
+		if err == nil {
+			o.lines, err = buildDWARF(d, lineSection(f), f.ByteOrder, false)
+		}
+		o.dwarfErr = err
 	}
 }
 
@@ -247,7 +258,11 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab)
 		}
 	}
 	if loc.Frames == nil && loc.Symbol != nil {
-		loc.Frames = append(slab.take(1), Frame{Func: loc.Symbol.Name})
+		f := Frame{Func: loc.Symbol.Name}
+		if row, ok := o.lines.line(uint64(a)); ok {
+			f.File, f.Line, f.Column = o.lines.fileName(row.file), int(row.line), int(row.col)
+		}
+		loc.Frames = append(slab.take(1), f)
 	}
 	return loc
 }

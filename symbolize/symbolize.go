@@ -57,7 +57,8 @@ type Location struct {
 	Symbol *Symbol // nil when no symbol contains Addr
 	// Frames lists the source frames, innermost first. It is empty when
 	// nothing is known of Addr; without DWARF it has one frame naming the
-	// symbol, with no file and line.
+	// symbol, with no file and line, and from OpenSymbols one frame naming
+	// the symbol with the line table's file and line, if any.
 	Frames []Frame
 }
 

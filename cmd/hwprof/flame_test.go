@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
+	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/report/flamegraph"
 )
 
@@ -131,5 +132,56 @@ func TestReportFormatUsage(t *testing.T) {
 	// a directory is refused before the recording is read
 	if r := hwprof(t, "report", "--format", "folded", "-i", "does-not-matter.data", "-o", t.TempDir()); r.code == 0 {
 		t.Errorf("report -o DIR: exit 0")
+	}
+}
+
+// TestReportWeightNeedsItsMeasure: --weight calls on a timer recording,
+// which has no call counts, is an error that says why and what counts
+// calls, in every format (the flame graph and folded stacks used to draw
+// time instead, the text and JSON reports to ignore it), and leaves an
+// existing -o file alone; on an exact recording --weight calls draws the
+// calls and an explicit --weight time, which it has none of, is refused.
+func TestReportWeightNeedsItsMeasure(t *testing.T) {
+	needPerfEvents(t)
+	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	dir := t.TempDir()
+	timer := filepath.Join(dir, "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "200"); r.code != 0 { // 200 ms of CPU
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	out := filepath.Join(dir, "out")
+	for _, format := range []string{"flamegraph", "folded", "text", "json"} {
+		if err := os.WriteFile(out, []byte("before"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := hwprof(t, "report", "-i", timer, "--format", format, "--weight", "calls", "-o", out)
+		if r.code != exitError || !strings.Contains(r.stderr, "--weight calls") || !strings.Contains(r.stderr, "no call counts") ||
+			!strings.Contains(r.stderr, "lbr, calls and exact") {
+			t.Errorf("report --format %s --weight calls of a timer recording: exit %d, stderr %q; want exit %d and why", format, r.code, r.stderr, exitError)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != "before" {
+			t.Errorf("--format %s: the refused report wrote %s (%v)", format, out, err)
+		}
+		if _, err := os.Stat(out + ".old"); err == nil {
+			t.Errorf("--format %s: the refused report rotated %s", format, out)
+		}
+	}
+	if r := hwprof(t, "report", "-i", timer, "--format", "folded", "--weight", "time"); r.code != 0 || r.stdout == "" {
+		t.Errorf("--weight time of a timer recording: exit %d\n%s", r.code, r.stderr)
+	}
+
+	needUprobes(t)
+	exact := filepath.Join(dir, "exact.data")
+	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", exact, "--", bin, "100"); r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
+	}
+	r := hwprof(t, "report", "-i", exact, "--format", "folded", "--weight", "calls")
+	stacks, err := flamegraph.ParseFolded(strings.NewReader(r.stdout), flamegraph.WeightCalls)
+	if r.code != 0 || err != nil || len(stacks) == 0 {
+		t.Errorf("--weight calls of an exact recording: exit %d, %d stacks (%v)\n%s", r.code, len(stacks), err, r.stderr)
+	}
+	r = hwprof(t, "report", "-i", exact, "--format", "folded", "--weight", "time")
+	if r.code != exitError || !strings.Contains(r.stderr, "--weight time") || !strings.Contains(r.stderr, "no sampled time") {
+		t.Errorf("--weight time of an exact recording: exit %d, stderr %q; want exit %d and why", r.code, r.stderr, exitError)
 	}
 }

@@ -46,7 +46,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	pids := fs.String("pid", "", "keep only the samples of processes `P[,P...]`")
 	tids := fs.String("tid", "", "keep only the samples of threads `T[,T...]`")
 	comms := fs.String("comm", "", "keep only the samples of processes named `NAME[,NAME...]` (their command name, as perf report --comms)")
-	srcline := fs.Bool("srcline", false, "give every call site its source file and line from DWARF (slower with large debug packages)")
+	srcline := fs.Bool("srcline", false, "give call sites their source lines from separate debug files too (debug packages: slower), and their inlined frames")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
 	workers := fs.Int("j", 0, "fold with `N` workers (0: one per CPU)")
@@ -119,6 +119,14 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	// err, if any, stopped reading: it is among the warnings, and the
 	// profile is incomplete.
 	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
+	// A weight asked for that the recording lacks is refused, as
+	// --pgo-weight calls is, rather than drawn as the other one.
+	if fw == flamegraph.WeightCalls || setFlags(fs)["weight"] {
+		if err := report.CheckWeight(p, fw); err != nil {
+			other := map[flamegraph.Weight]string{flamegraph.WeightCalls: "time", flamegraph.WeightTime: "calls"}[fw]
+			return fail(stderr, fmt.Errorf("--weight %s: %w: use --weight %s", *weight, err, other))
+		}
+	}
 	render := func(w io.Writer) error {
 		switch *format {
 		case "json":

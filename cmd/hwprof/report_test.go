@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,8 +56,13 @@ type reportJSON struct {
 		Weight float64
 	} `json:"edges"`
 	Contexts []struct {
-		Path   []string
-		Weight float64
+		Path      []string
+		Count     *uint64
+		Weight    float64
+		Callsites []*struct {
+			Object, Offset, File string
+			Line                 int
+		}
 	} `json:"contexts"`
 }
 
@@ -509,5 +515,124 @@ func TestVDSOName(t *testing.T) {
 		if got := vdsoName(in); got != want {
 			t.Errorf("vdsoName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestReportCCallSitesFileLine: a C program built with -g has its call
+// sites shown as file:line by default (without --srcline), as Go's are,
+// each the line addr2line gives for the site's offset; a call site in an
+// object without DWARF of its own (libc, the kernel) shows as the caller's
+// symbol and offset.
+func TestReportCCallSitesFileLine(t *testing.T) {
+	needPerfEvents(t)
+	bin := testprog.Build(t, "c/hotpath.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	addr2line, err := exec.LookPath("addr2line")
+	if err != nil {
+		t.Skipf("no addr2line to check the lines against: %v", err)
+	}
+	data := filepath.Join(t.TempDir(), "timer.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", data, "--", bin, "500"); r.code != 0 { // 500 ms of CPU
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", data)
+	text := hwprof(t, "report", "-i", data, "--top", "0")
+	if text.code != 0 {
+		t.Fatalf("report: exit %d\n%s", text.code, text.stderr)
+	}
+	// row returns the text report's edge row of caller → callee with the
+	// call site text site (and the offset that tells apart two calls on
+	// one line: an interrupt taken at two places of one line of b).
+	row := func(caller, callee, site string) bool {
+		re := regexp.MustCompile(`(?m)\s` + regexp.QuoteMeta(caller+" → "+callee) + `\s+` + regexp.QuoteMeta(site) + `( \(` + regexp.QuoteMeta(caller) + `\+0x[0-9a-f]+\))?$`)
+		return re.MatchString(text.stdout)
+	}
+	inProgram := 0
+	for _, e := range rep.Edges {
+		if e.Callsite.Object != bin {
+			continue
+		}
+		inProgram++
+		out, err := exec.Command(addr2line, "-e", bin, e.Callsite.Offset).Output()
+		if err != nil {
+			t.Fatalf("addr2line %s: %v", e.Callsite.Offset, err)
+		}
+		want, _, _ := strings.Cut(strings.TrimSpace(string(out)), " (discriminator")
+		got := fmt.Sprintf("%s:%d", e.Callsite.File, e.Callsite.Line)
+		if e.Callsite.File == "" || got != want {
+			t.Errorf("edge %s → %s at %s: JSON file:line %q, addr2line %q", e.Caller, e.Callee, e.Callsite.Offset, got, want)
+			continue
+		}
+		if site := fmt.Sprintf("%s:%d", filepath.Base(e.Callsite.File), e.Callsite.Line); !row(e.Caller, e.Callee, site) {
+			t.Errorf("edge %s → %s: no text row with call site %s\n%s", e.Caller, e.Callee, site, text.stdout)
+		}
+	}
+	if inProgram < 2 {
+		t.Errorf("%d edges with call sites in the program, want main → a, a → b and more: %+v", inProgram, rep.Edges)
+	}
+	// __libc_start_call_main calls main from libc, whose DWARF (if any)
+	// is in a separate debug file: its symbol and offset.
+	if !regexp.MustCompile(`(?m)\s__libc_start_call_main → main\s+__libc_start_call_main\+0x[0-9a-f]+$`).MatchString(text.stdout) {
+		t.Errorf("the call of main from libc does not show as __libc_start_call_main+0x...:\n%s", text.stdout)
+	}
+}
+
+// TestReportContextsMergedBySites: the text report lists a calling
+// context once, whatever call sites lead through it: knowncalls' a calls
+// c from two call sites (on one line), once each per round, and the text
+// showed main → a → c twice, 1 call per round each, differing only by a
+// call site it does not show. The JSON report keeps the two contexts
+// apart, each with the call sites along its path. The edge table, whose
+// rows are call sites, tells the two a → c apart by their offsets.
+func TestReportContextsMergedBySites(t *testing.T) {
+	needUprobes(t) // the exact source
+	bin := testprog.Build(t, "c/knowncalls.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	data := filepath.Join(t.TempDir(), "exact.data")
+	const rounds = 2000 // knowncalls takes rounds: its counts are exact
+	if r := hwprof(t, "record", "-q", "--source", "exact", "-o", data, "--", bin, fmt.Sprint(rounds)); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	text := hwprof(t, "report", "-i", data, "--contexts", "0")
+	if text.code != 0 {
+		t.Fatalf("report: exit %d\n%s", text.code, text.stderr)
+	}
+	_, contexts, _ := strings.Cut(text.stdout, "\ncontexts (")
+	rows := regexp.MustCompile(`(?m)^\s*[\d.]+%\s+(\d+)\s+(.*)$`).FindAllStringSubmatch(contexts, -1)
+	seen := map[string]bool{}
+	var ac []string
+	for _, r := range rows {
+		if seen[r[2]] {
+			t.Errorf("context %q listed twice", r[2])
+		}
+		seen[r[2]] = true
+		if strings.HasSuffix(r[2], "main → a → c") {
+			ac = append(ac, r[1])
+		}
+	}
+	if len(ac) != 1 || ac[0] != fmt.Sprint(2*rounds) {
+		t.Errorf("main → a → c: rows with counts %v, want one with %d:\n%s", ac, 2*rounds, contexts)
+	}
+	edges := regexp.MustCompile(`(?m)^\s*[\d.]+%\s+`+fmt.Sprint(rounds)+`\s+a → c\s+(knowncalls\.c:\d+ \(a\+0x[0-9a-f]+\))$`).FindAllStringSubmatch(text.stdout, -1)
+	if len(edges) != 2 || edges[0][1] == edges[1][1] {
+		t.Errorf("edge a → c: rows %q, want two told apart by their offsets in a:\n%s", edges, text.stdout)
+	}
+
+	rep := runReportJSON(t, "-i", data)
+	sites := map[string]bool{}
+	for _, c := range rep.Contexts {
+		n := len(c.Path)
+		if n < 3 || strings.Join(c.Path[n-3:], ">") != "main>a>c" {
+			continue
+		}
+		if len(c.Callsites) != n || c.Callsites[n-1] != nil || c.Callsites[n-2] == nil {
+			t.Fatalf("context %v: call sites %d, want %d, the last null, the one in a given", c.Path, len(c.Callsites), n)
+		}
+		s := c.Callsites[n-2]
+		if c.Count == nil || *c.Count != rounds || s.Object != bin || s.File == "" || s.Line == 0 {
+			t.Errorf("context %v: count %v, call site in a %+v; want %d calls at a line of %s", c.Path, c.Count, *s, rounds, bin)
+		}
+		sites[s.Offset] = true
+	}
+	if len(sites) != 2 {
+		t.Errorf("JSON: main → a → c at call sites %v in a, want two", sites)
 	}
 }

@@ -8,7 +8,7 @@ import (
 // folder takes the address-level stacks and call edges the reader
 // produces and folds them into a CC-Map (internal/pipeline's shape).
 type folder interface {
-	Add(frames []ccmap.Frame, weight uint64)
+	AddStacks(frames []ccmap.Frame, weight, count uint64)
 	AddEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64)
 	Close() *ccmap.Map
 }
@@ -22,7 +22,9 @@ func newFolder(o LoadOptions) folder {
 // directFolder folds on the caller's goroutine into one map (tests).
 type directFolder struct{ m *ccmap.Map }
 
-func (d *directFolder) Add(frames []ccmap.Frame, weight uint64) { d.m.AddStack(frames, weight) }
+func (d *directFolder) AddStacks(frames []ccmap.Frame, weight, count uint64) {
+	d.m.AddStacks(frames, weight, count)
+}
 
 func (d *directFolder) AddEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64) {
 	if ctx == nil {

@@ -1240,7 +1240,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 		roots = nil // no call graph recorded: the sampled function alone is no stack to judge (unrooted)
 	}
 	l.countShape(shape, roots, weight)
-	l.fold.Add(l.cframes, weight)
+	l.fold.AddStacks(l.cframes, weight, 1)
 }
 
 // foldCached folds a sample of the stack of cache entry i: its weight is
@@ -1251,18 +1251,19 @@ func (l *loader) foldCached(i int, weight uint64) {
 	l.countShape(e.shape, l.stacks.frames[e.frame:e.frameTo], weight)
 	if l.sumStacks {
 		e.pending += weight
+		e.count++
 		return
 	}
-	l.fold.Add(l.stacks.frames[e.frame:e.frameTo], weight)
+	l.fold.AddStacks(l.stacks.frames[e.frame:e.frameTo], weight, 1)
 }
 
 // clearStacks folds the stack cache's pending weights and empties it.
 func (l *loader) clearStacks() {
-	l.stacks.flush(l.fold.Add)
+	l.stacks.flush(l.fold.AddStacks)
 	l.stacks.clear()
 	l.lbr.edges.reset()
 	if c := l.probes.cache; c != nil {
-		c.flush(l.addExact)
+		c.flush(func(frames []ccmap.Frame, weight, _ uint64) { l.addExact(frames, weight) })
 		c.clear()
 	}
 }
@@ -1436,6 +1437,7 @@ func (l *loader) foldExact(i int, weight uint64) {
 	l.countShape(e.shape, nil, weight)
 	if l.sumStacks {
 		e.pending += weight
+		e.count++
 		return
 	}
 	l.addExact(c.frames[e.frame:e.frameTo], weight)

@@ -14,12 +14,11 @@ import (
 // execs, and when it holds maxStacks stacks (bounding its memory).
 //
 // Each entry also sums the weight of its samples not yet handed to the
-// folder (pending), so that a stack seen a thousand times is folded once
-// with the sum of its weights: folding a stack n times with weights w_i
-// gives the map folding it once with their sum gives, but for
-// Totals.Stacks, which then counts the stacks folded, not the samples.
-// flush hands the sums over; the loader calls it before every clear and
-// at the end.
+// folder (pending) and counts them, so that a stack seen a thousand times
+// is folded once with the sum of its weights and their count
+// (ccmap.AddStacks): folding a stack n times with weights w_i gives the
+// map folding it once with their sum and n gives. flush hands the sums
+// over; the loader calls it before every clear and at the end.
 type stackCache struct {
 	limit   int     // stacks held at most (maxStacks; tests set less)
 	slots   []int32 // open addressing by hash: entry+1, 0 empty
@@ -31,6 +30,7 @@ type stackCache struct {
 type stackEntry struct {
 	hash           uint64
 	pending        uint64 // weight not yet folded
+	count          uint64 // samples in pending
 	pid            uint32
 	shape          stackShape // broken or cut
 	raw, rawEnd    int32
@@ -56,14 +56,14 @@ func (c *stackCache) clear() {
 	c.entries, c.raw, c.frames = c.entries[:0], c.raw[:0], c.frames[:0]
 }
 
-// flush hands every pending weight to add with the entry's frames (which
-// add must copy) and zeroes it.
-func (c *stackCache) flush(add func([]ccmap.Frame, uint64)) {
+// flush hands every pending weight and its count of samples to add with
+// the entry's frames (which add must copy) and zeroes them.
+func (c *stackCache) flush(add func(frames []ccmap.Frame, weight, count uint64)) {
 	for i := range c.entries {
 		e := &c.entries[i]
-		if e.pending > 0 {
-			add(c.frames[e.frame:e.frameTo], e.pending)
-			e.pending = 0
+		if e.count > 0 {
+			add(c.frames[e.frame:e.frameTo], e.pending, e.count)
+			e.pending, e.count = 0, 0
 		}
 	}
 }

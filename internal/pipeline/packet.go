@@ -13,7 +13,7 @@ type packet struct {
 type itemKind uint8
 
 const (
-	stackItem   itemKind = iota // AddStack(frames[lo:hi], weight)
+	stackItem   itemKind = iota // AddStacks(frames[lo:hi], weight, count)
 	edgeItem                    // AddEdge(site, callee, weight)
 	edgeCtxItem                 // AddEdgeInContext(frames[lo:hi], site, callee, weight)
 )
@@ -24,6 +24,7 @@ type item struct {
 	lo, hi int
 	site   ccmap.CallSite
 	weight uint64
+	count  uint64 // samples of a stack item
 }
 
 // newPacket returns an empty packet with room for size samples of 16
@@ -36,10 +37,10 @@ func newPacket(size int) *packet {
 	}
 }
 
-func (pk *packet) addStack(frames []ccmap.Frame, weight uint64) {
+func (pk *packet) addStack(frames []ccmap.Frame, weight, count uint64) {
 	lo := len(pk.frames)
 	pk.frames = append(pk.frames, frames...)
-	pk.items = append(pk.items, item{kind: stackItem, lo: lo, hi: len(pk.frames), weight: weight})
+	pk.items = append(pk.items, item{kind: stackItem, lo: lo, hi: len(pk.frames), weight: weight, count: count})
 }
 
 func (pk *packet) addEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64) {
@@ -61,10 +62,10 @@ func (pk *packet) fold(m *ccmap.Map, pend *pending) {
 		switch it.kind {
 		case stackItem:
 			if pend != nil && it.hi > it.lo {
-				pend.add(m, pk.frames[it.lo:it.hi], it.weight)
+				pend.add(m, pk.frames[it.lo:it.hi], it.weight, it.count)
 				continue
 			}
-			m.AddStack(pk.frames[it.lo:it.hi], it.weight)
+			m.AddStacks(pk.frames[it.lo:it.hi], it.weight, it.count)
 		case edgeItem:
 			m.AddEdge(it.site, it.callee, it.weight)
 		case edgeCtxItem:

@@ -41,16 +41,16 @@ func newPending() *pending {
 	return &pending{slots: make([]pendSlot, pendWays*pendSets)}
 }
 
-// add sums one sample of frames (non-empty) into its slot, folding into m
-// the sum of the slot it displaces.
-func (p *pending) add(m *ccmap.Map, frames []ccmap.Frame, weight uint64) {
+// add sums count samples of frames (non-empty) of weight weight into its
+// slot, folding into m the sum of the slot it displaces.
+func (p *pending) add(m *ccmap.Map, frames []ccmap.Frame, weight, count uint64) {
 	h := hashFrames(frames)
 	set := p.slots[(h&(pendSets-1))*pendWays:][:pendWays]
 	for i := range set {
 		s := &set[i]
 		if s.hash == h && s.frames != nil && slices.Equal(s.frames, frames) {
 			s.weight += weight
-			s.count++
+			s.count += count
 			if i > 0 {
 				set[i-1], set[i] = set[i], set[i-1]
 			}
@@ -62,7 +62,7 @@ func (p *pending) add(m *ccmap.Map, frames []ccmap.Frame, weight uint64) {
 		m.AddStacks(last.frames, last.weight, last.count)
 	}
 	copy(set[1:], set[:pendWays-1])
-	set[0] = pendSlot{hash: h, weight: weight, count: 1, frames: append(last.frames[:0], frames...)}
+	set[0] = pendSlot{hash: h, weight: weight, count: count, frames: append(last.frames[:0], frames...)}
 }
 
 // flush folds every pending sum into m; the stacks stay, with nothing

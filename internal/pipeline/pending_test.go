@@ -27,7 +27,7 @@ func TestPendingSumsTheSame(t *testing.T) {
 			s := stacks[z.Uint64()]
 			w := uint64(1 + r.IntN(1000))
 			want.AddStack(s, w)
-			pend.add(got, s, w)
+			pend.add(got, s, w, 1)
 			if k == 30000 {
 				pend.flush(got)
 			}

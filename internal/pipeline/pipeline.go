@@ -40,7 +40,7 @@ func (o Options) Check() error {
 
 // Stats count what the producer handed to the pipeline.
 type Stats struct {
-	Samples uint64 // stacks given to Add (skipped ones included)
+	Samples uint64 // samples given to Add and AddStacks (skipped ones included)
 	Edges   uint64 // call-edge events given to AddEdge
 	Packets uint64 // packets handed to the workers
 	Skipped uint64 // stacks not folded by redundancy skipping
@@ -113,21 +113,27 @@ func newProducer(o Options) *Pipeline {
 // Add hands over one sampled stack, innermost frame first, weighted by
 // weight (the sample's period). The frames are copied; the caller may
 // reuse them. It blocks while the queue is full.
-func (p *Pipeline) Add(frames []ccmap.Frame, weight uint64) {
+func (p *Pipeline) Add(frames []ccmap.Frame, weight uint64) { p.AddStacks(frames, weight, 1) }
+
+// AddStacks hands over count samples of one stack whose weights sum to
+// weight (a caller that sums repeated stacks; ccmap.AddStacks). With
+// DedupRatio the samples are admitted or skipped together: a caller that
+// skips redundant stacks hands them over one at a time.
+func (p *Pipeline) AddStacks(frames []ccmap.Frame, weight, count uint64) {
 	p.mustRun()
-	p.stats.Samples++
+	p.stats.Samples += count
 	if len(frames) == 0 {
 		return // ccmap ignores empty stacks; no signature to keep either
 	}
 	if p.dedup != nil {
 		w, ok := p.dedup.admit(frames, weight)
 		if !ok {
-			p.stats.Skipped++
+			p.stats.Skipped += count
 			return
 		}
 		weight = w
 	}
-	p.cur.addStack(frames, weight)
+	p.cur.addStack(frames, weight, count)
 	p.full()
 }
 

@@ -574,3 +574,22 @@ func TestBrowserDiff(t *testing.T) {
 	p.screenshot("diff")
 	p.checkNoNetwork()
 }
+
+// hover moves the pointer over frame f and returns the tooltip's rows,
+// label → value ("samples" → "12 total, 3 self").
+func (p *page) hover(f drawnFrame) map[string]string {
+	p.t.Helper()
+	x, y := p.pointAt(f)
+	p.run(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y))
+	rows := eval[[][]string](p, `Array.from(document.querySelectorAll('#tip tr')).map(function (r) { return [r.cells[0].textContent, r.cells[1].textContent]; })`)
+	out := map[string]string{}
+	for _, r := range rows {
+		if len(r) == 2 {
+			out[r[0]] = r[1]
+		}
+	}
+	if name := eval[string](p, `document.querySelector('#tip .name').textContent`); name != f.Name {
+		p.t.Fatalf("hovered %q, the tooltip names %q", f.Path, name)
+	}
+	return out
+}

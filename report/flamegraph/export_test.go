@@ -42,3 +42,19 @@ func (r *refTree) MatchShare(stacks []Stack, re *regexp.Regexp, w string) float6
 
 // IsNarrow reports whether name is a merged "[N narrow frames]" frame.
 func IsNarrow(name string) bool { return narrowName.MatchString(name) }
+
+// Hover moves the pointer over f and returns the tooltip's rows.
+func (p *page) Hover(f drawnFrame) map[string]string { return p.hover(f) }
+
+// Find returns the drawn frame at path ("a;b;c").
+func (p *page) Find(path string) drawnFrame { return p.find(path) }
+
+// Time is the reference's time total of the frame at path; ok is false
+// when the reference has no such frame.
+func (r *refTree) Time(path string) (float64, bool) {
+	n := r.byPath[path]
+	if n == nil {
+		return 0, false
+	}
+	return n.total[wTime], true
+}

@@ -324,8 +324,12 @@
     var t = el('table');
     tipRow(t, 'total', pct(tot[n] / root) + '  (' + amount(w, tot[n]) + ')');
     tipRow(t, 'self', pct(self[n] / root) + '  (' + amount(w, self[n]) + ')');
-    if (st.zoom !== 0 && tot[st.zoom] > 0) tipRow(t, 'of zoomed', pct(tot[n] / tot[st.zoom]));
-    tipRow(t, 'samples', int(W.samples.total[n]) + ' total, ' + int(W.samples.self[n]) + ' self');
+    // An ancestor of the zoomed frame holds it: say how much of the
+    // ancestor the zoomed frame is, not a share of the zoom above 100%.
+    if (st.zoom !== 0 && depth[n] < depth[st.zoom] && tot[n] > 0) tipRow(t, 'zoomed frame', pct(tot[st.zoom] / tot[n]) + ' of this frame');
+    else if (st.zoom !== 0 && tot[st.zoom] > 0) tipRow(t, 'of zoomed', pct(tot[n] / tot[st.zoom]));
+    // Sampled stacks have samples; a profile of calls alone (exact) none.
+    if (D.meta.hasTime || w === 'samples') tipRow(t, 'samples', int(W.samples.total[n]) + ' total, ' + int(W.samples.self[n]) + ' self');
     if (w !== 'time' && W.time) tipRow(t, 'time', dur(W.time.total[n]) + ' total, ' + dur(W.time.self[n]) + ' self');
     if (W.calls) tipRow(t, 'calls', num(W.calls.self[n]) + ' into this context, ' + num(W.calls.total[n]) + ' at or below it');
     if (diff) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/engine"
@@ -145,4 +146,109 @@ func TestBrowserRealTimer(t *testing.T) {
 		t.Fatal("the live recording has no sampled weight")
 	}
 	checkRealPage(t, "real-timer", p)
+}
+
+// TestBrowserRealTooltip: the tooltip of a live timer recording with a
+// fixed period gives every frame its samples, which are then its time
+// over the period (an independent count: the page's time comes from the
+// samples' periods), and after a zoom an ancestor of the zoomed frame
+// says how much of it the zoomed frame is, never a share of the zoomed
+// frame above 100%.
+func TestBrowserRealTooltip(t *testing.T) {
+	prog := testprog.Build(t, "c/flamelive.c", "-O0", "-fno-omit-frame-pointer")
+	dir := t.TempDir()
+	// Whether this machine lets a process open a cpu-clock event at all.
+	probe, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Target: perf.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
+		t.Skipf("cannot open perf events here: %v", err)
+	}
+	const period = 500000 // ns of CPU time
+	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Period: period, Target: perf.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "live.data")
+	if _, err := record.Record(record.Options{Events: events, Argv: []string{prog, "1000"}, Output: data}); err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	p, err := engine.Load(data, engine.LoadOptions{})
+	if p == nil {
+		t.Fatal(err)
+	}
+	meta, stacks := report.FlameStacks(p)
+	var b bytes.Buffer
+	if err := report.Flamegraph(&b, p, flamegraph.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pg := flamegraph.OpenPage(t, b.Bytes())
+	ref := flamegraph.BuildRef(stacks, meta)
+
+	// samples reads "N total, M self" and checks N against the frame's
+	// time over the period.
+	samples := func(f flamegraph.Drawn, tip map[string]string) {
+		t.Helper()
+		var total, self uint64
+		if _, err := fmt.Sscanf(strings.ReplaceAll(tip["samples"], ",", ""), "%d total %d self", &total, &self); err != nil {
+			t.Fatalf("frame %q: samples row %q: %v (tooltip %v)", f.Path, tip["samples"], err, tip)
+		}
+		tm, ok := ref.Time(f.Path)
+		if !ok {
+			t.Fatalf("frame %q not in the reference", f.Path)
+		}
+		if want := uint64(math.Round(tm / period)); total != want || self > total || want == 0 {
+			t.Errorf("frame %q: tooltip says %d samples in total, %d self; its time %.0f ns is %d samples of %d ns",
+				f.Path, total, self, tm, want, period)
+		}
+	}
+	root := pg.Find("")
+	samples(root, pg.Hover(root))
+	var widest flamegraph.Drawn
+	for _, f := range pg.Frames() {
+		if f.Depth >= 2 && f.Width > widest.Width && !flamegraph.IsNarrow(f.Name) {
+			widest = f
+		}
+	}
+	samples(widest, pg.Hover(widest))
+
+	// Zoom into the deepest frame that is at least a tenth of the width,
+	// then hover every frame drawn.
+	var deep flamegraph.Drawn
+	for _, f := range pg.Frames() {
+		if f.Depth >= 3 && f.Width >= pg.State().Width/10 && f.Depth > deep.Depth && !flamegraph.IsNarrow(f.Name) {
+			deep = f
+		}
+	}
+	if deep.Path == "" {
+		t.Fatalf("no frame 3 deep and a tenth of the width in %d frames", len(pg.Frames()))
+	}
+	pg.Click(deep)
+	zoomTime, _ := ref.Time(deep.Path)
+	over := regexp.MustCompile(`([0-9.]+)%`)
+	for _, f := range pg.Frames() {
+		if flamegraph.IsNarrow(f.Name) || f.Width < 4 {
+			continue
+		}
+		tip := pg.Hover(f)
+		if v, ok := tip["of zoomed"]; ok {
+			for _, m := range over.FindAllStringSubmatch(v, -1) {
+				if x, _ := strconv.ParseFloat(m[1], 64); x > 100.005 {
+					t.Errorf("frame %q after zooming into %q: of zoomed %q", f.Path, deep.Path, v)
+				}
+			}
+		}
+		if f.Depth < deep.Depth {
+			tm, _ := ref.Time(f.Path)
+			want := fmt.Sprintf("%.2f%%", 100*zoomTime/tm)
+			if !strings.Contains(tip["zoomed frame"], want) {
+				t.Errorf("ancestor %q of the zoomed %q: tooltip %v, want a zoomed frame row with %s", f.Path, deep.Path, tip, want)
+			}
+		}
+		if f.Depth >= deep.Depth {
+			samples(f, tip)
+		}
+	}
+	pg.Screenshot("real-tooltip-zoom")
 }
