@@ -134,12 +134,7 @@ func TestDumpErrors(t *testing.T) {
 func TestDumpOwnRecording(t *testing.T) {
 	t.Parallel()
 	needPerfEvents(t)
-	out := filepath.Join(t.TempDir(), "own.data")
-	r := hwprof(t, "record", "-g", "-o", out, "--", hwprofBin, workloadArg, "300ms")
-	if r.code != 0 {
-		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
-	}
-	n := samplesWritten(t, r.stderr)
+	out, n := workloadRecording(t)
 	d := hwprof(t, "dump", "--stats", "-i", out)
 	if d.code != 0 || statsSamples(t, d.stdout) != n {
 		t.Errorf("dump --stats: exit %d, stderr %q, samples line vs %d recorded:\n%s", d.code, d.stderr, n, d.stdout)

@@ -58,10 +58,7 @@ func TestReportFlamegraph(t *testing.T) {
 	})
 	t.Run("live", func(t *testing.T) {
 		needPerfEvents(t)
-		live := filepath.Join(t.TempDir(), "live.data")
-		if r := hwprof(t, "record", "-q", "-o", live, "--", hwprofBin, workloadArg, "1s"); r.code != 0 {
-			t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
-		}
+		live, _ := workloadRecording(t)
 		checkFlameOutputs(t, live)
 	})
 }

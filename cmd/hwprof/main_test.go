@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	hwprofBin = filepath.Join(dir, "hwprof")
+	workloadData = filepath.Join(dir, "workload.data")
 	build := exec.Command("go", "build", "-o", hwprofBin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -34,6 +36,36 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// workloadData is the recording of the built-in workload that the tests
+// which only read one share (workloadRecording), made once per test
+// process.
+var (
+	workloadData    string
+	workloadOnce    sync.Once
+	workloadResult  result
+	workloadSamples int
+)
+
+// workloadRecording returns the shared recording of the built-in
+// workload (record -g, 500 ms of its CPU time) and the samples hwprof
+// said it wrote. Tests only read it.
+func workloadRecording(t *testing.T) (string, int) {
+	t.Helper()
+	needPerfEvents(t)
+	workloadOnce.Do(func() {
+		workloadResult = hwprofExec(t, "record", "-g", "-o", workloadData, "--", hwprofBin, workloadArg, "500ms")
+		if workloadResult.code == 0 {
+			if m := recordedRE.FindStringSubmatch(workloadResult.stderr); m != nil {
+				workloadSamples, _ = strconv.Atoi(m[1])
+			}
+		}
+	})
+	if workloadResult.code != 0 || workloadSamples == 0 {
+		t.Fatalf("record the shared workload: exit %d, %d samples\n%s", workloadResult.code, workloadSamples, workloadResult.stderr)
+	}
+	return workloadData, workloadSamples
 }
 
 type result struct {

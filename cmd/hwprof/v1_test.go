@@ -49,11 +49,7 @@ var reportSamplesRE = regexp.MustCompile(`(?m)^samples:\s+(\d+)`)
 func TestReadsVersion1Recording(t *testing.T) {
 	needPerfEvents(t)
 	dir := t.TempDir()
-	v2 := filepath.Join(dir, "v2.data")
-	r := hwprof(t, "record", "-q", "-g", "-o", v2, "--", hwprofBin, workloadArg, "1")
-	if r.code != 0 {
-		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
-	}
+	v2, _ := workloadRecording(t)
 	b, err := os.ReadFile(v2)
 	if err != nil {
 		t.Fatal(err)
