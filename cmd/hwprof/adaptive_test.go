@@ -34,31 +34,24 @@ func selfShares(p *profile.Profile) map[string]float64 {
 // cpu-clock and task-clock every 0.1 ms), so that the machine's load, which
 // slows the two phases differently, cannot tell them apart.
 //
-// The program is scripts/bench-adaptive.sh's phased: its loop phase makes
-// no calls, so its counter lives in a caller-saved register that the
-// activation key leaves out (the loop writes it) and the phase reads as
-// one activation, which grows the period. (-e cpu-clock -g samples the
-// key's registers, as the timer source does. The loop of testdata/c/
-// phased.c calls cpu_ms and keeps its counter in a callee-saved register,
-// which the key reads: no repetition there, and the period stays at its
-// start, the rate cap.)
+// The program is testdata/c/adaptive_phased.c: its loop phase makes no
+// calls and keeps its counter in a caller-saved register, which the
+// activation key leaves out, so the phase reads as one activation and
+// the period grows there.
 func TestAdaptiveAgreesWithFinePeriod(t *testing.T) {
 	t.Parallel()
 	needPerfEvents(t)
 	prog := testprog.Build(t, "c/adaptive_phased.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	out := filepath.Join(t.TempDir(), "adaptive.data")
-	// Two seconds of CPU per phase (the argument is the whole run's). The overlap's shortfall is sampling
-	// noise of the adaptive profile in the call phase, where three
-	// functions share the time: with n adaptive samples there it is about
-	// 0.5·Σ√(2/π)·√(p(1−p)/n)·½ ≈ 0.25/√n of the whole (p ≈ 0.11, 0.58,
-	// 0.29 within the phase), and n is what the controller leaves. With
-	// the key's registers the call phase repeats no activation and keeps
-	// the start period (about 7,000 samples in 2 s; the budget rule may
-	// grow it on a loaded machine, hwprof's cost of the fine event
-	// counting). When -e samples carried no registers the period grew to
-	// 8 ms there: with one second per phase n fell to about 250 and the
-	// overlap to 92-94.7%; two seconds kept n ≥ 250 at the largest
-	// period, the mean shortfall near 1% and 95% more than 3σ away.
+	// Two seconds of CPU per phase (the argument is the whole run's).
+	// The overlap's shortfall is sampling noise of the adaptive profile
+	// in the call phase, where three functions share the time: with n
+	// adaptive samples there it is about 0.5·Σ√(2/π)·√(p(1−p)/n)·½ ≈
+	// 0.25/√n of the whole (p ≈ 0.11, 0.58, 0.29 within the phase). The
+	// call phase keeps the start period (about 7,000 samples in 2 s); the
+	// budget rule may grow it on a loaded machine, and two seconds keep
+	// n ≥ 250 even at the largest period (8 ms): the mean shortfall near
+	// 1%, and 95% more than 3σ away.
 	r := hwprof(t, "record", "--adaptive", "-e", "cpu-clock", "-e", "task-clock/period=100000/", "-g", "-o", out, "--", prog, "4")
 	if r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
