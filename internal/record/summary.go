@@ -35,8 +35,10 @@ func WriteSummary(w io.Writer, o Options, st Stats) {
 		loss += fmt.Sprintf("; %d records could not be decoded (kept in the file)", st.Undecoded)
 	}
 	fmt.Fprintln(w, loss)
+	// Per sample only where the samples, not the fixed cost of starting
+	// and ending (tens of ms), make most of it.
 	perSample := ""
-	if st.Samples > 0 {
+	if st.Samples >= minSamplesPerCost {
 		perSample = fmt.Sprintf(", %.1f ms per 100k samples", st.CPU.Seconds()*1e3*1e5/float64(st.Samples))
 	}
 	fmt.Fprintf(w, "hwprof: own CPU time %.1f ms%s\n", st.CPU.Seconds()*1e3, perSample)
@@ -196,3 +198,10 @@ func tidList(tids []uint32) string {
 	}
 	return "tids " + strings.Join(s, ", ")
 }
+
+// minSamplesPerCost is the fewest samples for which the summary gives
+// hwprof's own CPU time per 100k samples: below it the fixed cost of a
+// recording (setting up and closing the events, reading the program's
+// objects: 50-60 ms) would read as a cost per sample thousands of times
+// the real one.
+const minSamplesPerCost = 10000

@@ -2,7 +2,9 @@ package record
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hwprof/hwprof/perf"
 )
@@ -26,6 +28,24 @@ func TestEventCounts(t *testing.T) {
 	} {
 		if got := EventCounts(evs(c.n), c.samples); got != c.want {
 			t.Errorf("%d events %v: %q, want %q", c.n, c.samples, got, c.want)
+		}
+	}
+}
+
+// The own-CPU line gives a cost per 100k samples only for a recording
+// whose samples, not its fixed cost, make most of hwprof's CPU time.
+func TestSummaryCostPerSample(t *testing.T) {
+	for _, c := range []struct {
+		samples uint64
+		want    string
+	}{
+		{729, "hwprof: own CPU time 63.0 ms\n"},
+		{50000, "hwprof: own CPU time 63.0 ms, 126.0 ms per 100k samples\n"},
+	} {
+		var b strings.Builder
+		WriteSummary(&b, Options{Output: "x.data"}, Stats{Samples: c.samples, CPU: 63 * time.Millisecond})
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%d samples:\n%s\nwant a line %q", c.samples, b.String(), c.want)
 		}
 	}
 }
