@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
@@ -40,7 +43,7 @@ func kept(t *testing.T, what, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil || string(b) != "previous recording" {
-		t.Errorf("%s: %s now holds %q (%v), want the previous recording", what, path, b, err)
+		t.Errorf("%s: %s now holds %q... (%d bytes, %v), want the previous recording", what, path, b[:min(len(b), 24)], len(b), err)
 	}
 	if _, err := os.Lstat(path + ".old"); err == nil {
 		t.Errorf("%s: %s.old was made", what, path)
@@ -470,4 +473,72 @@ func TestTerminalRefused(t *testing.T) {
 			t.Errorf("%s -i - from a terminal: %v, stderr %q; want an error naming the terminal", sub, err, errb.String())
 		}
 	}
+}
+
+// spinner starts a process that spins until the test ends, for -p.
+func spinner(t *testing.T) int {
+	t.Helper()
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		spin.Process.Kill()
+		spin.Wait()
+	})
+	return spin.Process.Pid
+}
+
+// A -p recording that fails once the events are open leaves the previous
+// recording where it was, as one that fails before does: when the
+// process's /proc/PID/maps cannot be read (as root, where the kernel or a
+// sandbox denies it: here a write-only sysctl file mounted over it in a
+// mount namespace of hwprof's own), and when the command that times the
+// recording cannot be executed.
+func TestRecordAttachFailureKeepsPrevious(t *testing.T) {
+	needPerfEvents(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "prev.data")
+	pid := spinner(t)
+	notExec := filepath.Join(dir, "timer.sh") // found and executable, but execve fails
+	if err := os.WriteFile(notExec, []byte("#!/no/such/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := []string{"record", "-q", "-o", out, "--duration", "1s", "-p", strconv.Itoa(pid)}
+
+	t.Run("timer command fails", func(t *testing.T) {
+		previous(t, out)
+		r := hwprof(t, append(record, "--", notExec)...)
+		if r.code == 0 {
+			t.Errorf("exit 0\n%s", r.stderr)
+		}
+		kept(t, "timer command fails", out)
+	})
+
+	t.Run("maps unreadable", func(t *testing.T) {
+		const writeOnly = "/proc/sys/vm/drop_caches" // mode 0200: even root cannot read it
+		mount, err := exec.LookPath("mount")
+		if err != nil || os.Geteuid() != 0 {
+			t.Skipf("needs root and mount(8) to hide /proc/%d/maps (euid %d, %v)", pid, os.Geteuid(), err)
+		}
+		if _, err := os.ReadFile(writeOnly); !errors.Is(err, fs.ErrPermission) {
+			t.Skipf("%s is readable here (%v)", writeOnly, err)
+		}
+		previous(t, out)
+		maps := fmt.Sprintf("/proc/%d/maps", pid)
+		script := fmt.Sprintf("%s --bind %s %s && exec \"$@\"", mount, writeOnly, maps)
+		cmd := exec.Command("sh", append([]string{"-c", script, "sh", hwprofBin}, record...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS} // the mount is hwprof's alone
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err = cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || !strings.Contains(errb.String(), maps) {
+			t.Errorf("record: %v; want a failure naming %s:\n%s", err, maps, errb.String())
+		}
+		kept(t, "maps unreadable", out)
+		if _, err := os.ReadFile(maps); err != nil {
+			t.Errorf("the test's own view of %s: %v (the mount leaked)", maps, err)
+		}
+	})
 }

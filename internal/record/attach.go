@@ -52,32 +52,40 @@ func (r *recorder) runAttach() error {
 	if err != nil {
 		return err
 	}
+	// What /proc says of the processes is read once their events are
+	// open (so that no mapping made meanwhile is missed) but before the
+	// output is opened: a process whose maps cannot be read fails the
+	// recording with the previous one left as it was.
+	synthesized, err := r.synthesizeTargets()
+	if err != nil {
+		return err
+	}
 	if err := r.create(); err != nil {
 		return err
 	}
-	if err := r.synthesizeTargets(); err != nil {
+	if err := r.writeSynthesized(synthesized); err != nil {
 		return r.finish(err)
 	}
 	for _, e := range r.events {
 		if r.o.Events[e.event].Attr.Flags.Has(perf.FlagDisabled) {
 			if err := perf.Enable(e.fd); err != nil {
-				return r.finish(fmt.Errorf("record: %w", err))
+				return r.abandon(fmt.Errorf("record: %w", err))
 			}
 		}
 	}
 	for _, fd := range pidfds {
 		if err := r.poller.Add(fd); err != nil {
-			return r.finish(fmt.Errorf("record: %w", err))
+			return r.abandon(fmt.Errorf("record: %w", err))
 		}
 	}
 	start := time.Now()
 	if err := r.startAdaptive(); err != nil {
-		return r.finish(err)
+		return r.abandon(err)
 	}
 	if tm != nil {
 		if err := tm.run(r.poller); err != nil {
 			r.stats.ExitCode = tm.code
-			return r.finish(err)
+			return r.abandon(err)
 		}
 	}
 	if r.o.Started != nil {
@@ -141,36 +149,34 @@ func (r *recorder) openTargets() error {
 	return r.openThreads()
 }
 
-// synthesizeTargets writes the COMM and MMAP2 records of the processes
-// that run already, from /proc, as perf does: for the PIDs, or
+// synthesizeTargets returns the COMM and MMAP2 records of the processes
+// that run already, from /proc, as perf writes them: for the PIDs, or
 // system-wide for every process (with a FORK per thread, as perf record
 // -a writes). System-wide, a process that exits meanwhile or whose maps
 // this user may not read is left out, as perf leaves it.
-func (r *recorder) synthesizeTargets() error {
+func (r *recorder) synthesizeTargets() ([]byte, error) {
 	st := r.o.Events[0].Attr.SampleType
 	pids := r.o.PIDs
 	var so synth.Options
 	if r.o.SystemWide {
 		var err error
 		if pids, err = allPIDs(procRoot); err != nil {
-			return err
+			return nil, err
 		}
 		so.Fork = true
 	}
+	var b []byte
 	for _, pid := range pids {
 		var err error
-		r.synth, err = so.Synthesize(r.synth[:0], procRoot, pid, st)
+		b, err = so.Synthesize(b, procRoot, pid, st) // b as it was on error
 		if errors.Is(err, os.ErrNotExist) || (r.o.SystemWide && err != nil) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("record: read /proc/%d: %w", pid, err)
-		}
-		if err := r.writeSynthesized(r.synth); err != nil {
-			return err
+			return nil, fmt.Errorf("record: read /proc/%d: %w", pid, err)
 		}
 	}
-	return nil
+	return b, nil
 }
 
 // allPIDs lists the processes in procRoot, in increasing order.

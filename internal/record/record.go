@@ -351,15 +351,17 @@ func (r *recorder) runCommand() error {
 		child.Abort()
 		return err
 	}
+	// Until the program runs, a failure leaves the previous recording
+	// where it was (abandon).
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		child.Abort()
-		return r.finish(fmt.Errorf("record: watch pid %d: %w", pid, err))
+		return r.abandon(fmt.Errorf("record: watch pid %d: %w", pid, err))
 	}
 	defer unix.Close(pidfd)
 	if err := r.poller.Add(pidfd); err != nil {
 		child.Abort()
-		return r.finish(fmt.Errorf("record: %w", err))
+		return r.abandon(fmt.Errorf("record: %w", err))
 	}
 	start := time.Now()
 	if err := child.Go(); err != nil {
@@ -367,8 +369,7 @@ func (r *recorder) runCommand() error {
 		var ee *launch.ExecError
 		if errors.As(err, &ee) {
 			r.stats.ExitCode = ee.Code
-			// Nothing ran: the previous recording is put back.
-			return errors.Join(err, r.discard())
+			return r.abandon(err) // nothing ran
 		}
 		return r.finish(err)
 	}
@@ -732,6 +733,12 @@ func (r *recorder) discard() error {
 		return r.finish(nil)
 	}
 	return r.out.Discard()
+}
+
+// abandon ends a recording that failed before it started: the output is
+// discarded (see discard), and err returned with what that found.
+func (r *recorder) abandon(err error) error {
+	return errors.Join(err, r.discard())
 }
 
 // writeKernelMmap writes the kernel's text mapping as perf does, so that
