@@ -10,10 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -541,4 +544,79 @@ func TestRecordAttachFailureKeepsPrevious(t *testing.T) {
 			t.Errorf("the test's own view of %s: %v (the mount leaked)", maps, err)
 		}
 	})
+}
+
+// Three recordings started at once to one -o: the file is locked while
+// it is written, so one records and the others fail at once, saying
+// which hwprof writes it; no recording is unlinked while it is written
+// (each used to exit 0 and say it recorded N samples in a file another
+// had rotated away), and the previous recording is kept as .old.
+func TestRecordConcurrentOutput(t *testing.T) {
+	needPerfEvents(t)
+	out := filepath.Join(t.TempDir(), "same.data")
+	previous(t, out)
+	const duration = 2 * time.Second // long enough for all three to overlap
+	type run struct {
+		cmd  *exec.Cmd
+		errb bytes.Buffer
+		code int
+		took time.Duration
+	}
+	runs := make([]*run, 3)
+	var wg sync.WaitGroup
+	for i := range runs {
+		r := &run{}
+		runs[i] = r
+		r.cmd = exec.Command(hwprofBin, "record", "-o", out, "--duration", duration.String(), "--", "sh", "-c", "while :; do :; done")
+		r.cmd.Stderr = &r.errb
+		if err := r.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		wg.Go(func() {
+			err := r.cmd.Wait()
+			r.took = time.Since(start)
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				r.code = ee.ExitCode()
+			} else if err != nil {
+				r.code = -1
+			}
+		})
+	}
+	wg.Wait()
+	var winner *run
+	for _, r := range runs {
+		t.Logf("pid %d: exit %d after %.2fs: %s", r.cmd.Process.Pid, r.code, r.took.Seconds(), strings.TrimSpace(r.errb.String()))
+		if r.code == 0 {
+			if winner != nil {
+				t.Errorf("pids %d and %d both recorded into %s", winner.cmd.Process.Pid, r.cmd.Process.Pid, out)
+			}
+			winner = r
+		}
+	}
+	if winner == nil {
+		t.Fatalf("none of the three recorded")
+	}
+	for _, r := range runs {
+		if r == winner {
+			continue
+		}
+		msg := r.errb.String()
+		if r.code != exitError || !strings.Contains(msg, out+" is being written by") ||
+			!strings.Contains(msg, fmt.Sprintf("pid %d", winner.cmd.Process.Pid)) {
+			t.Errorf("pid %d: exit %d, stderr %q; want %d and a message naming %s and pid %d", r.cmd.Process.Pid, r.code, msg, exitError, out, winner.cmd.Process.Pid)
+		}
+		if r.took > duration/2 {
+			t.Errorf("pid %d failed after %.2fs: want at once, not after recording", r.cmd.Process.Pid, r.took.Seconds())
+		}
+	}
+	n := samplesWritten(t, winner.errb.String())
+	rep := hwprof(t, "report", "-i", out)
+	if m := regexp.MustCompile(`samples:\s+(\d+)`).FindStringSubmatch(rep.stdout); rep.code != 0 || m == nil || m[1] != strconv.Itoa(n) {
+		t.Errorf("report -i %s: exit %d, %v samples; the recording that succeeded says %d\n%s", out, rep.code, m, n, rep.stderr)
+	}
+	if b, err := os.ReadFile(out + ".old"); err != nil || string(b) != "previous recording" {
+		t.Errorf("%s.old holds %q... (%v), want the previous recording", out, b[:min(len(b), 24)], err)
+	}
 }

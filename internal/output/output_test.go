@@ -1,6 +1,7 @@
 package output
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -378,5 +379,105 @@ func TestSharesStdout(t *testing.T) {
 	}
 	if SharesStdout(os.DevNull) {
 		t.Error("a character device counts as standard output")
+	}
+}
+
+// A prepared output leaves the path and its .old as they were until
+// Commit: a Discard before then changes nothing, an earlier .old
+// included.
+func TestPrepareTouchesNothingUntilCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rec.data")
+	write(t, path, "previous")
+	write(t, path+".old", "older")
+	unchanged := func(when string) {
+		t.Helper()
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 2 || content(t, path) != "previous" || content(t, path+".old") != "older" {
+			t.Errorf("%s: %d entries, %q, %q; want the two files as they were", when, len(entries), content(t, path), content(t, path+".old"))
+		}
+	}
+	o, err := Prepare(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o.File, "half")
+	unchanged("prepared")
+	if err := o.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("discarded before commit")
+
+	o, err = Prepare(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(o.File, "new")
+	unchanged("prepared again")
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if o.Old != path+".old" || content(t, path) != "new" || content(t, path+".old") != "previous" {
+		t.Errorf("committed: old %q, %q, %q; want new, previous", o.Old, content(t, path), content(t, path+".old"))
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode())
+	}
+}
+
+// A file being written (locked by its writer) is neither rotated nor
+// replaced: Check, Prepare and Open refuse it, naming the writer, and so
+// they do a PATH.old being written. Once the writer closes, the file is
+// rotated as any other.
+func TestFileBeingWrittenRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rec.data")
+	first := openWrite(t, path, "first") // closed: a finished recording
+	if first.Old != "" {
+		t.Fatalf("old %q", first.Old)
+	}
+	writer, err := Open(path) // rotates first, and writes
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(writer.File, "being written")
+	want := fmt.Sprintf("%s is being written by", path)
+	pid := fmt.Sprintf("pid %d", os.Getpid())
+	if _, err := Check(path); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), pid) {
+		t.Errorf("Check: %v; want %q naming %s", err, want, pid)
+	}
+	if _, err := Prepare(path); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Prepare: %v; want %q", err, want)
+	}
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Open: %v; want %q", err, want)
+	}
+	if content(t, path) != "being written" || content(t, path+".old") != "first" {
+		t.Errorf("%q, %q; want both files kept", content(t, path), content(t, path+".old"))
+	}
+
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o := openWrite(t, path, "third")
+	if o.Old != path+".old" || content(t, path+".old") != "being written" {
+		t.Errorf("after the writer closed: old %q holds %q; want the finished recording", o.Old, content(t, path+".old"))
+	}
+
+	// A recording written to PATH.old is not replaced by a rotation to it.
+	oldWriter, err := Open(path + ".old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oldWriter.Close()
+	io.WriteString(oldWriter.File, "written as .old")
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), path+".old is being written by") {
+		t.Errorf("Open while %s.old is being written: %v", path, err)
+	}
+	if content(t, path) != "third" || content(t, path+".old") != "written as .old" {
+		t.Errorf("%q, %q; want both kept", content(t, path), content(t, path+".old"))
 	}
 }

@@ -64,7 +64,7 @@ func (r *recorder) runAttach() error {
 		return err
 	}
 	if err := r.writeSynthesized(synthesized); err != nil {
-		return r.finish(err)
+		return r.abandon(err)
 	}
 	for _, e := range r.events {
 		if r.o.Events[e.event].Attr.Flags.Has(perf.FlagDisabled) {
@@ -87,6 +87,12 @@ func (r *recorder) runAttach() error {
 			r.stats.ExitCode = tm.code
 			return r.abandon(err)
 		}
+	}
+	if err := r.commit(); err != nil {
+		if tm != nil {
+			tm.end()
+		}
+		return err
 	}
 	if r.o.Started != nil {
 		r.o.Started(r.o.PIDs)

@@ -51,10 +51,13 @@ type Options struct {
 	// interrupt).
 	Duration time.Duration
 	// Output is the perf.data path, opened by internal/output's rules
-	// once the events are open (a regular file is rotated to .old only
-	// then; a device, FIFO or socket is written as a pipe-mode stream;
+	// once the events are open, and locked while it is written: a file
+	// another recording is writing is refused. It gets its name only once
+	// the program (or the timer command) runs: a regular file is rotated
+	// to .old then, and a recording that fails before leaves the path as
+	// it was. A device, FIFO or socket is written as a pipe-mode stream;
 	// "-" is standard output, and the program's standard output then
-	// goes to hwprof's stderr).
+	// goes to hwprof's stderr.
 	Output    string
 	DataPages int // pages per ring, a power of two (0: DefaultDataPages)
 	// Interrupt delivers SIGINT/SIGTERM. The first one ends the recording
@@ -198,9 +201,10 @@ func Record(o Options) (Stats, error) {
 	}
 	defer r.closeEvents() // also removes probes the events' making defined
 	defer r.poller.Close()
-	// A path that cannot be written is refused before anything starts;
-	// it is opened (and a previous recording rotated) only once the
-	// events are open.
+	// A path that cannot be written (or that another recording writes)
+	// is refused before anything starts; it is opened only once the
+	// events are open, and a previous recording rotated only once the
+	// targets run.
 	if _, err := output.Check(o.Output); err != nil {
 		return Stats{}, fmt.Errorf("record: %w", err)
 	}
@@ -369,9 +373,13 @@ func (r *recorder) runCommand() error {
 		var ee *launch.ExecError
 		if errors.As(err, &ee) {
 			r.stats.ExitCode = ee.Code
-			return r.abandon(err) // nothing ran
 		}
-		return r.finish(err)
+		return r.abandon(err) // nothing ran
+	}
+	if err := r.commit(); err != nil {
+		child.Signal(syscall.SIGKILL)
+		child.Wait()
+		return err
 	}
 	if err := r.startAdaptive(); err != nil {
 		child.Signal(syscall.SIGKILL)
@@ -705,7 +713,8 @@ func (r *recorder) create() error {
 			return fmt.Errorf("record: %w", err)
 		}
 	}
-	out, err := output.Open(r.o.Output)
+	// Prepared: the file has no name until the targets run (commit).
+	out, err := output.Prepare(r.o.Output)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
@@ -725,8 +734,9 @@ func (r *recorder) create() error {
 	return r.writeKernelMmap()
 }
 
-// discard undoes create when the program could not be executed: a file
-// is removed and the previous recording put back; a stream is ended as a
+// discard undoes create when the recording could not start: a file is
+// dropped (before commit: the path and its .old were never touched) or
+// removed and the previous recording put back; a stream is ended as a
 // valid recording without samples.
 func (r *recorder) discard() error {
 	if r.out.Stream() {
@@ -739,6 +749,16 @@ func (r *recorder) discard() error {
 // discarded (see discard), and err returned with what that found.
 func (r *recorder) abandon(err error) error {
 	return errors.Join(err, r.discard())
+}
+
+// commit gives the output its path once the targets run: a previous
+// recording there becomes .old only now. A commit that fails abandons the
+// recording; the caller ends the targets it started.
+func (r *recorder) commit() error {
+	if err := r.out.Commit(); err != nil {
+		return r.abandon(fmt.Errorf("record: %w", err))
+	}
+	return nil
 }
 
 // writeKernelMmap writes the kernel's text mapping as perf does, so that
