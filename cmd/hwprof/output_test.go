@@ -518,6 +518,24 @@ func TestRecordAttachFailureKeepsPrevious(t *testing.T) {
 		kept(t, "timer command fails", out)
 	})
 
+	// The new file has no name until the recording runs: an earlier
+	// .old is not replaced for a moment and lost.
+	t.Run("timer command fails, with an earlier .old", func(t *testing.T) {
+		previous(t, out)
+		if err := os.WriteFile(out+".old", []byte("earlier recording"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(out + ".old")
+		if r := hwprof(t, append(record, "--", notExec)...); r.code == 0 {
+			t.Errorf("exit 0\n%s", r.stderr)
+		}
+		b, err := os.ReadFile(out)
+		old, oldErr := os.ReadFile(out + ".old")
+		if err != nil || string(b) != "previous recording" || oldErr != nil || string(old) != "earlier recording" {
+			t.Errorf("%s holds %.24q (%v), its .old %.24q (%v); want both as they were", out, b, err, old, oldErr)
+		}
+	})
+
 	t.Run("maps unreadable", func(t *testing.T) {
 		const writeOnly = "/proc/sys/vm/drop_caches" // mode 0200: even root cannot read it
 		mount, err := exec.LookPath("mount")
