@@ -168,6 +168,7 @@ func (mg *Merger) addRecording(r *Recording) {
 	a.DurationNS += r.DurationNS
 	a.Periods = append(a.Periods, r.Periods...)
 	a.Processes = append(a.Processes, r.Processes...)
+	a.Sampled = append(a.Sampled, r.Sampled...)
 	a.Leaf.Checked += r.Leaf.Checked
 	a.Leaf.Inserted += r.Leaf.Inserted
 	a.Leaf.Unknown += r.Leaf.Unknown
@@ -301,10 +302,19 @@ func canonicalRecording(r *Recording) {
 	slices.SortFunc(r.Processes, func(a, b Process) int {
 		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(a.PID, b.PID), cmp.Compare(a.Comm, b.Comm), cmp.Compare(a.Samples, b.Samples))
 	})
+	SortSampled(r.Sampled)
 }
 
 func sortedUnique(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return slices.Compact(s)
+}
+
+// SortSampled sorts threads busiest first, then by process, thread and
+// name.
+func SortSampled(ts []SampledThread) {
+	slices.SortFunc(ts, func(a, b SampledThread) int {
+		return cmp.Or(cmp.Compare(b.Samples, a.Samples), cmp.Compare(a.PID, b.PID), cmp.Compare(a.TID, b.TID), cmp.Compare(a.Comm, b.Comm))
+	})
 }

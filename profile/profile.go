@@ -130,6 +130,11 @@ type Recording struct {
 	// Processes are the processes whose samples were kept, busiest
 	// first, with their shares of the sampled weight.
 	Processes []Process
+	// Sampled, for a profile read with a filter of processes or threads,
+	// lists every thread with samples in the recording, kept or not,
+	// busiest first: what a filter that keeps little or nothing can be
+	// told the recording has. Empty without a filter.
+	Sampled []SampledThread
 	// Leaf is what the repair of frameless first frames found.
 	Leaf LeafStats
 	// Stacks counts the sampled stacks that are not whole.
@@ -157,6 +162,14 @@ type Process struct {
 	Samples uint64
 	Weight  uint64  // the samples' summed period
 	Share   float64 // Weight as a share of all kept samples' weight
+}
+
+// SampledThread is one thread of a recording under one command name,
+// and its samples.
+type SampledThread struct {
+	PID, TID uint32
+	Comm     string // its process's command name at those samples; "" when none was recorded
+	Samples  uint64
 }
 
 // Event is one recorded event: its name and its fixed period or frequency

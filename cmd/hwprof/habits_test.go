@@ -212,7 +212,8 @@ func TestRecordPIDWithTimer(t *testing.T) {
 
 // -a records every process: a workload running beside the recording is in
 // the file under its pid and comm (from /proc), perf script reads the
-// file, and report --pid/--tid/--comm pick it out.
+// file, and report --pid/--tid/--comm pick it out (a --comm that matches
+// nothing is an error).
 func TestRecordSystemWide(t *testing.T) {
 	t.Parallel()
 	needPerfEvents(t)
@@ -264,9 +265,13 @@ func TestRecordSystemWide(t *testing.T) {
 			t.Errorf("report %q: %d samples, processes %+v; want %d samples of pid %d alone", f, one.Recording.Samples, ps, mine, pid)
 		}
 	}
-	none := reportProcesses(t, "-i", out, "--comm", "no-such-comm")
-	if none.Recording.Samples != 0 || len(none.Recording.Processes) != 0 {
-		t.Errorf("report --comm no-such-comm: %d samples", none.Recording.Samples)
+	// A filter that matches nothing says so, with the names there are
+	// (the busiest: the test's own program need not be among them).
+	none := hwprof(t, "report", "--format", "json", "-i", out, "--comm", "no-such-comm")
+	if none.code != exitError || none.stdout != "" ||
+		!regexp.MustCompile(`--comm no-such-comm matches no sample: the recording's samples are of \d+ command names: \S+ \(\d+ samples\)`).MatchString(none.stderr) {
+		t.Errorf("report --comm no-such-comm: exit %d, %d bytes of output, stderr %q; want %d, none, and the names there are",
+			none.code, len(none.stdout), none.stderr, exitError)
 	}
 	// The text header lists the processes, the largest share first (the
 	// test's own program need not be among the ten shown: a loaded

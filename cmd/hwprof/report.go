@@ -86,15 +86,17 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		return usage("%v", err)
 	}
 	o := engine.LoadOptions{SymFS: *symfs, SiteLines: *srcline || isPProf(*format), Workers: *workers, DedupRatio: *dedup}
-	if o.PIDs, err = parseIDList("--pid", *pids); err == nil {
-		o.TIDs, err = parseIDList("--tid", *tids)
+	filter := processFilter{pids: *pids, tids: *tids, comms: *comms}
+	if filter.pidList, err = parseIDList("--pid", *pids); err == nil {
+		filter.tidList, err = parseIDList("--tid", *tids)
 	}
 	if err != nil {
 		return usage("%v", err)
 	}
 	if *comms != "" {
-		o.Comms = strings.Split(*comms, ",")
+		filter.commList = strings.Split(*comms, ",")
 	}
+	o.PIDs, o.TIDs, o.Comms = filter.pidList, filter.tidList, filter.commList
 	// The JSON report is whole unless bounded on purpose: scripts read it.
 	if given := setFlags(fs); *format == "json" {
 		if !given["top"] {
@@ -115,6 +117,16 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	p, err := loadProfile(paths, o)
 	if p == nil {
 		return fail(stderr, err)
+	}
+	// A filter that keeps nothing is an error, after the warnings (a
+	// recording read only in part may be why).
+	if filter.on() {
+		warnings, err := filter.check(&p.Recording)
+		if err != nil {
+			diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
+			return fail(stderr, err)
+		}
+		p.Warnings = append(p.Warnings, warnings...)
 	}
 	// err, if any, stopped reading: it is among the warnings, and the
 	// profile is incomplete.

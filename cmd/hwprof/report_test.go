@@ -636,3 +636,48 @@ func TestReportContextsMergedBySites(t *testing.T) {
 		t.Errorf("JSON: main → a → c at call sites %v in a, want two", sites)
 	}
 }
+
+// A filter that keeps no sample says so, naming itself and what the
+// recording has, and exits 1 without a report (and without touching
+// -o); a value of a filter that matches nothing beside others that do is
+// a warning. It used to print an empty report and exit 0.
+func TestReportFilterMatchesNothing(t *testing.T) {
+	data, _ := workloadRecording(t)
+	all := reportProcesses(t, "-i", data)
+	if len(all.Recording.Processes) == 0 || all.Recording.Processes[0].Comm == nil {
+		t.Fatalf("the workload recording has processes %+v", all.Recording.Processes)
+	}
+	pid := strconv.Itoa(all.Recording.Processes[0].PID)
+	comm := *all.Recording.Processes[0].Comm
+	out := filepath.Join(t.TempDir(), "flame.html")
+	if err := os.WriteFile(out, []byte("previous"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string // in the message
+	}{
+		{[]string{"report", "--pid", "999999999"}, []string{"--pid 999999999 matches no sample", "pid " + pid + " (" + comm}},
+		{[]string{"report", "--tid", "999999999,999999998"}, []string{"--tid 999999999,999999998 matches no sample", "tid " + pid}},
+		{[]string{"report", "--comm", "no-such-comm"}, []string{"--comm no-such-comm matches no sample", comm}},
+		{[]string{"report", "--format", "json", "--pid", pid, "--comm", "no-such-comm"}, []string{"--pid " + pid + " --comm no-such-comm match no sample", "pid " + pid + " (" + comm}},
+		{[]string{"flamegraph", "-o", out, "--pid", "999999999"}, []string{"--pid 999999999 matches no sample"}},
+	} {
+		r := hwprof(t, append(tc.args, "-i", data)...)
+		if r.code != exitError || r.stdout != "" {
+			t.Errorf("%q: exit %d, %d bytes of output; want %d and none", tc.args, r.code, len(r.stdout), exitError)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%q: stderr %q; want %q", tc.args, r.stderr, w)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(out); string(b) != "previous" {
+		t.Errorf("flamegraph -o %s with a filter that matches nothing wrote %d bytes over it", out, len(b))
+	}
+	r := hwprof(t, "report", "-i", data, "--pid", pid+",999999999")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: --pid 999999999 matches no sample") {
+		t.Errorf("--pid %s,999999999: exit %d, stderr %q; want 0 and a warning for 999999999", pid, r.code, r.stderr)
+	}
+}

@@ -19,7 +19,8 @@ func (o *LoadOptions) filtering() bool {
 
 // keep reports whether a sample of thread tid of process pid passes the
 // PIDs, TIDs and Comms filters; hasTID is false for a sample that does
-// not say its thread, which no filter keeps.
+// not say its thread, which no filter keeps. While filtering it counts
+// every sample's thread (see sampled).
 func (l *loader) keep(pid, tid uint32, hasTID bool) bool {
 	o := &l.o
 	if !o.filtering() {
@@ -28,25 +29,80 @@ func (l *loader) keep(pid, tid uint32, hasTID bool) bool {
 	if !hasTID {
 		return false
 	}
+	now := l.procNow(pid)
+	if !l.filter.counted {
+		l.see(sampledKey{pid: pid, tid: tid, comm: now.comm})
+		l.filter.counted = true
+	}
 	if len(o.PIDs) > 0 && !slices.Contains(o.PIDs, int(pid)) {
 		return false
 	}
 	if len(o.TIDs) > 0 && !slices.Contains(o.TIDs, int(tid)) {
 		return false
 	}
-	if len(o.Comms) == 0 {
-		return true
-	}
-	ok, known := l.filter.commKeep[pid]
+	return len(o.Comms) == 0 || now.keep
+}
+
+// procState is what the filter knows of a process now: its command name
+// and whether the Comms filter keeps it (emptied at every COMM, FORK and
+// EXIT).
+type procState struct {
+	comm string
+	keep bool
+}
+
+// procNow returns the state of process pid, from the cache.
+func (l *loader) procNow(pid uint32) procState {
+	st, known := l.filter.now[pid]
 	if !known {
 		p, _ := l.maps.Process(pid)
-		ok = slices.Contains(o.Comms, p.Comm)
-		if l.filter.commKeep == nil {
-			l.filter.commKeep = map[uint32]bool{}
+		st = procState{comm: p.Comm, keep: slices.Contains(l.o.Comms, p.Comm)}
+		if l.filter.now == nil {
+			l.filter.now = map[uint32]procState{}
 		}
-		l.filter.commKeep[pid] = ok
+		l.filter.now[pid] = st
 	}
-	return ok
+	return st
+}
+
+// sampledKey is a thread under a command name.
+type sampledKey struct {
+	pid, tid uint32
+	comm     string
+}
+
+// see counts a sample of k, kept or not.
+func (l *loader) see(k sampledKey) {
+	f := &l.filter
+	if f.lastSeen == nil || f.lastKey != k {
+		if f.seen == nil {
+			f.seen = map[sampledKey]*uint64{}
+		}
+		n := f.seen[k]
+		if n == nil {
+			n = new(uint64)
+			f.seen[k] = n
+		}
+		f.lastSeen, f.lastKey = n, k
+	}
+	*f.lastSeen++
+}
+
+// sampled lists the threads seen while filtering, busiest first.
+func (l *loader) sampled() []profile.SampledThread {
+	if len(l.filter.seen) == 0 {
+		return nil
+	}
+	out := make([]profile.SampledThread, 0, len(l.filter.seen))
+	for k, n := range l.filter.seen {
+		comm := k.comm
+		if comm == "" && k.pid == 0 {
+			comm = "swapper" // the idle task, as perf names it
+		}
+		out = append(out, profile.SampledThread{PID: k.pid, TID: k.tid, Comm: comm, Samples: *n})
+	}
+	profile.SortSampled(out)
+	return out
 }
 
 // tally counts a kept sample of process pid.

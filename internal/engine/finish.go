@@ -239,6 +239,7 @@ func (l *loader) recording() profile.Recording {
 	rec.Command = l.r.Features().Cmdline
 	rec.Source = recordingSource(l.ev.srcs, l.ev.used)
 	rec.Processes = l.processes()
+	rec.Sampled = l.sampled()
 	rec.BuildIDs = l.eng.Objects.BuildIDs()
 	rec.ThreadPeriods = l.threadPeriods()
 	if l.per.timed {

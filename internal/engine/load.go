@@ -234,15 +234,20 @@ type periodHistory struct {
 	hasRecent    bool
 }
 
-// processFilter is the tally of the samples of each process kept, and
-// for the Comms filter whether a process's current name matches (emptied
-// at every COMM, FORK and EXIT).
+// processFilter is the tally of the samples of each process kept, what
+// the filter knows of each process now (procNow, emptied at every COMM,
+// FORK and EXIT), and while filtering the count of every sample's thread.
 type processFilter struct {
-	procs    map[uint32]*procTally
-	commKeep map[uint32]bool
+	procs map[uint32]*procTally
+	now   map[uint32]procState
+	seen  map[sampledKey]*uint64
 	// the tally of the last sample's process, lastPID (nil: none yet)
 	last    *procTally
 	lastPID uint32
+	// the count of the last sample's thread, lastKey (nil: none yet)
+	lastSeen *uint64
+	lastKey  sampledKey
+	counted  bool // the record being folded was counted in seen
 }
 
 // lbrState is the decoding of branch stacks and call samples: the LBR
@@ -362,13 +367,13 @@ func (l *loader) read() error {
 			w.wait()
 			if d, ok := l.decode(); ok {
 				l.maps.Apply(d)
-				clear(l.filter.commKeep)
+				clear(l.filter.now)
 			}
 		case perf.RecordComm:
 			w.wait()
 			if d, ok := l.decode(); ok {
 				l.maps.Apply(d)
-				clear(l.filter.commKeep)
+				clear(l.filter.now)
 				if c, ok := d.(*perf.Comm); ok && c.Exec() {
 					l.lbr.dec.Forget(c.PID)
 					l.clearStacks()
@@ -883,6 +888,7 @@ func (l *loader) rawEvent(raw []byte) (int, *perf.SampleLayout, bool) {
 // f and, unless it was left to a fast fold, p are what prepareFast or
 // prepareSlow found (p may be nil for one left to a fast fold).
 func (l *loader) foldPrepared(f *fastPrep, p *prepSample, raw []byte) {
+	l.filter.counted = false // a new record (a fast fold may pass it on to sample)
 	switch f.state {
 	case prepFast:
 		var done bool
