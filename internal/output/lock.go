@@ -57,10 +57,9 @@ func lockDir(dir string) (*os.File, error) {
 }
 
 // lockOwn locks f, the file this writer just created for path,
-// exclusively. Another
-// process may hold a shared lock on it for a moment (a writer's busy
-// check): lockOwn waits for it, up to a second. Without locks on the
-// file system it does nothing.
+// exclusively. Another process may hold a shared lock on it for a moment
+// (a Check's busy test of a file created in place): lockOwn waits for it,
+// up to a second. Without locks on the file system it does nothing.
 func lockOwn(f *os.File, path string) error {
 	deadline := time.Now().Add(time.Second)
 	for {
