@@ -18,9 +18,11 @@
 // descriptor of every directory it passes, so that a rename cannot move it
 // out of the root either.
 //
-// A name a recording gives must be absolute (the kernel writes no other:
-// a relative one is resolved against no directory, where perf resolves it
-// against its working directory) and must have no .. component. The file
+// A name a recording gives must be absolute (the kernel names every file
+// so; what else it writes, such as "anon_inode:[perf_event]", is no file;
+// perf would look a relative name up in its working directory, hwprof
+// looks it up nowhere) and must have no .. component (the kernel writes
+// none). The file
 // it resolves to is opened with O_PATH first, which neither blocks nor
 // has the side effects opening a device can have, and refused unless
 // fstat says it is a regular file, on a file system that holds files (not

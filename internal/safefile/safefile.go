@@ -159,7 +159,7 @@ func (e *ELF) Close() error {
 // checkName says why a recording's name is refused, "" when it is not.
 func checkName(name string) string {
 	if !strings.HasPrefix(name, "/") {
-		return "not an absolute path (the kernel records no other; a relative one is not looked up)"
+		return "not an absolute path (not looked up in the working directory)"
 	}
 	if slices.Contains(strings.Split(name, "/"), "..") {
 		return "its path has a .. component (the kernel records none)"
@@ -196,7 +196,7 @@ func kindWhy(m uint32) string {
 	case unix.S_IFSOCK:
 		return "a socket, not a regular file"
 	case unix.S_IFLNK:
-		return "a symbolic link, which is not followed here"
+		return "a symbolic link, not followed where anyone may have made it" // OpenOwned's last component
 	}
 	return "not a regular file"
 }
