@@ -241,11 +241,7 @@ func hwprofWithin(t *testing.T, d time.Duration, args ...string) result {
 // files.
 func hostileSetup(t *testing.T, tmp string, k hostileKind, makeHostile func() string) (string, []string) {
 	t.Helper()
-	tiny, err := os.ReadFile(filepath.Join("..", "..", "symbolize", "testdata", "tiny.elf"))
-	check(t, err)
-	// the objects' copies have no DWARF (their .debug_info is renamed),
-	// so their debug file is looked for: by build-id in /usr/lib/debug
-	stripped := strings.ReplaceAll(string(tiny), ".debug_info\x00", ".nodbg_info\x00")
+	tiny, stripped := tinyELF(t)
 	perfMap := "7f0000001000 100 jit_hot\n7f0000002000 40 jit_stub\n"
 	kallsyms := "ffffffff81000000 T _text\nffffffff81001000 T do_syscall_64\nffffffff81002000 T schedule\nffffffff81003000 T _etext\n"
 	files := map[string]string{
@@ -254,7 +250,7 @@ func hostileSetup(t *testing.T, tmp string, k hostileKind, makeHostile func() st
 		"symfs" + symbolize.PerfMapPath(hostilePID): perfMap,
 		"symfs/proc/kallsyms":                       kallsyms,
 		"outside/prog":                              stripped,
-		"outside/tiny.debug":                        string(tiny),
+		"outside/tiny.debug":                        tiny,
 		"outside/perf.map":                          strings.ReplaceAll(perfMap, "jit_", "outside_jit_"),
 		"outside/kallsyms":                          strings.ReplaceAll(kallsyms, " T ", " T outside_kernel_"),
 	}
@@ -272,15 +268,68 @@ func hostileSetup(t *testing.T, tmp string, k hostileKind, makeHostile func() st
 		objName = hostileObjAt
 	}
 	data := filepath.Join(tmp, "hostile.data")
-	writeHostileRecording(t, data, objName, k.kernelID)
+	writeHostileRecording(t, data, hostileRecording{pid: hostilePID, good: hostileGoodAt, objs: []string{objName}, kernelID: k.kernelID, local: !k.kernelID})
 	return data, []string{"--symfs", filepath.Join(tmp, "symfs"), "--debug-dir", filepath.Join(tmp, "debug")}
 }
 
-// writeHostileRecording writes a recording of process hostilePID with
-// samples in the good object, the second object (named objName), JIT code
-// and the kernel, made on this kernel (its release and host name) or,
-// with kernelID, on the kernel of build-id hostileKernelID.
-func writeHostileRecording(t *testing.T, path, objName string, kernelID bool) {
+// tinyELF returns symbolize's testdata/tiny.elf (leaf at 0x400110,
+// _start at 0x400120), and a copy without DWARF (its .debug_info renamed),
+// whose debug file is looked for: by build-id, in /usr/lib/debug.
+func tinyELF(t *testing.T) (tiny, stripped string) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "symbolize", "testdata", "tiny.elf"))
+	check(t, err)
+	return string(b), strings.ReplaceAll(string(b), ".debug_info\x00", ".nodbg_info\x00")
+}
+
+// TestHostileSystemFiles reads, without --symfs, a recording that maps
+// /dev/zero and /proc/self/mem as code and whose JIT process has a FIFO for
+// its perf map in /tmp (anyone can make one for a PID they expect root to
+// profile): report and script skip each with one warning and name the rest.
+func TestHostileSystemFiles(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	_, stripped := tinyELF(t)
+	good := filepath.Join(tmp, "good", "tiny")
+	check(t, os.MkdirAll(filepath.Dir(good), 0o755))
+	check(t, os.WriteFile(good, []byte(stripped), 0o755))
+	// above the kernel's largest pid_max (2^22): no process has it
+	pid := uint32(1<<22 + 1 + os.Getpid()%(1<<20))
+	perfMap := symbolize.PerfMapPath(int(pid))
+	check(t, unix.Mkfifo(perfMap, 0o644))
+	t.Cleanup(func() { os.Remove(perfMap) })
+	data := filepath.Join(tmp, "system.data")
+	writeHostileRecording(t, data, hostileRecording{pid: pid, good: good, objs: []string{"/dev/null", "/proc/self/mem"}})
+	for _, cmd := range []string{"report", "script"} {
+		r := hwprofWithin(t, 20*time.Second, cmd, "-i", data)
+		if r.code != 0 {
+			t.Errorf("%s: exit %d, want 0 (as for a missing file)\n%s", cmd, r.code, r.stderr)
+		}
+		for file, why := range map[string]string{"/dev/null": "character device", "/proc/self/mem": "procfs", perfMap: "FIFO"} {
+			if n := strings.Count(r.stderr, "skipped "+file+": "); n != 1 || !strings.Contains(r.stderr, why) {
+				t.Errorf("%s: %d warnings that skip %s (%s), want 1:\n%s", cmd, n, file, why, r.stderr)
+			}
+		}
+		if !strings.Contains(r.stdout, "leaf") {
+			t.Errorf("%s: the good object's leaf is missing:\n%s", cmd, r.stdout)
+		}
+	}
+}
+
+// hostileRecording is what writeHostileRecording writes: process pid
+// maps the good object (tiny.elf without DWARF) at good, the objects objs
+// (the first at hostileObj, each next 1 MiB above), and JIT code (named by
+// its perf map), and has samples in each; the kernel it was made on is
+// named by build-id hostileKernelID (kernelID), else by this machine's
+// release and host name (local), else not at all.
+type hostileRecording struct {
+	pid             uint32
+	good            string
+	objs            []string
+	kernelID, local bool
+}
+
+// writeHostileRecording writes the recording h at path.
+func writeHostileRecording(t *testing.T, path string, h hostileRecording) {
 	t.Helper()
 	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod | perf.SampleCallchain
 	attr := perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock, SamplePeriod: 10000, SampleType: st,
@@ -288,27 +337,32 @@ func writeHostileRecording(t *testing.T, path, objName string, kernelID bool) {
 	w, err := perfdata.Create(path, []perfdata.EventAttr{{Attr: attr, IDs: []uint64{1}, Name: "cpu-clock"}})
 	check(t, err)
 	rec := func(b []byte) { check(t, w.WriteRecord(b)) }
-	sid := synth.SampleID{PID: hostilePID, TID: hostilePID, Time: 1}
+	pid := h.pid
+	sid := synth.SampleID{PID: pid, TID: pid, Time: 1}
 	rx := uint32(unix.PROT_READ | unix.PROT_EXEC)
-	rec(synth.AppendComm(nil, synth.Thread{PID: hostilePID, TID: hostilePID, Comm: "hostile"}, st, sid))
+	rec(synth.AppendComm(nil, synth.Thread{PID: int(pid), TID: int(pid), Comm: "hostile"}, st, sid))
 	rec(synth.AppendKernelMmap(nil, synth.KernelText{Start: hostileKernel, End: hostileKernel + 0x3000, RefSym: "_text", RefAddr: hostileKernel},
 		st, synth.SampleID{PID: ^uint32(0), TID: ^uint32(0), Time: 1}))
-	for _, m := range []synth.Mapping{
-		{Start: hostileGood, End: hostileGood + 0x1000, Prot: rx, Flags: unix.MAP_PRIVATE, Path: hostileGoodAt},
-		{Start: hostileObj, End: hostileObj + 0x1000, Prot: rx, Flags: unix.MAP_PRIVATE, Path: objName},
-		{Start: hostileJIT, End: hostileJIT + 0x10000, Prot: rx, Flags: unix.MAP_PRIVATE, Path: "//anon"},
-	} {
-		rec(synth.AppendMmap2(nil, hostilePID, hostilePID, m, st, sid))
-	}
 	leaf := uint64(hostileGood + 0x112)
+	maps := []synth.Mapping{
+		{Start: hostileGood, End: hostileGood + 0x1000, Prot: rx, Flags: unix.MAP_PRIVATE, Path: h.good},
+		{Start: hostileJIT, End: hostileJIT + 0x10000, Prot: rx, Flags: unix.MAP_PRIVATE, Path: "//anon"},
+	}
 	stacks := [][]uint64{
 		{perf.ContextUser, leaf},
-		{perf.ContextUser, hostileObj + 0x122},
 		{perf.ContextUser, hostileJIT + 0x1010, leaf + 1},
 		{perf.ContextKernel, hostileKernel + 0x1010, perf.ContextUser, leaf},
 	}
+	for i, obj := range h.objs {
+		at := uint64(hostileObj + i<<20)
+		maps = append(maps, synth.Mapping{Start: at, End: at + 0x1000, Prot: rx, Flags: unix.MAP_PRIVATE, Path: obj})
+		stacks = append(stacks, []uint64{perf.ContextUser, at + 0x122})
+	}
+	for _, m := range maps {
+		rec(synth.AppendMmap2(nil, int(pid), int(pid), m, st, sid))
+	}
 	le := binary.LittleEndian
-	for i := range 20 {
+	for i := range 5 * len(stacks) {
 		chain := stacks[i%len(stacks)]
 		misc := uint16(perf.MiscUser)
 		if chain[0] == perf.ContextKernel {
@@ -318,8 +372,8 @@ func writeHostileRecording(t *testing.T, path, objName string, kernelID bool) {
 		le.PutUint32(b[0:], uint32(perf.RecordSample))
 		le.PutUint16(b[4:], misc)
 		b = le.AppendUint64(b, chain[1])
-		b = le.AppendUint32(b, hostilePID)
-		b = le.AppendUint32(b, hostilePID)
+		b = le.AppendUint32(b, pid)
+		b = le.AppendUint32(b, pid)
 		b = le.AppendUint64(b, 1_000_000_000+uint64(i)*1_000_000)
 		b = le.AppendUint64(b, 0) // cpu, res
 		b = le.AppendUint64(b, 10000)
@@ -331,11 +385,12 @@ func writeHostileRecording(t *testing.T, path, objName string, kernelID bool) {
 		rec(b)
 	}
 	var f perfdata.Features
-	if kernelID {
+	switch {
+	case h.kernelID:
 		id, err := buildid.Parse(hostileKernelID)
 		check(t, err)
 		f.BuildIDs = []perfdata.BuildID{{PID: -1, Misc: perf.MiscKernel, Path: symbolize.KernelPath, ID: id}}
-	} else {
+	case h.local:
 		var u unix.Utsname
 		check(t, unix.Uname(&u))
 		f.OSRelease = unix.ByteSliceToString(u.Release[:])
