@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // ErrNone is returned by Read for an ELF file without a GNU build-id
@@ -17,18 +19,19 @@ var ErrNone = errors.New("no GNU build-id note")
 // ntGNUBuildID is NT_GNU_BUILD_ID in <elf.h>.
 const ntGNUBuildID = 3
 
-// Read returns the GNU build-id of the ELF file at path: the descriptor
+// Read returns the GNU build-id of the regular ELF file at path (a FIFO or
+// a device is refused, not read): the descriptor
 // of its NT_GNU_BUILD_ID note, looked for in SHT_NOTE sections
 // (".note.gnu.build-id" first) and, for files without section headers, in
 // PT_NOTE segments. It returns an error wrapping ErrNone when there is
 // none, and an error for an id longer than MaxSize.
 func Read(path string) (ID, error) {
-	f, err := elf.Open(path)
+	f, err := safefile.OpenELF(path)
 	if err != nil {
 		return ID{}, fmt.Errorf("read build-id: %w", err)
 	}
 	defer f.Close()
-	b, err := fromELF(f)
+	b, err := fromELF(f.File)
 	if err != nil {
 		return ID{}, fmt.Errorf("read build-id: %s: %w", path, err)
 	}
@@ -141,7 +144,7 @@ const ntGoBuildID = 4
 // .note.go.buildid note as `go tool buildid` prints it; "" when it has
 // none (a binary not built by the Go toolchain).
 func ReadGo(path string) (string, error) {
-	f, err := elf.Open(path)
+	f, err := safefile.OpenELF(path)
 	if err != nil {
 		return "", fmt.Errorf("read Go build-id: %w", err)
 	}

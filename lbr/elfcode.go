@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // Mapping is an executable mapping of a process, as an MMAP or MMAP2 record
@@ -131,17 +133,31 @@ func (o *codeObject) code(off uint64) ([]byte, bool) {
 }
 
 // readCodeSegments reads the file bytes of the executable PT_LOAD segments
-// of an ELF file.
+// of a regular ELF file (a segment must be within the file: its size is
+// not taken on trust).
 func readCodeSegments(path string) ([]codeSegment, error) {
-	ef, err := elf.Open(path)
+	file, err := safefile.OpenLocal(path)
+	if err != nil {
+		return nil, fmt.Errorf("lbr: read code: %w", err)
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("lbr: read code: %w", err)
+	}
+	ef, err := safefile.NewELF(file)
 	if err != nil {
 		return nil, fmt.Errorf("lbr: read code: %w", err)
 	}
 	defer ef.Close()
+	size := uint64(fi.Size())
 	var segs []codeSegment
 	for _, p := range ef.Progs {
 		if p.Type != elf.PT_LOAD || p.Flags&elf.PF_X == 0 || p.Filesz == 0 {
 			continue
+		}
+		if p.Off > size || p.Filesz > size-p.Off {
+			return nil, fmt.Errorf("lbr: read code: %s: segment at offset %#x, %d bytes, is past the end of the file (%d bytes)", path, p.Off, p.Filesz, size)
 		}
 		data := make([]byte, p.Filesz)
 		if _, err := io.ReadFull(p.Open(), data); err != nil {

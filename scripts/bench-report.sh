@@ -159,8 +159,9 @@ lbr_files() {
 	lbr_symfs=$tmp/symfs
 	local prop=/build/work/11ef31a2a8be9640fa8d4c917e76f0db3923/google3/blaze-out/k8-opt/genfiles/devtools/crosstool/autofdo/testdata/propeller_sample_1.bin.gen
 	mkdir -p "$lbr_symfs/export/hda3/tmp" "$lbr_symfs$(dirname "$prop")"
-	ln -sf "$fx/autofdo/test.binary" "$lbr_symfs/export/hda3/tmp/test.binary"
-	ln -sf "$fx/autofdo/propeller_sample_1.bin" "$lbr_symfs$prop"
+	# copies: hwprof follows no symbolic link out of a --symfs
+	cp -f "$fx/autofdo/test.binary" "$lbr_symfs/export/hda3/tmp/test.binary"
+	cp -f "$fx/autofdo/propeller_sample_1.bin" "$lbr_symfs$prop"
 }
 
 # A run reads each file of a list REPEAT times: the command's last argument

@@ -6,25 +6,37 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 
 	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // DefaultDebugRoot is where distributions install separate debug files.
 const DefaultDebugRoot = "/usr/lib/debug"
 
+// ErrRefused is what a file refused by a lookup is (errors.Is): not a
+// regular file, or not within its root (see [Options.SymFS]).
+var ErrRefused = safefile.ErrRefused
+
 // Options says where files are looked for.
 type Options struct {
-	// SymFS prefixes every path looked at, like perf's --symfs: the
-	// object /usr/lib/libc.so.6 is read from SymFS/usr/lib/libc.so.6, and
-	// debug roots and .gnu_debuglink directories likewise.
+	// SymFS is the root the recorded paths are looked up in, like perf's
+	// --symfs: the object /usr/lib/libc.so.6 is read from
+	// SymFS/usr/lib/libc.so.6, and debug roots and .gnu_debuglink
+	// directories likewise. Neither .. nor a symbolic link leaves it (an
+	// absolute link is read in it, as in a chroot); empty means the file
+	// system's root. A recorded path must be absolute and have no ..
+	// component, and only regular files are read (package
+	// internal/safefile).
 	SymFS string
 	// DebugDirs are directories of binaries and debug files named by
 	// build-id: <hex>, <hex>.debug, .build-id/xx/rest[.debug] and
 	// xx/rest[.debug], where xx is the first byte of the build-id in hex.
+	// Each is a root of its own, as SymFS is.
 	DebugDirs []string
 	// DebugRoots are looked in for <root>/.build-id/xx/rest.debug and
 	// <root>/<dir of the object>/<debuglink>. Nil means
@@ -37,6 +49,12 @@ type Options struct {
 	// symbols only, no DWARF lines and inlines, for output that names
 	// functions only (function+offset, as perf script without srcline).
 	SymbolsOnly bool
+	// Refused, when set, is told of each file a lookup refused (an error
+	// matching ErrRefused, whose message names the file and says why),
+	// which it then takes for missing: a FIFO, a device, a directory, a
+	// symbolic link out of its root. It may be called from several
+	// goroutines at once.
+	Refused func(error)
 }
 
 // BuildIDMismatchError says that the file at Path has another build-id than
@@ -54,12 +72,9 @@ func (e *BuildIDMismatchError) Error() string {
 	return fmt.Sprintf("open object: %s: build-id mismatch: recording has %s, file has %s", e.Path, e.Want, got)
 }
 
-func (o Options) symfs(p string) string {
-	if o.SymFS == "" {
-		return p
-	}
-	return filepath.Join(o.SymFS, p)
-}
+// root is the root a recording's object paths are looked up in: SymFS,
+// or the file system's root.
+func (o Options) root() safefile.Root { return safefile.NewRoot(o.SymFS) }
 
 func (o Options) roots() []string {
 	if o.DebugRoots == nil {
@@ -68,135 +83,201 @@ func (o Options) roots() []string {
 	return o.DebugRoots
 }
 
-// fileBuildID returns the build-id of the ELF file at path, the zero ID
-// when it has none.
-func fileBuildID(path string) (buildid.ID, error) {
-	id, err := buildid.Read(path)
+// openIn opens name in root r (safefile.Root.Open), telling o.Refused
+// when the file is refused.
+func (o Options) openIn(r safefile.Root, name string) (*os.File, error) {
+	f, err := r.Open(name)
+	if err != nil && o.Refused != nil && errors.Is(err, ErrRefused) {
+		o.Refused(err)
+	}
+	return f, err
+}
+
+// fileBuildID returns the build-id of the ELF file f, the zero ID when it
+// has none.
+func fileBuildID(f *os.File) (buildid.ID, error) {
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return buildid.ID{}, fmt.Errorf("read build-id: %s: %w", f.Name(), err)
+	}
+	id, err := buildid.FromELF(ef)
 	if errors.Is(err, buildid.ErrNone) {
 		return buildid.ID{}, nil
 	}
-	return id, err
+	if err != nil {
+		return buildid.ID{}, fmt.Errorf("read build-id: %s: %w", f.Name(), err)
+	}
+	return id, nil
 }
 
-// buildIDNames returns the names a file with build-id id may have under a
-// --debug-dir directory.
-func buildIDNames(dir, id string) []string {
+// buildIDNames returns the names a file with build-id id may have in a
+// --debug-dir directory (as names in its root).
+func buildIDNames(id string) []string {
 	if len(id) < 3 {
 		return nil
 	}
 	xx, rest := id[:2], id[2:]
 	return []string{
-		filepath.Join(dir, id),
-		filepath.Join(dir, id+".debug"),
-		filepath.Join(dir, ".build-id", xx, rest),
-		filepath.Join(dir, ".build-id", xx, rest+".debug"),
-		filepath.Join(dir, xx, rest),
-		filepath.Join(dir, xx, rest+".debug"),
+		"/" + id,
+		"/" + id + ".debug",
+		path.Join("/.build-id", xx, rest),
+		path.Join("/.build-id", xx, rest+".debug"),
+		path.Join("/", xx, rest),
+		path.Join("/", xx, rest+".debug"),
 	}
 }
 
-func exists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
+// found is the file found for an object, open: f's Name is its path with
+// no symbolic link in it; name is the name it was found by in root.
+type found struct {
+	f    *os.File
+	root safefile.Root
+	name string
+	id   buildid.ID
 }
 
 // Find returns the file to read for the object key names and that file's
-// build-id: key.Path (under SymFS) when its build-id is key.BuildID (or
-// key.BuildID is empty), else a file with key.BuildID under a DebugDirs
-// directory. It fails with a *[BuildIDMismatchError] when key.Path holds
-// another build-id and no file with key.BuildID is found. Callers that
-// read an object's program headers or CFI use it to read the same file
-// the symbols come from.
+// build-id: key.Path (in SymFS) when its build-id is key.BuildID (or
+// key.BuildID is empty), else a file with key.BuildID in a DebugDirs
+// directory. The path returned has no symbolic link in it (a link is
+// resolved in its root: see [Options.SymFS]). It fails with a
+// *[BuildIDMismatchError] when key.Path holds another build-id and no file
+// with key.BuildID is found. Callers that read an object's program
+// headers or CFI use it to read the same file the symbols come from.
 func (o Options) Find(key ObjectKey) (path string, buildID buildid.ID, err error) {
-	return o.findBinary(key)
+	fd, err := o.findBinary(key)
+	if err != nil {
+		return "", buildid.ID{}, err
+	}
+	fd.f.Close()
+	return fd.f.Name(), fd.id, nil
 }
 
-// findBinary returns the file to read for key and its build-id.
-func (o Options) findBinary(key ObjectKey) (string, buildid.ID, error) {
+// findBinary finds and opens the file to read for key.
+func (o Options) findBinary(key ObjectKey) (*found, error) {
 	none := buildid.ID{}
 	want := key.BuildID
 	if want.IsZero() {
 		want = none // perf's all-zero id names no build-id
 	}
-	p := o.symfs(key.Path)
+	r := o.root()
+	f, openErr := o.openIn(r, key.Path)
 	var got buildid.ID
-	found := exists(p)
-	if found {
-		id, err := fileBuildID(p)
+	if openErr == nil {
+		id, err := fileBuildID(f)
 		if err != nil && want == none {
-			return "", none, fmt.Errorf("open object: %w", err)
+			f.Close()
+			return nil, fmt.Errorf("open object: %w", err)
 		}
 		if err == nil && (want == none || want.Equal(id)) {
-			return p, id, nil
+			return &found{f: f, root: r, name: key.Path, id: id}, nil
 		}
+		f.Close()
 		got = id // zero when the file is not readable ELF
 	}
 	if want != none {
-		for _, dir := range o.DebugDirs {
-			for _, form := range want.Forms() {
-				for _, c := range buildIDNames(dir, form) {
-					if !exists(c) {
-						continue
-					}
-					if id, err := fileBuildID(c); err == nil && want.Equal(id) {
-						return c, id, nil
-					}
+		if fd := o.findByBuildID(want); fd != nil {
+			return fd, nil
+		}
+	}
+	switch {
+	case openErr == nil:
+		return nil, &BuildIDMismatchError{Path: r.Path(key.Path), Want: want, Got: got}
+	case errors.Is(openErr, ErrRefused):
+		return nil, fmt.Errorf("open object: %w", openErr)
+	}
+	return nil, fmt.Errorf("open object: %s: %w", r.Path(key.Path), fs.ErrNotExist)
+}
+
+// findByBuildID opens a file with build-id want in a DebugDirs directory,
+// nil when there is none.
+func (o Options) findByBuildID(want buildid.ID) *found {
+	for _, dir := range o.DebugDirs {
+		r := safefile.NewRoot(dir)
+		for _, form := range want.Forms() {
+			for _, c := range buildIDNames(form) {
+				f, err := o.openIn(r, c)
+				if err != nil {
+					continue
 				}
+				if id, err := fileBuildID(f); err == nil && want.Equal(id) {
+					return &found{f: f, root: r, name: c, id: id}
+				}
+				f.Close()
 			}
 		}
 	}
-	if found {
-		return "", none, &BuildIDMismatchError{Path: p, Want: want, Got: got}
-	}
-	return "", none, fmt.Errorf("open object: %s: %w", p, fs.ErrNotExist)
+	return nil
 }
 
-// findDebug returns a separate debug file for the object at path (opened
-// as f, recorded under origPath, with build-id id), or "".
-func (o Options) findDebug(path, origPath string, id buildid.ID, f *elf.File) string {
-	var cands []string
-	if hx := id.String(); !id.IsZero() && len(hx) > 2 {
+// debugCand is a place a separate debug file may be: a name in a root.
+type debugCand struct {
+	root safefile.Root
+	name string
+}
+
+// findDebug opens a separate debug file for the object bin (opened as f,
+// recorded under origPath), nil when there is none.
+func (o Options) findDebug(bin *found, origPath string, f *elf.File) *os.File {
+	var cands []debugCand
+	if hx := bin.id.String(); !bin.id.IsZero() && len(hx) > 2 {
 		for _, root := range o.roots() {
-			cands = append(cands, filepath.Join(o.symfs(root), ".build-id", hx[:2], hx[2:]+".debug"))
+			cands = append(cands, debugCand{o.root(), path.Join("/", root, ".build-id", hx[:2], hx[2:]+".debug")})
 		}
 		for _, dir := range o.DebugDirs {
-			cands = append(cands, buildIDNames(dir, hx)...)
+			for _, n := range buildIDNames(hx) {
+				cands = append(cands, debugCand{safefile.NewRoot(dir), n})
+			}
 		}
 	}
-	for _, c := range cands {
-		if c != path && exists(c) && debugMatches(c, id, 0, false) {
-			return c
-		}
+	if df := o.openDebug(bin, cands, 0, false); df != nil {
+		return df
 	}
 	name, crc, ok := debugLink(f)
 	if !ok {
-		return ""
+		return nil
 	}
-	dir := filepath.Dir(path)
-	cands = []string{filepath.Join(dir, name), filepath.Join(dir, ".debug", name)}
+	dir := path.Dir(bin.name)
+	cands = []debugCand{{bin.root, path.Join(dir, name)}, {bin.root, path.Join(dir, ".debug", name)}}
 	for _, root := range o.roots() {
-		cands = append(cands, filepath.Join(o.symfs(root), filepath.Dir(origPath), name))
+		cands = append(cands, debugCand{o.root(), path.Join("/", root, path.Dir(origPath), name)})
 	}
-	for _, c := range cands {
-		if c != path && exists(c) && debugMatches(c, id, crc, true) {
-			return c
-		}
-	}
-	return ""
+	return o.openDebug(bin, cands, crc, true)
 }
 
-// debugMatches checks that the debug file c belongs to the object: same
+// openDebug opens the first of cands that is a debug file of bin (not bin
+// itself), nil when none is.
+func (o Options) openDebug(bin *found, cands []debugCand, crc uint32, haveCRC bool) *os.File {
+	binInfo, err := bin.f.Stat()
+	if err != nil {
+		return nil
+	}
+	for _, c := range cands {
+		f, err := o.openIn(c.root, c.name)
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) {
+			return f
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// debugMatches checks that the debug file f belongs to the object: same
 // build-id when the object has one, else (for a debuglink) the CRC-32.
-func debugMatches(c string, id buildid.ID, crc uint32, haveCRC bool) bool {
+func debugMatches(f *os.File, id buildid.ID, crc uint32, haveCRC bool) bool {
 	if !id.IsZero() {
-		cid, err := fileBuildID(c)
+		cid, err := fileBuildID(f)
 		return err == nil && cid == id
 	}
 	if !haveCRC {
 		return false
 	}
-	data, err := os.ReadFile(c)
-	return err == nil && crc32.ChecksumIEEE(data) == crc
+	h := crc32.NewIEEE()
+	_, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62))
+	return err == nil && h.Sum32() == crc
 }
 
 // debugLink parses .gnu_debuglink: a NUL-terminated file name, padding to
@@ -219,7 +300,7 @@ func debugLink(f *elf.File) (string, uint32, bool) {
 		return "", 0, false
 	}
 	name := string(d[:n])
-	if filepath.Base(name) != name {
+	if path.Base(name) != name || name == "." || name == ".." {
 		return "", 0, false
 	}
 	return name, f.ByteOrder.Uint32(d[off:]), true

@@ -247,7 +247,7 @@ func TestDebugDirPaddedBuildID(t *testing.T) {
 		t.Fatalf("build-id %q, %v", id, err)
 	}
 	dd := t.TempDir()
-	if err := os.Symlink(bin, filepath.Join(dd, id)); err != nil {
+	if err := os.Rename(testprog.Copy(t, bin, dd), filepath.Join(dd, id)); err != nil { // a link out of dd is not followed
 		t.Fatal(err)
 	}
 	recorded := id + strings.Repeat("00", 12)
@@ -269,7 +269,10 @@ func TestDebugDirPaddedBuildID(t *testing.T) {
 
 // fileHex is the build-id of the ELF file at path in hex, "" if none.
 func fileHex(path string) (string, error) {
-	id, err := fileBuildID(path)
+	id, err := buildid.Read(path)
+	if errors.Is(err, buildid.ErrNone) {
+		return "", nil
+	}
 	return id.String(), err
 }
 

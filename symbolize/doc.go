@@ -70,10 +70,18 @@
 //     followed by the file's directory), checking the debug file's build-id
 //     (or, without one, the debuglink CRC-32).
 //
-// [Options.SymFS] prefixes every path looked at, like perf's --symfs.
-// [Options.DebugDirs] are directories of binaries and debug files named by
-// build-id (flat: <hex>, <hex>.debug; or the .build-id/xx/rest[.debug]
-// layout), for recordings made on another machine.
+// [Options.SymFS] is the root every recorded path is looked up in, like
+// perf's --symfs. [Options.DebugDirs] are directories of binaries and debug
+// files named by build-id (flat: <hex>, <hex>.debug; or the
+// .build-id/xx/rest[.debug] layout), for recordings made on another
+// machine. Each is a root that neither .. nor a symbolic link leaves, and
+// only regular files are read in it (package internal/safefile): a FIFO,
+// a device, a directory, a link out of the root is refused ([ErrRefused],
+// told to [Options.Refused]) and taken for missing. A recorded path must
+// be absolute, without .. components. A perf map is read only when it is
+// a file of its own (no link) owned by root or the effective user
+// ([Options.PerfMap]). The functions that take a path of the caller's
+// ([LoadKallsyms], [LoadPerfMap]) read regular files only.
 //
 // A recording states the build-id of each object it saw ([ObjectKey]
 // holds it as a buildid.ID: perf's all-zero id means none, and a 20-byte id

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // KernelPath is the object path perf gives kernel samples.
@@ -25,9 +27,10 @@ type Kallsyms struct {
 	table textTable
 }
 
-// LoadKallsyms reads a kallsyms file, usually /proc/kallsyms.
+// LoadKallsyms reads a kallsyms file, usually /proc/kallsyms (a regular
+// file: a FIFO or a device is refused, not read).
 func LoadKallsyms(path string) (*Kallsyms, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenLocal(path)
 	if err != nil {
 		return nil, fmt.Errorf("read kallsyms: %w", err)
 	}
@@ -111,9 +114,10 @@ func (k *Kallsyms) Relocate(delta uint64) {
 	k.table.sort()
 }
 
-// ReadKallsyms reads a kallsyms file's text, for KallsymsText.For and All.
+// ReadKallsyms reads a kallsyms file's text, for KallsymsText.For and All
+// (a regular file, as LoadKallsyms reads).
 func ReadKallsyms(path string) (*KallsymsText, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenLocal(path)
 	if err != nil {
 		return nil, fmt.Errorf("read kallsyms: %w", err)
 	}

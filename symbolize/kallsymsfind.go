@@ -1,12 +1,15 @@
 package symbolize
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // PerfBuildIDDir returns perf's build-id cache directory:
@@ -31,6 +34,13 @@ func PerfBuildIDDir() string {
 // it is also much faster than /proc/kallsyms, which the kernel formats
 // line by line.
 func SavedKallsyms(id buildid.ID, dirs []string) string {
+	return Options{}.savedKallsyms(id, dirs)
+}
+
+// savedKallsyms is SavedKallsyms, telling o.Refused of the files refused.
+// Each directory is a root of its own: the path returned has no symbolic
+// link in it.
+func (o Options) savedKallsyms(id buildid.ID, dirs []string) string {
 	if id.IsZero() {
 		return ""
 	}
@@ -38,16 +48,18 @@ func SavedKallsyms(id buildid.ID, dirs []string) string {
 		if dir == "" {
 			continue
 		}
+		r := safefile.NewRoot(dir)
 		for _, form := range id.Forms() {
 			if len(form) < 3 {
 				continue
 			}
 			for _, c := range []string{
-				filepath.Join(dir, KernelPath, form, "kallsyms"),
-				filepath.Join(dir, ".build-id", form[:2], form[2:], "kallsyms"),
+				path.Join("/", KernelPath, form, "kallsyms"),
+				path.Join("/.build-id", form[:2], form[2:], "kallsyms"),
 			} {
-				if exists(c) {
-					return c
+				if f, err := o.openIn(r, c); err == nil {
+					f.Close()
+					return f.Name()
 				}
 			}
 		}
@@ -97,16 +109,38 @@ func KernelIsLocal(buildID buildid.ID, osRelease, hostname string) (bool, string
 // that build-id under o.DebugDirs or perf's build-id cache
 // (SavedKallsyms); else /proc/kallsyms (under o.SymFS) when the recording
 // was made on the running kernel (KernelIsLocal). Otherwise it returns ""
-// and why.
+// and why: also when the file in SymFS is refused (a FIFO, a link out of
+// SymFS), the refusal, which names it. The path of a file found in a root
+// has no symbolic link in it.
 func FindKallsyms(o Options, buildID buildid.ID, osRelease, hostname string) (string, string) {
 	if o.Kallsyms != "" {
 		return o.Kallsyms, ""
 	}
-	if p := SavedKallsyms(buildID, append(append([]string(nil), o.DebugDirs...), PerfBuildIDDir())); p != "" {
+	if p := o.savedKallsyms(buildID, append(append([]string(nil), o.DebugDirs...), PerfBuildIDDir())); p != "" {
 		return p, ""
 	}
 	if ok, why := KernelIsLocal(buildID, osRelease, hostname); !ok {
 		return "", why
 	}
-	return o.symfs("/proc/kallsyms"), ""
+	return o.localKallsyms()
+}
+
+// localKallsyms is the running kernel's kallsyms: /proc/kallsyms, in SymFS
+// when set. A file there that is refused gives "" and the refusal; one
+// that is missing is returned, for reading it to say so.
+func (o Options) localKallsyms() (string, string) {
+	const proc = "/proc/kallsyms"
+	if o.SymFS == "" {
+		return proc, "" // the kernel's own file, not a recording's
+	}
+	r := o.root()
+	f, err := r.Open(proc)
+	switch {
+	case err == nil:
+		f.Close()
+		return f.Name(), ""
+	case errors.Is(err, ErrRefused):
+		return "", err.Error()
+	}
+	return r.Path(proc), ""
 }

@@ -55,11 +55,12 @@ func OpenSymbols(key ObjectKey, opts Options) (*Object, error) {
 
 // openFound finds the object's file and opens it.
 func openFound(key ObjectKey, opts Options, withDWARF bool) (*Object, error) {
-	path, id, err := opts.findBinary(key)
+	fd, err := opts.findBinary(key)
 	if err != nil {
 		return nil, err
 	}
-	return guarded(path, func() (*Object, error) { return open(key, opts, path, id, withDWARF) })
+	defer fd.f.Close()
+	return guarded(fd.f.Name(), func() (*Object, error) { return open(key, opts, fd, withDWARF) })
 }
 
 // guarded runs open, turning a panic into an error of the file at path:
@@ -74,19 +75,18 @@ func guarded(path string, open func() (*Object, error)) (o *Object, err error) {
 	return open()
 }
 
-func open(key ObjectKey, opts Options, path string, id buildid.ID, withDWARF bool) (*Object, error) {
-	f, err := elf.Open(path)
+func open(key ObjectKey, opts Options, fd *found, withDWARF bool) (*Object, error) {
+	f, err := elf.NewFile(fd.f)
 	if err != nil {
-		return nil, fmt.Errorf("open object: %w", err)
+		return nil, fmt.Errorf("open object: %s: %w", fd.f.Name(), err)
 	}
-	defer f.Close()
-	o := &Object{key: key, path: path, buildID: id}
+	o := &Object{key: key, path: fd.f.Name(), buildID: fd.id}
 	var df *elf.File
 	if !hasDWARF(f) {
-		if dp := opts.findDebug(path, key.Path, id, f); dp != "" {
-			if df, err = elf.Open(dp); err == nil {
-				defer df.Close()
-				o.debugPath = dp
+		if dfile := opts.findDebug(fd, key.Path, f); dfile != nil {
+			defer dfile.Close()
+			if df, err = elf.NewFile(dfile); err == nil {
+				o.debugPath = dfile.Name()
 			} else {
 				df = nil
 			}

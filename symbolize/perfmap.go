@@ -2,9 +2,11 @@ package symbolize
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/hwprof/hwprof/internal/safefile"
 	"strconv"
 	"strings"
 )
@@ -20,10 +22,28 @@ type PerfMap struct {
 	table textTable
 }
 
-// LoadPerfMap reads a perf map file.
+// LoadPerfMap reads the perf map file at path (a regular file: a FIFO is
+// refused, not waited on).
 func LoadPerfMap(path string) (*PerfMap, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenLocal(path)
 	if err != nil {
+		return nil, fmt.Errorf("read perf map: %w", err)
+	}
+	defer f.Close()
+	return ParsePerfMap(f)
+}
+
+// PerfMap reads the perf map a recording names (PerfMapPath of a process),
+// in SymFS: anyone may write in /tmp, so it is read only when it is a
+// regular file of its own, not a symbolic link, that belongs to root or to
+// the effective user, as perf requires (safefile.Root.OpenOwned). A map
+// refused is told to o.Refused too.
+func (o Options) PerfMap(path string) (*PerfMap, error) {
+	f, err := o.root().OpenOwned(path)
+	if err != nil {
+		if o.Refused != nil && errors.Is(err, ErrRefused) {
+			o.Refused(err)
+		}
 		return nil, fmt.Errorf("read perf map: %w", err)
 	}
 	defer f.Close()

@@ -1,7 +1,7 @@
 package symbolize
 
 import (
-	"path/filepath"
+	"fmt"
 	"regexp"
 	"runtime"
 	"sync"
@@ -49,11 +49,14 @@ func (s *Symbolizer) open(key ObjectKey) (Resolver, error) {
 	case key.Path == KernelPath:
 		p := s.opts.Kallsyms
 		if p == "" {
-			p = s.opts.symfs("/proc/kallsyms")
+			var why string
+			if p, why = s.opts.localKallsyms(); p == "" {
+				return nil, fmt.Errorf("read kallsyms: %s", why)
+			}
 		}
 		return LoadKallsyms(p)
-	case perfMapName.MatchString(filepath.Clean(key.Path)):
-		return LoadPerfMap(s.opts.symfs(key.Path))
+	case perfMapName.MatchString(key.Path):
+		return s.opts.PerfMap(key.Path)
 	}
 	open := Open
 	if s.opts.SymbolsOnly {

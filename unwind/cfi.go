@@ -6,7 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
 	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // nregs is the number of DWARF registers an x86-64 CFI row tracks: rax..r15
@@ -246,7 +248,7 @@ func parseCFIBytes(data []byte, ehFrameAddr uint64) (fdes frame.FrameDescription
 
 // tables caches the CFI of each object by path and build-id.
 type tables struct {
-	open func(obj Object) (*elf.File, error)
+	open func(obj Object) (openedELF, error)
 
 	mu sync.Mutex
 	m  map[tableKey]*tableEntry
@@ -288,27 +290,54 @@ func (ts *tables) get(obj Object) (*table, error) {
 			return
 		}
 		defer f.Close()
-		e.t, e.err = loadTable(f)
+		e.t, e.err = loadTable(f.File)
 	})
 	ts.loaded.Store(obj, e)
 	return e.t, e.err
 }
 
+// openedELF is an object's ELF file and the file it is read from (nil
+// for an image in memory).
+type openedELF struct {
+	*elf.File
+	file io.Closer
+}
+
+// Close closes the ELF file and its file.
+func (o openedELF) Close() {
+	o.File.Close()
+	if o.file != nil {
+		o.file.Close()
+	}
+}
+
 // opener opens the ELF file of an object: the vdso from an image, other
-// objects through Options.Open or from disk under Options.Root.
-func opener(opts Options) func(obj Object) (*elf.File, error) {
-	return func(obj Object) (*elf.File, error) {
+// objects through Options.Open or in Options.Root (a regular file within
+// it: package safefile).
+func opener(opts Options) func(obj Object) (openedELF, error) {
+	return func(obj Object) (openedELF, error) {
 		path, _, isFile := obj.CFIFile()
+		var f *os.File
+		var err error
 		switch {
 		case obj.IsVDSO() && opts.VDSO != nil:
-			return elf.NewFile(bytes.NewReader(opts.VDSO))
+			ef, err := elf.NewFile(bytes.NewReader(opts.VDSO))
+			return openedELF{File: ef}, err
 		case opts.Open != nil:
-			return opts.Open(path)
+			f, err = opts.Open(path)
 		case !isFile || strings.HasPrefix(path, "["):
-			return nil, errNotFile
-		case opts.Root != "":
-			path = filepath.Join(opts.Root, path)
+			return openedELF{}, errNotFile
+		default:
+			f, err = safefile.NewRoot(opts.Root).Open(path)
 		}
-		return elf.Open(path)
+		if err != nil {
+			return openedELF{}, err
+		}
+		ef, err := elf.NewFile(f)
+		if err != nil {
+			f.Close()
+			return openedELF{}, err
+		}
+		return openedELF{File: ef, file: f}, nil
 	}
 }

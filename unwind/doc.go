@@ -33,8 +33,9 @@
 // records up to the sample, is one. The package's API is made of its own
 // types (Addr, ObjAddr, Object, Maps, Frame) and imports no process model;
 // and for DWARF unwinding
-// read access to the objects' files (with Options.Root as a --symfs, or
-// Options.Open). The vdso is not on disk: DWARF unwinding stops in it unless
+// read access to the objects' files (with Options.Root as a --symfs, a root
+// that neither .. nor a symbolic link leaves, where only regular files are
+// read; or Options.Open). The vdso is not on disk: DWARF unwinding stops in it unless
 // Options.VDSO holds its image (LocalVDSO reads this machine's). What it
 // does not do: symbolize, or unwind other architectures. JIT code has no
 // CFI: DWARF unwinding stops in it unless Options.FramePointerFallback lets

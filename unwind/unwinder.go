@@ -1,9 +1,9 @@
 package unwind
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"os"
 
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
@@ -20,12 +20,14 @@ type Options struct {
 	Method Method
 	// MaxDepth bounds the frames of one stack (default 512).
 	MaxDepth int
-	// Root is prefixed to object paths before they are opened (perf's
-	// --symfs).
+	// Root is the directory object paths are looked up in (perf's
+	// --symfs; "" for /): neither .. nor a symbolic link leaves it, and
+	// only regular files are read (package internal/safefile).
 	Root string
 	// Open, when set, opens the ELF file of an object path instead (for
-	// objects found by build-id); it replaces Root.
-	Open func(path string) (*elf.File, error)
+	// objects found by build-id); it replaces Root. The unwinder closes
+	// the file once it has read its CFI.
+	Open func(path string) (*os.File, error)
 	// FramePointerFallback unwinds a frame that has no CFI (JIT code, an
 	// object without .eh_frame or not on disk) by the frame-pointer
 	// convention instead of stopping: right for code that keeps frame

@@ -84,7 +84,7 @@ func fixtureInputs(t *testing.T, fx, tmp string) []goldenInput {
 	}
 	auto := filepath.Join(fx, "autofdo")
 	lbrSymfs := filepath.Join(tmp, "lbr-symfs")
-	link(t, filepath.Join(auto, "test.binary"), filepath.Join(lbrSymfs, "export/hda3/tmp/test.binary"))
+	fixtures.Place(t, filepath.Join(auto, "test.binary"), filepath.Join(lbrSymfs, "export/hda3/tmp/test.binary"))
 	propeller := filepath.Join(auto, "propeller_sample_1.bin")
 	bid, err := buildid.Read(propeller)
 	id := bid.String()
@@ -92,7 +92,7 @@ func fixtureInputs(t *testing.T, fx, tmp string) []goldenInput {
 		t.Fatalf("build-id of %s: %q, %v", propeller, id, err)
 	}
 	debugDir := filepath.Join(tmp, "debug-dir")
-	link(t, propeller, filepath.Join(debugDir, id))
+	fixtures.Place(t, propeller, filepath.Join(debugDir, id))
 	special := map[string][]string{
 		"autofdo/test.lbr":                     {"--symfs", lbrSymfs},
 		"autofdo/propeller_sample_1.perfdata1": {"--symfs", empty, "--debug-dir", debugDir},

@@ -236,13 +236,7 @@ func TestReportLBRFixture(t *testing.T) {
 		t.Skipf("fixture binary absent: %v", err)
 	}
 	symfs := t.TempDir()
-	at := filepath.Join(symfs, "export/hda3/tmp/test.binary") // the path in the recording's MMAP
-	if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(bin, at); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.Place(t, bin, filepath.Join(symfs, "export/hda3/tmp/test.binary")) // the path in the recording's MMAP
 	rep := runReportJSON(t, "-i", filepath.Join(fx, "autofdo", "test.lbr"), "--symfs", symfs)
 	if rep.Recording.Source != "lbr" || rep.Recording.Samples != 9232 {
 		t.Errorf("source %q, %d samples; want lbr, 9232 (perf's count)", rep.Recording.Source, rep.Recording.Samples)

@@ -85,7 +85,7 @@ func TestScriptFixturesMatchPerf(t *testing.T) {
 	auto := filepath.Join(fx, "autofdo")
 
 	symfs := t.TempDir()
-	link(t, filepath.Join(auto, "test.binary"), filepath.Join(symfs, "export/hda3/tmp/test.binary"))
+	fixtures.Place(t, filepath.Join(auto, "test.binary"), filepath.Join(symfs, "export/hda3/tmp/test.binary"))
 
 	propeller := filepath.Join(auto, "propeller_sample_1.bin")
 	bid, err := buildid.Read(propeller)
@@ -94,7 +94,7 @@ func TestScriptFixturesMatchPerf(t *testing.T) {
 		t.Fatalf("build-id of %s: %q, %v", propeller, id, err)
 	}
 	debugDir := t.TempDir()
-	link(t, propeller, filepath.Join(debugDir, id))
+	fixtures.Place(t, propeller, filepath.Join(debugDir, id))
 
 	tests := []struct {
 		file   string
@@ -151,16 +151,6 @@ func TestScriptFixturesMatchPerf(t *testing.T) {
 	r := hwprof(t, "script", "-i", filepath.Join(auto, "propeller_sample_1.perfdata1"), "-F", perfBrstackFields)
 	if r.code != 0 || !strings.Contains(r.stderr, "cannot symbolize /build/work/") || strings.Contains(r.stdout, " compute_flag ") {
 		t.Errorf("without --debug-dir: exit %d, stderr %q, symbols printed: %v", r.code, r.stderr, strings.Contains(r.stdout, " compute_flag "))
-	}
-}
-
-func link(t *testing.T, target, name string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, name); err != nil {
-		t.Fatal(err)
 	}
 }
 

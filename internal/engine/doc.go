@@ -10,7 +10,10 @@
 //     the one key its symbols are resolved by: the kernel's kallsyms, a
 //     JIT region's perf map /tmp/perf-PID.map, the running kernel's vdso,
 //     or the object's file with its recorded build-id (all-zero build-ids
-//     cleaned away);
+//     cleaned away); every file it opens for a recording goes through
+//     package safefile (regular files only, within --symfs, each debug
+//     directory or /), and each file refused is kept once (Refused) for
+//     Diagnose;
 //   - the process model the side-band records build (Apply) and the
 //     unwinding of each sample into typed frames (Frames: runtime address,
 //     object, object address, instruction pointer or return address);
@@ -21,9 +24,9 @@
 //     hwprof script is a consumer of it, through ScriptView (the engine in
 //     public types: report/script's Analysis);
 //   - what reading found wrong (Diagnose, into package diag's Log): the
-//     reader's warnings and error and the records that did not decode
-//     (Skips; Analyzed says which types count), the same for the loader,
-//     the visitor and hwprof dump;
+//     reader's warnings and error, the records that did not decode
+//     (Skips; Analyzed says which types count) and the files refused, the
+//     same for the loader, the visitor and hwprof dump;
 //   - the loader (Load, LoadFrom: load.go, finish.go and the files beside
 //     them), which folds a recording into the public model, a
 //     profile.Profile: each event's samples by its source (classify.go:

@@ -30,7 +30,7 @@ func New(r *perfdata.Reader, o Options) *Engine {
 		r:        r,
 		Objects:  objs,
 		Maps:     procmap.New(objs.Segments()),
-		Unwinder: unwind.New(unwind.Options{Open: objs.OpenELF, VDSO: objs.VDSO()}),
+		Unwinder: unwind.New(unwind.Options{Open: objs.Open, VDSO: objs.VDSO()}),
 		Symbols:  NewSymbols(objs),
 	}
 }
@@ -62,11 +62,15 @@ func Analyzed(t perf.RecordType) bool {
 }
 
 // Diagnose adds to log what reading the recording found wrong: the
-// reader's warnings and the error that stopped it, then the records
-// skipped (Skips).
+// reader's warnings and the error that stopped it, the records skipped
+// (Skips), then the files a lookup refused so far (Objects.Refused: notes,
+// as a missing file is).
 func (e *Engine) Diagnose(log *diag.Log) {
 	log.Reader(e.r)
 	log.Skipped(e.Skips)
+	for _, err := range e.Objects.Refused() {
+		log.Note(err.Error())
+	}
 }
 
 // Apply applies a side-band record to the process model, after finding

@@ -38,9 +38,7 @@ func TestReportAndScriptNameFramesAlike(t *testing.T) {
 		t.Fatalf("build-id of %s: %q, %v", prop, id, err)
 	}
 	debugDir := t.TempDir()
-	if err := os.Symlink(prop, filepath.Join(debugDir, id)); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.Place(t, prop, filepath.Join(debugDir, id))
 	opts := map[string]LoadOptions{
 		"autofdo/test.lbr":                     {Objects: map[string]string{"/export/hda3/tmp/test.binary": bin}},
 		"autofdo/propeller_sample_1.perfdata1": {SymFS: empty, DebugDirs: []string{debugDir}},

@@ -89,8 +89,9 @@ func (l *loader) symbolize() []symbolize.Location {
 	}
 	for _, ke := range errs {
 		// JIT code without a perf map is common: its functions show as
-		// addresses without a warning, as in hwprof script.
-		if !errors.Is(ke.Err, ErrNoKernelSymbols) && !IsPerfMap(ke.Key.Path) {
+		// addresses without a warning, as in hwprof script. A file refused
+		// is warned of once by Diagnose (Objects.Refused).
+		if !errors.Is(ke.Err, ErrNoKernelSymbols) && !IsPerfMap(ke.Key.Path) && !errors.Is(ke.Err, symbolize.ErrRefused) {
 			l.symbolizeWarning(ke.Key, ke.Err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/safefile"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -234,7 +235,7 @@ type codeReader struct {
 }
 
 type elfCode struct {
-	f     *elf.File
+	f     *safefile.ELF
 	progs []*elf.Prog // executable PT_LOAD segments
 	funcs []funcRange // its function symbols, read when first needed (function)
 }
@@ -288,7 +289,11 @@ func (c *codeReader) readCode(obj *procmap.Object, addr procmap.ObjAddr, n int) 
 }
 
 func (c *codeReader) open(path string) *elfCode {
-	f, err := elf.Open(c.resolve(path))
+	file := c.resolve(path)
+	if file == "" {
+		return nil
+	}
+	f, err := safefile.OpenELF(file)
 	if err != nil {
 		return nil
 	}

@@ -140,7 +140,7 @@ func (c *codeReader) function(obj *procmap.Object, a procmap.ObjAddr) (funcRange
 		return funcRange{}, false
 	}
 	if ec.funcs == nil {
-		ec.funcs = funcSymbols(ec.f)
+		ec.funcs = funcSymbols(ec.f.File)
 	}
 	funcs := ec.funcs
 	c.mu.Unlock()

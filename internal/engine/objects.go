@@ -1,17 +1,18 @@
 package engine
 
 import (
-	"debug/elf"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hwprof/hwprof/buildid"
 
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
@@ -46,6 +47,11 @@ type Objects struct {
 
 	mu    sync.Mutex
 	found map[string]string // recorded path -> file read ("" when none)
+	// refused are the files refused (safefile.RefusedError: not a regular
+	// file within its root), once each, in the order met
+	refusedMu   sync.Mutex // noteRefused is called under mu too
+	refused     []error
+	refusedSeen map[string]bool
 
 	// the kernel: the kallsyms file that names it or why none does, and
 	// whether the recording was made on the running kernel (whose vdso
@@ -96,7 +102,38 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 // symbolizeOptions are the symbolizer's options for files looked for
 // under SymFS and DebugDirs.
 func (r *Objects) symbolizeOptions() symbolize.Options {
-	return symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms}
+	return symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms, Refused: r.noteRefused}
+}
+
+// noteRefused keeps a refused file's refusal (the *safefile.RefusedError
+// err wraps), once per file. It is safe for concurrent use.
+func (r *Objects) noteRefused(err error) {
+	var re *safefile.RefusedError
+	if !errors.As(err, &re) {
+		return
+	}
+	r.refusedMu.Lock()
+	defer r.refusedMu.Unlock()
+	msg := re.Error()
+	if r.refusedSeen[msg] {
+		return
+	}
+	if r.refusedSeen == nil {
+		r.refusedSeen = map[string]bool{}
+	}
+	r.refusedSeen[msg] = true
+	r.refused = append(r.refused, re)
+}
+
+// Refused returns the files a lookup refused so far (not a regular file
+// within its root: a FIFO, a device, a directory, a symbolic link out of
+// --symfs), once each, in the order met: errors matching
+// symbolize.ErrRefused, whose message is the warning (it names the file
+// and says why). A file refused is taken for missing.
+func (r *Objects) Refused() []error {
+	r.refusedMu.Lock()
+	defer r.refusedMu.Unlock()
+	return slices.Clone(r.refused)
 }
 
 // Segments are the objects' PT_LOAD segments for the process model, read
@@ -184,8 +221,10 @@ func (r *Objects) BuildIDs() map[string]buildid.ID {
 }
 
 // locate finds the file for path (recorded with build-id id, or the zero ID).
+// A name that is not an absolute path is no file ("anon_inode:[perf_event]",
+// as the kernel names an anonymous inode's mapping): it is not looked for.
 func (r *Objects) locate(path string, id buildid.ID) {
-	if path == "" || strings.HasPrefix(path, "[") || strings.HasPrefix(path, "//") {
+	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
 		return
 	}
 	r.mu.Lock()
@@ -193,7 +232,11 @@ func (r *Objects) locate(path string, id buildid.ID) {
 	if _, ok := r.found[path]; ok {
 		return
 	}
-	file, _, err := r.symbolizeOptions().Find(symbolize.ObjectKey{Path: path, BuildID: id})
+	// A file refused here is warned of when its symbols are looked for:
+	// mappings of devices (a GPU's) are common, and nothing may sample them.
+	opts := r.symbolizeOptions()
+	opts.Refused = nil
+	file, _, err := opts.Find(symbolize.ObjectKey{Path: path, BuildID: id})
 	r.found[path] = file
 	if err != nil {
 		return
@@ -203,9 +246,10 @@ func (r *Objects) locate(path string, id buildid.ID) {
 	}
 }
 
-// File is the file to read for a recorded object path: the one Locate
-// found, or the path under SymFS when it was not looked for; "" when no
-// file with the recorded build-id exists.
+// File is the file to read for a recorded object path: the one Mapped
+// found (looked for now when it was not: with the build-id of the
+// recording's header), with no symbolic link in its path; "" when no file
+// with the recorded build-id exists, or the one there is refused.
 func (r *Objects) File(path string) string {
 	r.mu.Lock()
 	file, ok := r.found[path]
@@ -213,20 +257,20 @@ func (r *Objects) File(path string) string {
 	if ok {
 		return file
 	}
-	if r.o.SymFS != "" {
-		return filepath.Join(r.o.SymFS, path)
-	}
-	return path
+	r.locate(path, r.buildIDs[path])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.found[path]
 }
 
-// OpenELF opens the file of a recorded object path (the unwinder's
+// Open opens the file of a recorded object path (the unwinder's
 // Options.Open).
-func (r *Objects) OpenELF(path string) (*elf.File, error) {
+func (r *Objects) Open(path string) (*os.File, error) {
 	file := r.File(path)
 	if file == "" {
 		return nil, fmt.Errorf("open %s: no file with the recorded build-id: %w", path, fs.ErrNotExist)
 	}
-	return elf.Open(file)
+	return safefile.OpenLocal(file)
 }
 
 // Key names the symbols of an object as seen by process pid: the kernel's

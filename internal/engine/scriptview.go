@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -93,13 +94,19 @@ func (v ScriptView) Location(id uint64) (symbolize.Location, bool) {
 // Unread returns, after the last Resolve, why kernel addresses asked for
 // have no names ("" when a kallsyms names them, or none was asked for),
 // and the other objects whose symbols could not be read (not the JIT perf
-// maps, whose absence is common) with why, in the order first asked for.
+// maps, whose absence is common) with why, in the order first asked for:
+// first the files refused (Objects.Refused: errors matching
+// symbolize.ErrRefused, with no object path), then the objects.
 func (v ScriptView) Unread() (kernel string, objs []string, errs []error) {
 	if _, why := v.e.Objects.Kernel(); why != "" && v.e.Symbols.KernelAsked() {
 		kernel = why
 	}
+	for _, err := range v.e.Objects.Refused() {
+		objs = append(objs, "")
+		errs = append(errs, err)
+	}
 	for _, ke := range v.e.Symbols.Errors() {
-		if ke.Key.Path == symbolize.KernelPath || IsPerfMap(ke.Key.Path) {
+		if ke.Key.Path == symbolize.KernelPath || IsPerfMap(ke.Key.Path) || errors.Is(ke.Err, symbolize.ErrRefused) {
 			continue
 		}
 		objs = append(objs, ke.Key.Path)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -304,6 +303,7 @@ func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 		}
 		if err != nil {
 			r.Err = err
+			s.objs.noteRefused(err) // a refusal is warned of with the others (Objects.Refused)
 			return
 		}
 	}
@@ -320,14 +320,14 @@ func (s *Symbols) opener(key symbolize.ObjectKey, opts symbolize.Options, dwarf 
 	switch {
 	case IsPerfMap(key.Path):
 		return func() (symbolize.Resolver, error) {
-			m, err := symbolize.LoadPerfMap(File(opts.SymFS, key.Path))
+			m, err := opts.PerfMap(key.Path)
 			if err != nil {
 				return nil, err
 			}
 			return m, nil
 		}
 	case s.objs.isLocal(key.Path):
-		opts = symbolize.Options{DebugDirs: opts.DebugDirs}
+		opts = symbolize.Options{DebugDirs: opts.DebugDirs, Refused: opts.Refused}
 	}
 	open := symbolize.OpenSymbols
 	if dwarf {
@@ -419,11 +419,3 @@ func (s *Symbols) KernelAsked() bool {
 
 // IsPerfMap says whether a key's path is a perf map /tmp/perf-PID.map.
 func IsPerfMap(path string) bool { return strings.HasPrefix(path, "/tmp/perf-") }
-
-// File is path under symfs (path itself when symfs is "").
-func File(symfs, path string) string {
-	if symfs == "" {
-		return path
-	}
-	return filepath.Join(symfs, path)
-}

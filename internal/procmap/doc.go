@@ -25,8 +25,9 @@
 // table take). For a file mapping that needs the object's PT_LOAD program
 // headers: the file offset of addr is PgOff + (addr - Start), and the segment
 // that holds that offset gives ObjAddr = p_vaddr + (offset - p_offset).
-// Segments reads them with debug/elf, once per path, and accepts injected
-// segments for tests and for objects that are not on this machine. The
+// Segments reads them with debug/elf, once per path (a regular file within
+// its root, --symfs or /: package safefile), and accepts injected segments
+// for tests and for objects that are not on this machine. The
 // kernel and modules resolve to the runtime address itself (the address space
 // of /proc/kallsyms); the vdso to its image offset (the kernel links it at 0);
 // anonymous, JIT, stack and heap regions to the runtime address (the space of

@@ -3,10 +3,12 @@ package procmap
 import (
 	"debug/elf"
 	"fmt"
-	"path/filepath"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/hwprof/hwprof/internal/safefile"
 )
 
 // Segment is one PT_LOAD program header of an ELF object.
@@ -22,7 +24,7 @@ type Segment struct {
 // segments of an object that is not on this machine (or of a test). It is
 // safe for concurrent use.
 type Segments struct {
-	root string
+	root safefile.Root
 	mu   sync.Mutex
 	m    map[string]segEntry
 	// gen counts the Set calls: an Object's copy of its segments
@@ -35,10 +37,11 @@ type segEntry struct {
 	err  error
 }
 
-// NewSegments returns an empty cache. A non-empty root is prefixed to every
-// path before it is opened, like perf's --symfs.
+// NewSegments returns an empty cache. The paths are looked up in root
+// (safefile.Root: like perf's --symfs, "" for /, which neither .. nor a
+// symbolic link leaves), and only regular files are read.
 func NewSegments(root string) *Segments {
-	return &Segments{root: root, m: make(map[string]segEntry)}
+	return &Segments{root: safefile.NewRoot(root), m: make(map[string]segEntry)}
 }
 
 // Set records the segments of path, replacing what was read or set before.
@@ -62,18 +65,32 @@ func (s *Segments) Get(path string) ([]Segment, error) {
 		s.m[path] = segEntry{err: err}
 		return nil, err
 	}
-	p := path
-	if s.root != "" {
-		p = filepath.Join(s.root, path)
+	var segs []Segment
+	f, err := s.root.Open(path)
+	if err == nil {
+		segs, err = readSegments(f)
+	} else {
+		err = fmt.Errorf("procmap: read segments: %w", err)
 	}
-	segs, err := ReadSegments(p)
 	s.m[path] = segEntry{segs: segs, err: err}
 	return segs, err
 }
 
-// ReadSegments reads the PT_LOAD program headers of the ELF file at path.
+// ReadSegments reads the PT_LOAD program headers of the regular ELF file
+// at path (a file on this machine: safefile.OpenLocal).
 func ReadSegments(path string) ([]Segment, error) {
-	f, err := elf.Open(path)
+	f, err := safefile.OpenLocal(path)
+	if err != nil {
+		return nil, fmt.Errorf("procmap: read segments: %w", err)
+	}
+	return readSegments(f)
+}
+
+// readSegments reads the PT_LOAD program headers of the ELF file f and
+// closes it.
+func readSegments(file *os.File) ([]Segment, error) {
+	path := file.Name()
+	f, err := safefile.NewELF(file)
 	if err != nil {
 		return nil, fmt.Errorf("procmap: read segments: %w", err)
 	}

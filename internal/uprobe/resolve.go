@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/perf/synth"
 )
 
@@ -55,7 +56,7 @@ func Executables(argv []string, pids []int) ([]string, error) {
 
 // isELF rejects what cannot be probed (a script, say) with a clear error.
 func isELF(path string) error {
-	f, err := elf.Open(path)
+	f, err := safefile.OpenELF(path)
 	if err != nil {
 		return fmt.Errorf("%s: not an ELF executable (%v); probe the interpreter's binary instead", path, err)
 	}
@@ -183,7 +184,7 @@ func isVersion(v string) bool {
 // soname returns the DT_SONAME of an ELF shared object, "" if it has none
 // or is not one.
 func soname(path string) string {
-	f, err := elf.Open(path)
+	f, err := safefile.OpenELF(path)
 	if err != nil {
 		return ""
 	}
@@ -199,7 +200,7 @@ func soname(path string) string {
 // exe's RUNPATH and RPATH ($ORIGIN expanded), LD_LIBRARY_PATH, LibraryDirs.
 func searchDirs(exe string) []string {
 	var dirs []string
-	if f, err := elf.Open(exe); err == nil {
+	if f, err := safefile.OpenELF(exe); err == nil {
 		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
 			if v, err := f.DynString(tag); err == nil {
 				for _, s := range v {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/symbolize"
 )
@@ -56,7 +57,7 @@ func (o *Object) Func(addr uint64) (*Probe, bool) {
 // then the shortest name). A non-nil filter keeps the functions whose
 // mangled or demangled name it matches.
 func Functions(path string, filter *regexp.Regexp) (*Object, error) {
-	f, err := elf.Open(path)
+	f, err := safefile.OpenELF(path)
 	if err != nil {
 		return nil, fmt.Errorf("uprobe: %w", err)
 	}
@@ -70,7 +71,7 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	syms, err := f.Symbols()
 	if len(syms) == 0 {
 		syms, err = f.DynamicSymbols()
-		if gs := goFunctions(f); len(gs) > 0 {
+		if gs := goFunctions(f.File); len(gs) > 0 {
 			// a cgo binary's C functions are in .dynsym only
 			syms, err = append(gs, syms...), nil
 		}
@@ -83,7 +84,7 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	}
 	best := map[uint64]elf.Symbol{}
 	for _, s := range syms {
-		if !probeable(f, s) {
+		if !probeable(f.File, s) {
 			continue
 		}
 		if prev, ok := best[s.Value]; !ok || betterName(s, prev) {
@@ -92,7 +93,7 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 	}
 	obj := &Object{Path: path}
 	for _, s := range best {
-		off, ok := fileOffset(f, s.Value)
+		off, ok := fileOffset(f.File, s.Value)
 		if !ok {
 			continue // not backed by the file: nothing to probe
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -97,13 +96,7 @@ func checkRealPage(t *testing.T, name string, p *profile.Profile) {
 func TestBrowserRealLBR(t *testing.T) {
 	auto := filepath.Join(fixtures.Dir(t), "autofdo")
 	symfs := t.TempDir()
-	bin := filepath.Join(symfs, "export", "hda3", "tmp", "test.binary")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(auto, "test.binary"), bin); err != nil {
-		t.Fatal(err)
-	}
+	fixtures.Place(t, filepath.Join(auto, "test.binary"), filepath.Join(symfs, "export", "hda3", "tmp", "test.binary"))
 	p, err := engine.Load(filepath.Join(auto, "test.lbr"), engine.LoadOptions{SymFS: symfs})
 	if p == nil {
 		t.Fatal(err)

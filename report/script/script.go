@@ -42,7 +42,9 @@ type Analysis interface {
 	Location(id uint64) (symbolize.Location, bool)
 	// Unread returns, after the last Resolve, why kernel addresses have
 	// no names ("" when they have, or none was asked for), and the other
-	// objects whose symbols could not be read, with why.
+	// objects whose symbols could not be read, with why; an error
+	// matching symbolize.ErrRefused is a file skipped (its message says
+	// which and why), printed as it is.
 	Unread() (kernel string, objs []string, errs []error)
 }
 
@@ -158,7 +160,8 @@ func (p *Printer) Add(s *perf.Sample, ev int, frames []unwind.Frame) {
 
 // Finish prints the samples not printed yet and returns the error of
 // writing, with what kept frames unnamed: one note for the kernel
-// (without kallsyms) and one for each object whose symbols could not be
+// (without kallsyms), one for each file skipped (not a regular file
+// within its root) and one for each object whose symbols could not be
 // read (missing, build-id mismatch). Nothing may be added after it.
 func (p *Printer) Finish() (notes []string, err error) {
 	p.printWindow(true)
@@ -168,9 +171,12 @@ func (p *Printer) Finish() (notes []string, err error) {
 	}
 	for i, err := range errs {
 		var mm *symbolize.BuildIDMismatchError
-		if errors.As(err, &mm) {
+		switch {
+		case errors.Is(err, symbolize.ErrRefused): // names the file skipped, and why
+			notes = append(notes, err.Error())
+		case errors.As(err, &mm):
 			notes = append(notes, fmt.Sprintf("%v: its frames print as [unknown]", err))
-		} else {
+		default:
 			notes = append(notes, fmt.Sprintf("cannot symbolize %s: %v", objs[i], err))
 		}
 	}
