@@ -249,6 +249,10 @@ func (f *SampleFormat) Add(a Attr, ids []uint64) (int, error) {
 	return idx, nil
 }
 
+// Grow makes room for n more events, for a caller that knows how many it
+// will Add.
+func (f *SampleFormat) Grow(n int) { f.events = slices.Grow(f.events, n) }
+
 // AddIDs records more sample ids of event idx (from an ID_INDEX or an
 // EVENT_DESC section). An id already known is moved to idx.
 func (f *SampleFormat) AddIDs(idx int, ids []uint64) {

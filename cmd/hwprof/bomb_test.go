@@ -47,6 +47,41 @@ func TestBombsBoundedMemory(t *testing.T) {
 	}
 }
 
+// TestHeaderBombsBoundedMemory runs dump, report and script on
+// recordings whose headers name sections that overlap, sizes just under
+// the reader's caps, counts a tiny file cannot hold, and header records
+// inside COMPRESSED records (zbomb's file shapes). Before the reader's
+// budget, six string features on one string of 32 MiB took these
+// commands past 256 MiB, and 2000 events on one ids section to 1.3 GB:
+// each stays under 256 MiB, does not crash and prints the warning the
+// shape calls for.
+func TestHeaderBombsBoundedMemory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	maxrss := testprog.BuildText(t, "maxrss.c", maxRSSText, "-O1")
+	shapes := append(zbomb.FileShapes(), zbomb.SixStrings(32<<20),
+		zbomb.FileShape{Name: "compressed-header-records", File: zbomb.CompressedHeaderRecords(20), Warning: "header records from COMPRESSED records were ignored"})
+	for _, sh := range shapes {
+		path := filepath.Join(dir, sh.Name+".data")
+		if err := os.WriteFile(path, sh.File, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"dump", "report", "script"} {
+			code, rss, stderr := runMaxRSS(t, maxrss, hwprofBin, cmd, "-i", path)
+			t.Logf("%s %s: exit %d, peak RSS %d MiB", cmd, sh.Name, code, rss>>10)
+			if rss > 256<<10 {
+				t.Errorf("%s %s: peak RSS %d MiB, want at most 256 MiB", cmd, sh.Name, rss>>10)
+			}
+			if code < 0 || strings.Contains(stderr, "panic:") {
+				t.Errorf("%s %s crashed: exit %d\n%s", cmd, sh.Name, code, stderr)
+			}
+			if !strings.Contains(stderr, sh.Warning) {
+				t.Errorf("%s %s: stderr %.500q does not say %q", cmd, sh.Name, stderr, sh.Warning)
+			}
+		}
+	}
+}
+
 // maxRSSText runs a command and writes its peak resident set size (KiB)
 // and its exit status (-N: killed by signal N) on descriptor 3. A child of
 // the test's process would not do: a child's peak counts the memory of

@@ -148,7 +148,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		case "folded":
 			return report.Folded(w, p, fw)
 		case "pprof", "pgo":
-			return writePProf(w, p, *format == "pgo", *pgoWeight)
+			return writePProf(w, p, *format == "pgo", *pgoWeight, stderr)
 		}
 		return report.Text(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 	}

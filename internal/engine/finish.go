@@ -123,8 +123,10 @@ type funcKey struct {
 
 // functions maps every address id to a function id: one per object and
 // symbol, named by the symbol's demangled short name; an address without a
-// symbol is a function of its own, "[object+0xaddr]", and an address in no
-// object "[unknown]". The kernel without symbols is one "[kernel.kallsyms]".
+// symbol is a function of its own, "[object+0xaddr]", and so is a symbol
+// without a name (legal ELF, and what damage to .symtab makes), at its
+// start; an address in no object is "[unknown]". The kernel without
+// symbols is one "[kernel.kallsyms]".
 func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.FuncID, []*procmap.Object) {
 	ids := map[funcKey]ccmap.FuncID{}
 	var funcs []profile.Func
@@ -142,13 +144,16 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 			sym := locs[i].Symbol
 			fk.start, fk.name = uint64(sym.Start), sym.Name.Raw
 			fn.Name = cmp.Or(sym.Name.Short, sym.Name.Full, sym.Name.Raw)
+			if fn.Name == "" {
+				fn.Name = unnamed(k.obj, uint64(sym.Start))
+			}
 			fn.Start = uint64(sym.Start)
 		case k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule:
 			fk.name = symbolize.KernelPath
 			fn.Name = "[" + symbolize.KernelPath + "]"
 		default:
 			fk.start = uint64(k.addr)
-			fk.name = fmt.Sprintf("[%s+0x%x]", filepath.Base(k.obj.Path), uint64(k.addr))
+			fk.name = unnamed(k.obj, uint64(k.addr))
 			fn.Name, fn.Start = fk.name, uint64(k.addr)
 		}
 		if k.obj != nil {
@@ -171,6 +176,12 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 		}
 	}
 	return funcs, fmap, objs
+}
+
+// unnamed names code at object address addr of obj that has no symbol
+// name: "[object+0xaddr]".
+func unnamed(obj *procmap.Object, addr uint64) string {
+	return fmt.Sprintf("[%s+0x%x]", filepath.Base(obj.Path), addr)
 }
 
 // goBuildIDs reads the Go build-id of every object of funcs without a GNU

@@ -6,6 +6,12 @@
 // COMPRESSED records expanded (zstd), feature sections decoded. The
 // version 1 format of perf before 2012 ("PERFFILE") is read as perf reads
 // it; big-endian files (which perf byte-swaps) are refused with that said.
+// A file is untrusted input: what its header can make the Reader read or
+// allocate is budgeted (reader_budget.go). Every section it names is read
+// once at most, and one that overlaps another is refused with a warning,
+// so the sections read total at most the file's size; feature sections
+// are capped by kind, and decoding one allocates a few times its size at
+// most.
 // The Reader runs one goroutine while a recording has COMPRESSED records
 // (the streaming zstd decoder pulls its input); Close ends it.
 //

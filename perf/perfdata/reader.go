@@ -148,9 +148,16 @@ type Reader struct {
 
 	unordered bool // deliver in file order
 	queue     roundQueue
-	badEvent  int64          // kernel records whose event could not be told
-	updNames  map[int]string // event names from EVENT_UPDATE records
-	descByID  map[uint64]int // EVENT_DESC entry of each id (indexEventDesc)
+	badEvent  int64             // kernel records whose event could not be told
+	updNames  map[int]string    // event names from EVENT_UPDATE records
+	descByID  map[uint64]int    // EVENT_DESC entry of each id (indexEventDesc)
+	typeNames map[uint64]string // tracepoint names by id (EventTypes; the last wins)
+
+	// The budget (reader_budget.go): the file's byte ranges read so far,
+	// and the bytes of header sections and records applied.
+	read       spans
+	hdrBytes   int64
+	hdrSkipped int64 // header records from COMPRESSED records ignored
 
 	cur      Record
 	counts   [128]int64
@@ -354,6 +361,10 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 			h.Features[i] = le.Uint64(b[72+8*i:])
 		}
 	}
+	r.read.claim([]span{{Section{0, hsz}, "header"}})
+	if h.Data.Offset <= uint64(size) {
+		r.read.claim([]span{{Section{h.Data.Offset, min(h.Data.Size, uint64(size)-h.Data.Offset)}, "data section"}})
+	}
 	if err := r.readAttrs(ra); err != nil {
 		return nil, err
 	}
@@ -434,6 +445,9 @@ func (r *Reader) checkSection(name string, at int, s Section) error {
 // entries are read as perf reads them all (read_attr in
 // tools/perf/util/header.c): Attrs.Size/AttrSize of them one after the
 // other, each as long as its attr says (size 0: PERF_ATTR_SIZE_VER0).
+// The attrs section and the ids sections are claimed (reader_budget.go):
+// an attrs section that overlaps the header or the data is an error, the
+// ids of an event that overlap those of another are not read.
 func (r *Reader) readAttrs(ra io.ReaderAt) error {
 	h := &r.hdr
 	if err := r.checkSection("attrs", 24, h.Attrs); err != nil {
@@ -453,45 +467,107 @@ func (r *Reader) readAttrs(ra io.ReaderAt) error {
 	} else if h.Attrs.Size%h.AttrSize != 0 {
 		return fmt.Errorf("attrs section of %d bytes at %#x is not a multiple of the entry size %d", h.Attrs.Size, h.Attrs.Offset, h.AttrSize)
 	}
-	buf := make([]byte, size)
-	if _, err := ra.ReadAt(buf, int64(h.Attrs.Offset)); err != nil {
+	if c, refused := r.read.claimOne("attrs section", h.Attrs); refused {
+		return fmt.Errorf("attrs section %#x+%#x (header offset 24) overlaps the %s (%#x+%#x)", h.Attrs.Offset, h.Attrs.Size, c.what, c.Offset, c.Size)
+	}
+	buf, err := r.readSection(ra, Section{h.Attrs.Offset, size})
+	if err != nil {
 		return fmt.Errorf("read attrs section at %#x: %w", h.Attrs.Offset, err)
 	}
+	entries, err := r.attrEntries(buf, n)
+	if err != nil {
+		return err
+	}
+	return r.readIDs(ra, entries)
+}
+
+// attrEntry is one entry of the attrs section, at offset start: an attr
+// of attrLen bytes, then the section of its ids.
+type attrEntry struct {
+	attr    perf.Attr
+	ids     Section
+	start   uint64
+	attrLen int
+}
+
+// attrEntries decodes the n entries of the attrs section read into buf.
+func (r *Reader) attrEntries(buf []byte, n uint64) ([]attrEntry, error) {
+	h := &r.hdr
 	le := binary.LittleEndian
+	out := make([]attrEntry, 0, n)
 	off := uint64(0)
 	for range n {
 		attrLen := h.AttrSize - fileSectionSize
 		if h.Version == 1 {
 			var err error
 			if attrLen, err = attrLenV1(buf[off:], h.Attrs.Offset+off); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		e := buf[off : off+attrLen+fileSectionSize]
 		raw := e[:attrLen]
 		a, err := perf.UnmarshalAttr(raw)
 		if err != nil {
-			return fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
+			return nil, fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
 		}
 		ids := Section{le.Uint64(e[len(raw):]), le.Uint64(e[len(raw)+8:])}
 		at := h.Attrs.Offset + off + uint64(len(raw))
 		if ids.Offset > uint64(h.FileSize) || ids.Size > uint64(h.FileSize)-ids.Offset || ids.Size%8 != 0 {
-			return fmt.Errorf("ids of attr %d: section %#x+%#x (at %#x) lies outside the file of %d bytes", len(r.attrs), ids.Offset, ids.Size, at, h.FileSize)
+			return nil, fmt.Errorf("ids of attr %d: section %#x+%#x (at %#x) lies outside the file of %d bytes", len(out), ids.Offset, ids.Size, at, h.FileSize)
 		}
-		idb := make([]byte, ids.Size)
-		if _, err := ra.ReadAt(idb, int64(ids.Offset)); err != nil {
-			return fmt.Errorf("read ids of attr %d at %#x: %w", len(r.attrs), ids.Offset, err)
-		}
-		list := make([]uint64, ids.Size/8)
-		for i := range list {
-			list[i] = le.Uint64(idb[8*i:])
-		}
-		if err := r.addAttr(a, list); err != nil {
-			return fmt.Errorf("attr at %#x: %w", h.Attrs.Offset+off, err)
-		}
+		out = append(out, attrEntry{a, ids, h.Attrs.Offset + off, len(raw)})
 		off += uint64(len(e))
 	}
+	return out, nil
+}
+
+// readIDs reads the ids of the entries and adds the events. Ids sections
+// that overlap the header, the data, the attrs or those of another event
+// are not read: their events get no ids, and one warning says how many.
+func (r *Reader) readIDs(ra io.ReaderAt, entries []attrEntry) error {
+	cands := make([]span, len(entries))
+	for i, e := range entries {
+		cands[i] = span{e.ids, fmt.Sprintf("ids of attr %d", i)}
+	}
+	clash := r.read.claim(cands)
+	refused, first := 0, -1
+	r.attrs = make([]EventAttr, 0, len(entries))
+	r.format.Grow(len(entries))
+	for i, e := range entries {
+		var list []uint64
+		if clash[i].what != "" {
+			if refused++; first < 0 {
+				first = i
+			}
+		} else {
+			var err error
+			if list, err = r.readIDList(ra, i, e.ids); err != nil {
+				return err
+			}
+		}
+		if err := r.addAttr(e.attr, list); err != nil {
+			return fmt.Errorf("attr at %#x: %w", e.start, err)
+		}
+	}
+	if refused > 0 {
+		e, c := entries[first], clash[first]
+		r.warn(fmt.Sprintf("ids of %d attrs not read, their samples cannot be told apart: the first, attr %d, names section %#x+%#x (at %#x), which overlaps the %s (%#x+%#x)",
+			refused, first, e.ids.Offset, e.ids.Size, e.start+uint64(e.attrLen), c.what, c.Offset, c.Size))
+	}
 	return nil
+}
+
+// readIDList reads the ids of attr i, in section s.
+func (r *Reader) readIDList(ra io.ReaderAt, i int, s Section) ([]uint64, error) {
+	idb, err := r.readSection(ra, s)
+	if err != nil {
+		return nil, fmt.Errorf("read ids of attr %d at %#x: %w", i, s.Offset, err)
+	}
+	list := make([]uint64, s.Size/8)
+	for j := range list {
+		list[j] = binary.LittleEndian.Uint64(idb[8*j:])
+	}
+	return list, nil
 }
 
 // attrLenV1 returns the length of the attr that starts b, an entry of a
@@ -535,16 +611,29 @@ func (r *Reader) readEventTypes(ra io.ReaderAt) {
 		r.warn(fmt.Sprintf("event_types section %#x+%#x (header offset 56) lies outside the file: ignored", s.Offset, s.Size))
 		return
 	}
-	b := make([]byte, s.Size)
-	if _, err := ra.ReadAt(b, int64(s.Offset)); err != nil {
+	if c, refused := r.read.claimOne("event_types section", s); refused {
+		r.warn(fmt.Sprintf("event_types section %#x+%#x (header offset 56) overlaps the %s (%#x+%#x): ignored", s.Offset, s.Size, c.what, c.Offset, c.Size))
+		return
+	}
+	b, err := r.readSection(ra, s)
+	if err != nil {
 		r.warn(fmt.Sprintf("event_types section at %#x: %v: ignored", s.Offset, err))
 		return
 	}
 	for len(b) >= 72 {
-		r.feats.EventTypes = append(r.feats.EventTypes, EventTypeName{
-			ID: binary.LittleEndian.Uint64(b), Name: cstring(b[8:72])})
+		r.addEventType(EventTypeName{ID: binary.LittleEndian.Uint64(b), Name: cstring(b[8:72])})
 		b = b[72:]
 	}
+}
+
+// addEventType adds a tracepoint's name; a later name for an id replaces
+// an earlier one.
+func (r *Reader) addEventType(et EventTypeName) {
+	r.feats.EventTypes = append(r.feats.EventTypes, et)
+	if r.typeNames == nil {
+		r.typeNames = make(map[uint64]string)
+	}
+	r.typeNames[et.ID] = et.Name
 }
 
 func cstring(b []byte) string {
@@ -598,11 +687,7 @@ func (r *Reader) nameEvent(i int) {
 	}
 	a.Name = ""
 	if a.Attr.Type == perf.TypeTracepoint {
-		for _, et := range r.feats.EventTypes {
-			if et.ID == a.Attr.Config {
-				a.Name = et.Name
-			}
-		}
+		a.Name = r.typeNames[a.Attr.Config]
 	}
 	if a.Name == "" {
 		a.Name = DefaultEventName(&a.Attr)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/perf"
@@ -104,12 +105,9 @@ type EventTypeName struct {
 	Name string
 }
 
-// maxFeatureSection bounds the feature sections that are read into
-// memory; tracing data is skipped, not read.
-const maxFeatureSection = 256 << 20
-
 // readFeatureSections reads the table of perf_file_section after the data
-// and decodes each announced section; problems become warnings.
+// and decodes each announced section within the budget (reader_budget.go);
+// problems become warnings.
 func (r *Reader) readFeatureSections(ra io.ReaderAt) {
 	h := &r.hdr
 	var feats []Feature
@@ -127,33 +125,68 @@ func (r *Reader) readFeatureSections(ra io.ReaderAt) {
 		r.warn(fmt.Sprintf("feature table at %#x (%d sections) lies outside the file of %d bytes: features not read", at, len(feats), size))
 		return
 	}
-	table := make([]byte, len(feats)*fileSectionSize)
-	if _, err := ra.ReadAt(table, int64(at)); err != nil {
+	tableAt := Section{at, uint64(len(feats)) * fileSectionSize}
+	if c, refused := r.read.claimOne("feature table", tableAt); refused {
+		r.warn(fmt.Sprintf("feature table %#x+%#x overlaps the %s (%#x+%#x): features not read", tableAt.Offset, tableAt.Size, c.what, c.Offset, c.Size))
+		return
+	}
+	table, err := r.readSection(ra, tableAt)
+	if err != nil {
 		r.warn(fmt.Sprintf("feature table at %#x: %v", at, err))
 		return
 	}
 	r.feats.Sections = make(map[Feature]Section)
+	var cands []span
+	var toRead []Feature
 	for i, f := range feats {
 		s := Section{binary.LittleEndian.Uint64(table[16*i:]), binary.LittleEndian.Uint64(table[16*i+8:])}
 		r.feats.Sections[f] = s
-		if s.Offset > size || s.Size > size-s.Offset {
-			r.warn(fmt.Sprintf("feature %v: section %#x+%#x (table entry at %#x) lies outside the file: skipped", f, s.Offset, s.Size, at+uint64(16*i)))
-			continue
+		if r.readableFeature(f, s, at+uint64(16*i)) {
+			cands = append(cands, span{s, "feature " + f.String() + "'s section"})
+			toRead = append(toRead, f)
 		}
-		if f == FeatTracingData || s.Size > maxFeatureSection {
+	}
+	clash := r.read.claim(cands)
+	for i, f := range toRead {
+		s := cands[i].Section
+		if c := clash[i]; c.what != "" {
 			r.feats.Present = append(r.feats.Present, f)
-			if f == FeatTracingData {
-				r.feats.TracingData = s.Size
-			}
+			r.warn(fmt.Sprintf("feature %v: section %#x+%#x overlaps the %s (%#x+%#x): skipped, read once", f, s.Offset, s.Size, c.what, c.Offset, c.Size))
 			continue
 		}
-		b := make([]byte, s.Size)
-		if _, err := ra.ReadAt(b, int64(s.Offset)); err != nil {
+		b, err := r.readSection(ra, s)
+		if err != nil {
 			r.warn(fmt.Sprintf("feature %v at %#x: %v: skipped", f, s.Offset, err))
 			continue
 		}
 		r.applyFeature(f, b, int64(s.Offset))
 	}
+}
+
+// readableFeature reports whether section s of feature f (table entry at
+// entry) is to be read: it lies in the file, f is decoded and s is within
+// f's cap. A section not read is noted as present, with a warning for
+// one outside the file or past its cap.
+func (r *Reader) readableFeature(f Feature, s Section, entry uint64) bool {
+	size := uint64(r.hdr.FileSize)
+	if s.Offset > size || s.Size > size-s.Offset {
+		r.warn(fmt.Sprintf("feature %v: section %#x+%#x (table entry at %#x) lies outside the file: skipped", f, s.Offset, s.Size, entry))
+		return false
+	}
+	if f == FeatTracingData {
+		r.feats.TracingData = s.Size
+	}
+	limit := featureCap(f)
+	if limit == 0 {
+		r.feats.Present = append(r.feats.Present, f)
+		return false
+	}
+	if s.Size > limit {
+		r.feats.Present = append(r.feats.Present, f)
+		r.warn(fmt.Sprintf("feature %v: section %#x+%#x (table entry at %#x) is larger than the %d bytes a %v section may have: skipped", f, s.Offset, s.Size, entry, limit, f))
+		return false
+	}
+	return true
 }
 
 // applyFeature decodes one feature section found at off.
@@ -167,11 +200,19 @@ func (r *Reader) applyFeature(f Feature, b []byte, off int64) {
 }
 
 // featReader reads the encodings of feature sections: u32, u64, and
-// strings as a u32 length followed by that many NUL-padded bytes.
+// strings as a u32 length followed by that many NUL-padded bytes. The
+// items that counts make may cost at most mem bytes (items).
 type featReader struct {
 	b   []byte
 	off int
 	err error
+	mem int
+}
+
+// newFeatReader reads section b, whose items may cost twice its size
+// and itemSlack.
+func newFeatReader(b []byte) *featReader {
+	return &featReader{b: b, mem: 2*len(b) + itemSlack}
 }
 
 func (d *featReader) fail(what string, n int) {
@@ -218,19 +259,38 @@ func (d *featReader) str(what string) string {
 	return cstring(d.raw(what, uint64(n)))
 }
 
-// count reads a u32 count and checks that n items of at least min bytes
-// fit in the rest.
-func (d *featReader) count(what string, minSize int) int {
+// count reads a u32 count and checks that n items of at least minSize
+// bytes fit in the rest, and that n items of itemSize bytes in memory fit
+// in what the section may cost (items).
+func (d *featReader) count(what string, minSize int, itemSize uintptr) int {
 	n := d.u32(what)
 	if d.err == nil && uint64(n)*uint64(minSize) > uint64(len(d.b)-d.off) {
 		d.err = fmt.Errorf("%s %d at byte %d: %d items of at least %d bytes do not fit in %d", what, n, d.off-4, n, minSize, len(d.b)-d.off)
 		return 0
 	}
+	if !d.items(what, d.off-4, int(n), itemSize) {
+		return 0
+	}
 	return int(n)
 }
 
+// items charges n items of size bytes each to what the section may
+// cost; past it, it fails naming what (at byte at) and returns false.
+func (d *featReader) items(what string, at, n int, size uintptr) bool {
+	if d.err != nil {
+		return false
+	}
+	cost := uint64(n) * uint64(size)
+	if cost > uint64(d.mem) {
+		d.err = fmt.Errorf("%s %d at byte %d: %d items would take %d bytes in memory, more than twice the section's %d bytes and %d", what, n, at, n, cost, len(d.b), itemSlack)
+		return false
+	}
+	d.mem -= int(cost)
+	return true
+}
+
 func (d *featReader) strs(what string, n int) []string {
-	var out []string
+	out := make([]string, 0, n)
 	for range n {
 		s := d.str(what)
 		if d.err != nil {
@@ -245,10 +305,10 @@ func (d *featReader) left() int { return len(d.b) - d.off }
 
 // decode decodes section f into ff.
 func (ff *FileFeatures) decode(f Feature, b []byte) error {
-	d := &featReader{b: b}
+	d := newFeatReader(b)
 	switch f {
 	case FeatBuildID:
-		ids, err := decodeBuildIDSection(b)
+		ids, err := decodeBuildIDSection(d)
 		ff.BuildIDs = ids
 		return err
 	case FeatHostname:
@@ -269,14 +329,15 @@ func (ff *FileFeatures) decode(f Feature, b []byte) error {
 	case FeatTotalMem:
 		ff.TotalMemKB = d.u64("total_mem")
 	case FeatCmdline:
-		n := d.count("argc", 4)
+		n := d.count("argc", 4, unsafe.Sizeof(""))
 		ff.Cmdline = d.strs("argument", n)
 	case FeatEventDesc:
 		ff.EventDesc = decodeEventDescSection(d)
 	case FeatCPUTopology:
 		ff.CPUTopology = decodeCPUTopology(d, int(ff.NrCPUsAvail))
 	case FeatNUMATopology:
-		n := d.count("nr_nodes", 24)
+		n := d.count("nr_nodes", 24, unsafe.Sizeof(NUMANode{}))
+		ff.NUMATopology = make([]NUMANode, 0, n)
 		for range n {
 			node := NUMANode{Node: d.u32("node"), MemTotal: d.u64("mem_total"), MemFree: d.u64("mem_free")}
 			node.CPUs = d.str("cpus")
@@ -286,7 +347,8 @@ func (ff *FileFeatures) decode(f Feature, b []byte) error {
 			ff.NUMATopology = append(ff.NUMATopology, node)
 		}
 	case FeatPMUMappings:
-		n := d.count("pmu_num", 8)
+		n := d.count("pmu_num", 8, unsafe.Sizeof(PMUMapping{}))
+		ff.PMUMappings = make([]PMUMapping, 0, n)
 		for range n {
 			m := PMUMapping{Type: d.u32("type")}
 			m.Name = d.str("name")
@@ -296,7 +358,8 @@ func (ff *FileFeatures) decode(f Feature, b []byte) error {
 			ff.PMUMappings = append(ff.PMUMappings, m)
 		}
 	case FeatGroupDesc:
-		n := d.count("nr_groups", 12)
+		n := d.count("nr_groups", 12, unsafe.Sizeof(GroupDesc{}))
+		ff.GroupDesc = make([]GroupDesc, 0, n)
 		for range n {
 			g := GroupDesc{Name: d.str("name")}
 			g.Leader, g.NMembers = d.u32("leader_idx"), d.u32("nr_members")
@@ -308,7 +371,8 @@ func (ff *FileFeatures) decode(f Feature, b []byte) error {
 	case FeatSampleTime:
 		ff.SampleTimeFirst, ff.SampleTimeLast = d.u64("first_sample_time"), d.u64("last_sample_time")
 	case FeatHybridTopology:
-		n := d.count("nr_nodes", 8)
+		n := d.count("nr_nodes", 8, unsafe.Sizeof(HybridNode{}))
+		ff.HybridTopology = make([]HybridNode, 0, n)
 		for range n {
 			node := HybridNode{PMU: d.str("pmu_name")}
 			node.CPUs = d.str("cpus")
@@ -333,12 +397,12 @@ func (ff *FileFeatures) decode(f Feature, b []byte) error {
 // decodeEventDescSection mirrors read_event_desc: u32 nr, u32 attr size,
 // then per event the attr, u32 nr_ids, the name and the ids.
 func decodeEventDescSection(d *featReader) []EventDesc {
-	n := d.count("nr_events", 8)
+	n := d.count("nr_events", 8, unsafe.Sizeof(EventDesc{}))
 	sz := d.u32("attr_size")
 	if d.err == nil && (sz < perf.AttrSizeVer0 || sz > maxAttrSize) {
 		d.err = fmt.Errorf("attr_size %d at byte 4: want %d to %d", sz, perf.AttrSizeVer0, maxAttrSize)
 	}
-	var out []EventDesc
+	out := make([]EventDesc, 0, n)
 	for range n {
 		raw := d.raw("attr", uint64(sz))
 		if d.err != nil {
@@ -372,9 +436,9 @@ func decodeEventDescSection(d *featReader) []EventDesc {
 // CPUs from HEADER_NRCPUS.
 func decodeCPUTopology(d *featReader, nrCPUs int) *CPUTopology {
 	t := &CPUTopology{}
-	t.CoreSiblings = d.strs("core_siblings", d.count("nr_sibling_cores", 4))
-	t.ThreadSiblings = d.strs("thread_siblings", d.count("nr_sibling_threads", 4))
-	if d.err != nil || nrCPUs <= 0 || d.left() < 8*nrCPUs {
+	t.CoreSiblings = d.strs("core_siblings", d.count("nr_sibling_cores", 4, unsafe.Sizeof("")))
+	t.ThreadSiblings = d.strs("thread_siblings", d.count("nr_sibling_threads", 4, unsafe.Sizeof("")))
+	if d.err != nil || nrCPUs <= 0 || d.left() < 8*nrCPUs || !d.items("nr_cpus", d.off, nrCPUs, unsafe.Sizeof(CPUTopo{})) {
 		return t
 	}
 	t.CPUs = make([]CPUTopo, nrCPUs)
@@ -384,7 +448,7 @@ func decodeCPUTopology(d *featReader, nrCPUs int) *CPUTopology {
 	if d.left() < 4 {
 		return t
 	}
-	t.DieSiblings = d.strs("die_siblings", d.count("nr_sibling_dies", 4))
+	t.DieSiblings = d.strs("die_siblings", d.count("nr_sibling_dies", 4, unsafe.Sizeof("")))
 	if d.err != nil || d.left() < 4*nrCPUs {
 		return t
 	}
@@ -398,10 +462,14 @@ func decodeCPUTopology(d *featReader, nrCPUs int) *CPUTopology {
 // entries one after the other. Files written before the pid field was added
 // are detected as perf does (the kernel's name then reads
 // "nel.kallsyms]") and read in the old layout.
-func decodeBuildIDSection(b []byte) ([]BuildID, error) {
+func decodeBuildIDSection(d *featReader) ([]BuildID, error) {
+	b := d.b
 	var out []BuildID
 	quirk := false
 	for off := 0; off < len(b); {
+		if !d.items("build-id entry", off, 1, unsafe.Sizeof(BuildID{})) {
+			return out, d.err
+		}
 		if len(b)-off < 8 {
 			return out, fmt.Errorf("build-id entry at byte %d: %d bytes left, want a header", off, len(b)-off)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/zbomb"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -11,7 +12,9 @@ import (
 // stream. Whatever the bytes: no panic and an end (every record consumes
 // at least its 8-byte header); every delivered record has a header whose
 // size is its length and lies inside the input; every record counted is
-// delivered; decoding any record returns, with an error at worst.
+// delivered; decoding any record returns, with an error at worst; the
+// header sections and records kept total at most the input's size (in a
+// version 1 file the attrs are read past their section, as perf does).
 func FuzzReader(f *testing.F) {
 	file := smallFile(f)
 	f.Add(file)
@@ -30,6 +33,9 @@ func FuzzReader(f *testing.F) {
 		commRecord(0, sampleID{}, "x"))
 	f.Add(pipe.b)
 	f.Add(pipe.b[:len(pipe.b)-3])
+	for _, b := range zbomb.FuzzSeeds() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if r, err := NewReader(bytes.NewReader(data), int64(len(data))); err == nil {
 			checkReader(t, r, data)
@@ -63,4 +69,7 @@ func checkReader(t *testing.T, r *Reader, data []byte) {
 	}
 	r.Attrs()
 	r.Features()
+	if r.hdr.Version != 1 && r.hdrBytes > int64(len(data)) {
+		t.Fatalf("header sections and records of %d bytes kept from an input of %d", r.hdrBytes, len(data))
+	}
 }

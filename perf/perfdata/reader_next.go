@@ -61,6 +61,9 @@ func (r *Reader) finish(err error) {
 	default:
 		r.err = fmt.Errorf("perfdata: %w", err)
 	}
+	if n := r.hdrSkipped; n > 1 {
+		r.warn(fmt.Sprintf("%d header records from COMPRESSED records were ignored in all (past the budget)", n))
+	}
 	if n := r.src.zskipped; n > 0 {
 		r.lose(fmt.Sprintf("%d more COMPRESSED records were not decompressed (after the one too large): their records are lost", n))
 	}
@@ -149,6 +152,9 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 	default:
 		return true
 	}
+	if !r.headerRecordFits(rec, t) {
+		return true
+	}
 	d, err := r.format.Decode(rec.Raw)
 	if err != nil {
 		r.lose(fmt.Sprintf("record at offset %#x: %v: ignored", rec.Offset, err))
@@ -172,7 +178,7 @@ func (r *Reader) processUser(rec *Record, t perf.RecordType) bool {
 		id, _ := buildid.New(m.BuildID) // at most 20 bytes: DecodeBuildID checks
 		r.feats.BuildIDs = append(r.feats.BuildIDs, BuildID{PID: m.PID, Misc: m.Misc &^ miscBuildIDSize, ID: id, Path: m.Filename})
 	case *perf.HeaderEventType:
-		r.feats.EventTypes = append(r.feats.EventTypes, EventTypeName{ID: m.EventID, Name: m.Name})
+		r.addEventType(EventTypeName{ID: m.EventID, Name: m.Name})
 	case *perf.HeaderTracingData:
 		r.payload(rec, uint64(m.Size+7)&^7)
 	case *perf.Auxtrace:

@@ -68,6 +68,15 @@
 // result is canonical (sorted), so any order and grouping of the inputs
 // gives the same profile.
 //
+// # Odd items
+//
+// Validate says what a profile must hold; Write and Merge never refuse a
+// whole profile for one item that breaks it: Repair names a function
+// without a name from its object and address ("[object+0xoffset]", as
+// hwprof's reports name code without a symbol), clears negative lines,
+// leaves out a sample or edge it cannot write, and says so in a warning
+// per kind (Options.Warn, Merge's warnings).
+//
 // The package does no I/O beyond the writer it is given and starts no
 // goroutines.
 package pprof

@@ -43,9 +43,11 @@ func corrupt(p *Profile, which, v int) {
 	}
 }
 
-// FuzzWriteMerge: Write and Merge never panic, whatever the indexes; a
-// profile that validates always writes, merged with itself it doubles
-// its weights, and merging is order-free.
+// FuzzWriteMerge: Write and Merge never panic nor fail, whatever the
+// indexes and weights: what Validate refuses is repaired (Repair's result
+// validates, and a valid profile is its own repair, without warnings);
+// merged with itself a profile doubles its weights, and merging is
+// order-free.
 func FuzzWriteMerge(f *testing.F) {
 	f.Add(uint64(1), uint8(12), 0, 0)
 	f.Add(uint64(2), uint8(3), 3, 7)
@@ -55,19 +57,23 @@ func FuzzWriteMerge(f *testing.F) {
 		a, b := randomProfile(r, int(nf%40)), randomProfile(r, int(nf%40))
 		corrupt(a, which, v)
 		valid := a.Validate() == nil
+		fixed, warnings := a.Repair()
+		if err := fixed.Validate(); err != nil {
+			t.Fatalf("the repaired profile does not validate: %v (warnings %q)", err, warnings)
+		}
+		if valid != (fixed == a) || valid != (warnings == nil) {
+			t.Fatalf("Validate says %v, Repair returned the profile itself: %v, warnings %q", a.Validate(), fixed == a, warnings)
+		}
 		for _, o := range []Options{{}, {Weight: Calls}, {PGO: true, Weight: Calls}, {PGO: true}} {
-			err := Write(new(bytes.Buffer), a, o)
-			if valid && !o.PGO && err != nil {
-				t.Fatalf("valid profile did not write: %v", err)
+			if err := Write(new(bytes.Buffer), a, o); !o.PGO && err != nil {
+				t.Fatalf("profile did not write: %v", err)
 			}
 		}
-		ab, err := Merge(a, b)
-		if valid != (err == nil) {
-			t.Fatalf("Merge error %v for a profile whose Validate says %v", err, a.Validate())
+		ab, mw, err := Merge(a, b)
+		if err != nil || len(mw) != len(warnings) {
+			t.Fatalf("Merge: %v, warnings %q; Repair's %q", err, mw, warnings)
 		}
-		if !valid {
-			return
-		}
+		a = fixed
 		ba := mustMerge(t, b, a)
 		if !reflect.DeepEqual(ab, ba) {
 			t.Fatalf("Merge(a, b) != Merge(b, a)")
@@ -91,7 +97,7 @@ func BenchmarkMerge100(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Merge(ps...); err != nil {
+		if _, _, err := Merge(ps...); err != nil {
 			b.Fatal(err)
 		}
 	}

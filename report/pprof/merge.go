@@ -23,24 +23,35 @@ import (
 // and associative — any order and grouping of the same inputs gives an
 // equal Profile. The profiles must agree on HasTime and HasCalls (merging
 // a time profile with a call-count profile would mix what they measure).
-// The inputs are not changed.
-func Merge(ps ...*Profile) (*Profile, error) {
+// An item of an input that Validate refuses is repaired or left out
+// (Profile.Repair), with a warning naming the input. The inputs are not
+// changed.
+func Merge(ps ...*Profile) (*Profile, []string, error) {
 	if len(ps) == 0 {
-		return nil, errors.New("merge profiles: no profiles")
+		return nil, nil, errors.New("merge profiles: no profiles")
+	}
+	var warnings []string
+	ps = slices.Clone(ps)
+	for i := range ps {
+		var ws []string
+		ps[i], ws = ps[i].Repair()
+		for _, w := range ws {
+			warnings = append(warnings, fmt.Sprintf("merge profiles: profile %d: %s", i, w))
+		}
+		if err := ps[i].Validate(); err != nil {
+			return nil, nil, fmt.Errorf("merge profiles: profile %d: %w", i, err)
+		}
 	}
 	for i, p := range ps {
-		if err := p.Validate(); err != nil {
-			return nil, fmt.Errorf("merge profiles: profile %d: %w", i, err)
-		}
 		if p.HasTime != ps[0].HasTime || p.HasCalls != ps[0].HasCalls || p.WeightType != ps[0].WeightType {
-			return nil, fmt.Errorf("merge profiles: profile %d has %s, profile 0 has %s", i, p.what(), ps[0].what())
+			return nil, nil, fmt.Errorf("merge profiles: profile %d has %s, profile 0 has %s", i, p.what(), ps[0].what())
 		}
 	}
 	m := newMerger()
 	for _, p := range ps {
 		m.add(p)
 	}
-	return m.result(ps), nil
+	return m.result(ps), warnings, nil
 }
 
 // what says which weights p has, for errors.

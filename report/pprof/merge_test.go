@@ -106,9 +106,9 @@ func machines() []*Profile {
 
 func mustMerge(t *testing.T, ps ...*Profile) *Profile {
 	t.Helper()
-	m, err := Merge(ps...)
-	if err != nil {
-		t.Fatalf("Merge: %v", err)
+	m, warnings, err := Merge(ps...)
+	if err != nil || warnings != nil {
+		t.Fatalf("Merge: %v, warnings %q", err, warnings)
 	}
 	return m
 }
@@ -319,12 +319,12 @@ func TestMergeOrderFree(t *testing.T) {
 }
 
 func TestMergeRefusals(t *testing.T) {
-	if _, err := Merge(); err == nil {
+	if _, _, err := Merge(); err == nil {
 		t.Errorf("Merge of nothing accepted")
 	}
 	timeOnly := synthetic()
 	timeOnly.HasCalls = false
-	if _, err := Merge(synthetic(), timeOnly); err == nil || !strings.Contains(err.Error(), "profile 1 has time and no call counts") {
+	if _, _, err := Merge(synthetic(), timeOnly); err == nil || !strings.Contains(err.Error(), "profile 1 has time and no call counts") {
 		t.Errorf("Merge of a time profile with a call-count profile: %v", err)
 	}
 	in := synthetic()

@@ -131,4 +131,7 @@ type Options struct {
 	// its first sample type is the chosen weight under a name the Go
 	// compiler accepts.
 	PGO bool
+	// Warn, if set, is told what Write had to repair in the profile (see
+	// Profile.Repair): a function without a name, a negative weight.
+	Warn func(string)
 }

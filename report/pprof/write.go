@@ -41,8 +41,10 @@ const (
 )
 
 // Write writes p to w as a gzipped pprof profile (profile.proto), checked
-// with the pprof library's CheckValid first. See the package doc for what
-// the file holds in an ordinary and in a PGO profile.
+// with the pprof library's CheckValid first. An item Validate refuses is
+// repaired or left out (Profile.Repair), and o.Warn told so: it never
+// costs the whole profile. See the package doc for what the file holds in
+// an ordinary and in a PGO profile.
 func Write(w io.Writer, p *Profile, o Options) error {
 	pp, err := Build(p, o)
 	if err != nil {
@@ -56,6 +58,12 @@ func Write(w io.Writer, p *Profile, o Options) error {
 
 // Build returns p as a pprof profile, as Write would write it.
 func Build(p *Profile, o Options) (*profile.Profile, error) {
+	p, warnings := p.Repair()
+	for _, w := range warnings {
+		if o.Warn != nil {
+			o.Warn(w)
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("write pprof: %w", err)
 	}

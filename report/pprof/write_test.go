@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -228,41 +229,57 @@ func TestPGORefusals(t *testing.T) {
 	}
 }
 
-// TestInvalidInput: every broken index or weight is an error naming it,
-// never a panic.
-func TestInvalidInput(t *testing.T) {
+// TestRepair: every broken index or weight is repaired or left out with
+// a warning naming it, never an error that costs the whole profile nor a
+// panic: Write writes the rest (pprof reads it back) and Merge merges it.
+// A function without a name (an empty ELF symbol) is named from its
+// object and lowest address.
+func TestRepair(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(p *Profile)
 		want   string
 	}{
-		{"mapping range", func(p *Profile) { p.Mappings[0].Limit = p.Mappings[0].Start }, "not below limit"},
-		{"function name", func(p *Profile) { p.Functions[2].Name = "" }, "function 2 has no name"},
-		{"start line", func(p *Profile) { p.Functions[2].StartLine = -1 }, "negative start line"},
-		{"location mapping", func(p *Profile) { p.Locations[1].Mapping = 9 }, "location 1: mapping 9 out of range"},
-		{"location address", func(p *Profile) { p.Locations[1].Address = 0x10 }, "outside its mapping"},
-		{"line function", func(p *Profile) { p.Locations[2].Lines[1].Function = -3 }, "location 2: function -3 out of range"},
-		{"line", func(p *Profile) { p.Locations[2].Lines[0].Line = -1 }, "negative line"},
-		{"stack", func(p *Profile) { p.Samples[3].Stack[1] = 99 }, "sample 3: location 99 out of range"},
-		{"sample weight", func(p *Profile) { p.Samples[0].TimeNS = -5 }, "negative weight"},
-		{"edge caller", func(p *Profile) { p.Edges[1].Caller = 42 }, "edge 1: function 42 out of range"},
-		{"edge site", func(p *Profile) { p.Edges[1].Site = 99 }, "call site 99 out of range"},
-		{"edge site caller", func(p *Profile) { p.Edges[2].Site = 0 }, "not in the caller process"},
-		{"edge site without lines", func(p *Profile) { p.Locations[3].Lines = nil }, "not in the caller"},
-		{"edge calls", func(p *Profile) { p.Edges[0].Calls = -1 }, "negative call count"},
+		{"mapping range", func(p *Profile) { p.Mappings[0].Limit = p.Mappings[0].Start }, "1 mappings whose start is not below their limit, widened to their locations (the first: mapping 0 (/usr/bin/app)"},
+		{"function name", func(p *Profile) { p.Functions[2].Name = "" }, "1 functions without a name, named from their object and address (the first: function 2, now [app+0x3000])"},
+		{"system name", func(p *Profile) { p.Functions[5].Name = "" }, "function 5, now [app+0x4000]"},
+		{"name of no location", func(p *Profile) { p.Functions[6].Name = "" }, "function 6, now [function 6]"},
+		{"start line", func(p *Profile) { p.Functions[2].StartLine = -1 }, "negative start lines, made 0"},
+		{"location mapping", func(p *Profile) { p.Locations[1].Mapping = 9 }, "locations naming no mapping there is, left without one (the first: location 1, mapping 9)"},
+		{"location address", func(p *Profile) { p.Locations[1].Address = 0x10 }, "locations outside their mapping, left without one (the first: location 1 at 0x10"},
+		{"line function", func(p *Profile) { p.Locations[2].Lines[1].Function = -3 }, "lines of no function there is, left out (the first: location 2, function -3)"},
+		{"line", func(p *Profile) { p.Locations[2].Lines[0].Line = -1 }, "negative lines, made 0"},
+		{"stack", func(p *Profile) { p.Samples[3].Stack[1] = 99 }, "samples with a location there is not, left out (the first: a sample with location 99)"},
+		{"sample weight", func(p *Profile) { p.Samples[0].TimeNS = -5 }, "samples with a negative weight, left out"},
+		{"edge caller", func(p *Profile) { p.Edges[1].Caller = 42 }, "edges of a function there is not, left out (the first: functions 42 → 2)"},
+		{"edge site", func(p *Profile) { p.Edges[1].Site = 99 }, "edges whose call site is not in their caller, kept without a call site (the first: main → parse, site 99)"},
+		{"edge site caller", func(p *Profile) { p.Edges[2].Site = 0 }, "edges whose call site is not in their caller"},
+		{"edge site without lines", func(p *Profile) { p.Locations[3].Lines = nil }, "edges whose call site is not in their caller"},
+		{"edge calls", func(p *Profile) { p.Edges[0].Calls = -1 }, "edges with negative calls, left out (the first: main → process, -1 calls)"},
 	} {
 		p := synthetic()
 		tc.mutate(p)
+		before := p.clone()
+		var warnings []string
 		var buf bytes.Buffer
-		err := Write(&buf, p, Options{})
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "write pprof: ") {
-			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		if err := Write(&buf, p, Options{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
 		}
-		if buf.Len() != 0 {
-			t.Errorf("%s: %d bytes written despite the error", tc.name, buf.Len())
+		if len(warnings) != 1 || !strings.Contains(warnings[0], tc.want) || !strings.HasPrefix(warnings[0], "pprof: ") {
+			t.Errorf("%s: warnings %q, want one containing %q", tc.name, warnings, tc.want)
 		}
-		if _, err := Merge(p); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: Merge error %v", tc.name, err)
+		if _, err := profile.Parse(&buf); err != nil {
+			t.Errorf("%s: pprof does not read what Write wrote: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(p, before) {
+			t.Errorf("%s: Write changed its input", tc.name)
+		}
+		m, mw, err := Merge(synthetic(), p)
+		if err != nil || len(mw) != 1 || !strings.Contains(mw[0], "profile 1: pprof: ") || !strings.Contains(mw[0], tc.want) {
+			t.Errorf("%s: Merge: %v, warnings %q", tc.name, err, mw)
+		} else if err := m.Validate(); err != nil {
+			t.Errorf("%s: the merged profile does not validate: %v", tc.name, err)
 		}
 	}
 }
