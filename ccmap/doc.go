@@ -52,20 +52,8 @@
 // whose whole stack it is (AddStacks' count; CCTNode.Stacks), so that a
 // report can give the samples behind a weight.
 //
-// Insertion follows the paper's algorithm for a sample buffer with one
-// change: the context tree of a stack is rooted at its outermost frame
-// only, not at every frame, which would cost O(depth²) per sample; the
-// paper's "total of B→C→D in every context" is PathWeights, which follows
-// the Context links of C→D and checks the parents. A repeated stack is
-// found in a small stack cache and counted by walking from its leaf to
-// its root, without a lookup per frame.
-//
-// Memory: a context costs 56 bytes of node (16 read on every fold, 40
-// of links and counts), about 0.9 CallSiteRefs of 20 bytes, and an
-// 8-byte slot in the child index; with slice and table spare room that
-// measures about 109 bytes per context over a million contexts
-// (BenchmarkMemoryPerContext). General nodes are per function, call site
-// and edge, so they do not grow with the number of contexts.
+// docs/ccmap.md says how a stack is inserted (the paper's algorithm, rooted
+// at the outermost frame only) and what a context costs in memory.
 //
 // Prune removes cold contexts and keeps every total: removed weight is
 // kept per surviving parent and shown as a "[pruned]" node in the CCT

@@ -25,7 +25,7 @@ func (m Mode) String() string {
 }
 
 // Estimator turns the appearances of call edges in branch-stack windows
-// into call counts; doc.go derives it and states its assumptions. Depth is
+// into call counts; docs/lbr.md derives it and states its assumptions. Depth is
 // the hardware window depth D in entries (the LBR size: the attr's or PMU's
 // branch-stack depth, or the largest window observed), not the number of
 // entries a particular sample happens to hold.

@@ -64,8 +64,8 @@ type Policy struct {
 	// time (wakeups, timers, the runtime) is reported but not budgeted:
 	// no period reduces it. Default 2%: at the rate cap, 3600 samples/s,
 	// the kernel's 2.5µs per sample take 0.9%, and hwprof's work may take
-	// as much again before the period grows; see the package
-	// documentation.
+	// as much again before the period grows; see
+	// docs/adaptive-period.md.
 	Budget float64
 	// SampleCost is the program-side cost of one sample: interrupt,
 	// frame-pointer callchain and the copy into the ring. 2.5µs.
@@ -83,7 +83,7 @@ type Policy struct {
 	// do. hwprof's carry about 300 bytes more (the leaf frame's stack
 	// copy and the activation key's registers), which cost a CPU-bound
 	// program 1-1.5µs a sample more on the measured VM, where the
-	// interrupt itself costs about 15µs; see the package documentation.
+	// interrupt itself costs about 15µs; see docs/adaptive-period.md.
 	MaxRate float64
 	// MinRate is the fewest samples per second per CPU a profile should
 	// have (100, a 10 ms timer); the period shrinks to keep it when the
@@ -131,7 +131,7 @@ type Policy struct {
 }
 
 // DefaultPolicy returns the documented defaults (see the field comments
-// and the package documentation for why).
+// and docs/adaptive-period.md for why).
 func DefaultPolicy() Policy {
 	return Policy{
 		MinRepeat:      0.01,

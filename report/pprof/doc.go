@@ -26,38 +26,36 @@
 // derive an edge weight from every adjacent pair of frames in a sample's
 // stack (caller frame, callee frame), adding the sample's value. So a
 // measured edge caller → callee, called N times from one call site, is
-// written as its own two-frame sample — the callee's entry (a location
-// with no address, one line: the callee at its start line), then the
-// caller's call-site location — whose calls/count is N. The adjacent-pair
-// weight pprof derives for (call site, callee) is then exactly the
-// measured count, and no other pair gets weight from it. Their
-// samples/count is N too: a call is what a call-counting source samples
-// (each probe hit of the exact source is one call), and go build -pgo
-// weighs edges by samples/count when the profile has no cpu/nanoseconds
-// (an exact or lbr recording's), so it weighs them by the measured calls.
-// They carry zero cpu/nanoseconds and event weight, and the sampled
-// stacks carry zero calls/count, so time and calls never mix; the label
-// kind=edge or kind=stack tells the two kinds apart (`-tagfocus
-// kind=edge`). Under calls/count a function's flat weight is the calls
-// into it; its cumulative weight adds the calls it made. (Under
-// samples/count, a profile with both kinds adds the stacks' sample counts
-// to the edges' calls; -tagfocus kind=stack shows the samples alone.)
+// written as its own two-frame sample — the callee's entry (a location with
+// no address, one line: the callee at its start line), then the caller's
+// call-site location — whose calls/count is N. The adjacent-pair weight
+// pprof derives for (call site, callee) is then exactly the measured count,
+// and no other pair gets weight from it. Their samples/count is N too: a
+// call is what a call-counting source samples (each probe hit of the exact
+// source is one call), and go build -pgo weighs edges by samples/count when
+// the profile has no cpu/nanoseconds (an exact or lbr recording's), so it
+// weighs them by the measured calls. They carry zero cpu/nanoseconds and
+// event weight, and the sampled stacks carry zero calls/count, so time and
+// calls never mix; the label kind=edge or kind=stack tells the two kinds
+// apart (`-tagfocus kind=edge`). Under calls/count a function's flat weight
+// is the calls into it; its cumulative weight adds the calls it made. (Under
+// samples/count, a profile with both kinds adds the stacks' sample counts to
+// the edges' calls; -tagfocus kind=stack shows the samples alone.)
 //
 // # Profiles for go build -pgo
 //
 // With Options.PGO the file is made for the Go compiler, which reads only
-// the first sample type that is samples/count or cpu/nanoseconds, builds
-// its call graph from adjacent frames as above, and rejects a profile
-// without any non-zero Function.start_line (Write then fails with
-// ErrNoStartLine). With the calls weight the file holds only the edge
-// samples, and their samples/count is the measured call count (a comment
-// in the file says so; calls/count repeats it under its own name): the
-// compiler's edge weights are the measured call counts. With the time
-// weight it holds the sampled stacks, cpu/nanoseconds first. (An ordinary
-// profile with time, whose first type is cpu/nanoseconds, also works with
-// go build -pgo, weighted by time; its edge samples then weigh nothing.
-// One without time, such as an exact recording's, is weighted by the
-// edges' samples/count: the measured calls.)
+// the first sample type that is samples/count or cpu/nanoseconds, builds its
+// call graph from adjacent frames as above, and rejects a profile without
+// any non-zero Function.start_line (Write then fails with ErrNoStartLine).
+// With the calls weight the file holds only the edge samples, and their
+// samples/count is the measured call count (a comment in the file says so;
+// calls/count repeats it under its own name): the compiler's edge weights
+// are the measured call counts. With the time weight it holds the sampled
+// stacks, cpu/nanoseconds first. (An ordinary profile with time, whose first
+// type is cpu/nanoseconds, also works with go build -pgo, weighted by time;
+// its edge samples then weigh nothing. One without time, such as an exact
+// recording's, is weighted by the edges' samples/count: the measured calls.)
 //
 // # Merging
 //
