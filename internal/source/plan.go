@@ -169,28 +169,8 @@ func parseRelease(r string) (int, int, bool) {
 // the return address sits at CFA-8 and, in a function without its frame,
 // the CFA is SP plus what the function has pushed and reserved (at most
 // six callee-saved registers and, past the red zone, its locals).
-//
-// The size is where the repairs stop growing. scripts/bench-leafcopy.sh
-// records the leaf programs (testdata/c/leaf.c, testdata/cpp/leaf.cc),
-// bench-adaptive's three and libcheavy.c with a 512-byte copy and replays
-// each repair with the copies cut short: against the whole copy, 128
-// bytes lose 1 to 2 of about 5,800-8,000 repairs on each program but
-// libcheavy (19 of 5,174) and threads (none); 96 bytes lose libc's sort
-// and printf frames (3,087 of libcheavy's repairs, 2,055 of recurse's)
-// and 562 of threads'. Below 96 little more is lost: the leaves of the
-// programs themselves need 16 bytes or less. (--leaf-copy sets the size.)
-//
-// What a sample costs grows with its bytes: each is written into the ring
-// in the sampling interrupt and read by hwprof on another CPU. Timer
-// samples of recurse (`perf report -D`, mean SAMPLE size): 59 bytes with
-// `--call-graph fp,127` (no copy then; `--leaf-copy 0` now; perf -g's
-// are 67), 211 with a 64-byte copy and LeafRegsUser, 275 with 128
-// bytes, 403 with 256; the default's
-// tuned event, which adds the key's caller-saved registers, 363 bytes at
-// 128 against 491 at 256. Most of a sample's cost on a VM is the timer
-// interrupt itself (about 15 µs a sample on the 2-core VM); the default's
-// copy and registers add 1-1.5 µs to it, which the adaptive period's
-// rate cap pays for (tuning.Policy.MaxRate; README, Measuring).
+// (--leaf-copy sets the size.) Why 128, and what the bytes cost a sample,
+// was measured: docs/RECORDING.md, "The leaf frame's stack copy".
 const LeafStackBytes = 128
 
 // LeafRegsUser is the user-register mask sampled with the stack copy: IP,
