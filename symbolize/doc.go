@@ -20,8 +20,7 @@
 //
 // # Sources
 //
-// An [Object] is one ELF file, opened once ([Open], or through the
-// [Symbolizer] cache keyed by path and build-id). It resolves addresses from:
+// An [Object] is one ELF file, opened once ([Open]). It resolves addresses from:
 //
 //   - DWARF (.debug_info, .debug_line, through debug/dwarf): a range table of
 //     subprograms with their DW_TAG_inlined_subroutine ranges and one sorted
@@ -80,8 +79,7 @@
 // told to [Options.Refused]) and taken for missing. A recorded path must
 // be absolute, without .. components. A perf map is read only when it is
 // a file of its own (no link) owned by root or the effective user
-// ([Options.PerfMap]). The functions that take a path of the caller's
-// ([LoadKallsyms], [LoadPerfMap]) read regular files only.
+// ([Options.PerfMap]).
 //
 // A recording states the build-id of each object it saw ([ObjectKey]
 // holds it as a buildid.ID: perf's all-zero id means none, and a 20-byte id
@@ -110,10 +108,8 @@
 // # Concurrency
 //
 // An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
-// tables are built once, on first use. [Symbolizer.SymbolizeAll] is the one
-// function of this package that starts goroutines: it symbolizes different
-// objects in parallel, at most GOMAXPROCS at a time, and returns when all
-// are done. Nothing else here starts goroutines, logs, or panics on input.
+// tables are built once, on first use. Nothing here starts goroutines,
+// logs, or panics on input.
 //
 // # What it does not do
 //
