@@ -287,7 +287,7 @@ func (a *Alignment) TopEdges(i, n int) []EdgeShare {
 // each sample), and beside each sampled source after the reference its
 // adjacent-frame edges, named SOURCE/adj, which weigh inclusive time
 // rather than calls. The results are the names, profiles and kinds to
-// pass to AlignKinds.
+// pass to AlignKindsTo.
 func DCGColumns(names []string, profiles []*Profile) ([]string, []*Profile, []DCGKind) {
 	var cols []string
 	var ps []*Profile
