@@ -154,31 +154,6 @@ func hotCoverage[K comparable](a, b map[K]uint64, t float64) float64 {
 	return float64(both) / float64(hot)
 }
 
-// FunctionCounts aligns two profiles' per-function weights (a by ma, b
-// by mb) over the union of their functions, in id order, a missing
-// function counting 0: the inputs of Pearson and Spearman.
-func FunctionCounts(a *Map, ma Measure, b *Map, mb Measure) (ids []FuncID, x, y []float64) {
-	for i := range a.funcs {
-		ids = append(ids, a.funcs[i].id)
-	}
-	for i := range b.funcs {
-		if _, ok := a.funcIdx[b.funcs[i].id]; !ok {
-			ids = append(ids, b.funcs[i].id)
-		}
-	}
-	slices.Sort(ids)
-	x, y = make([]float64, len(ids)), make([]float64, len(ids))
-	for i, id := range ids {
-		if f, ok := a.Function(id); ok {
-			x[i] = float64(f.Get(ma))
-		}
-		if f, ok := b.Function(id); ok {
-			y[i] = float64(f.Get(mb))
-		}
-	}
-	return ids, x, y
-}
-
 // Pearson returns the Pearson correlation coefficient of x and y, or NaN
 // if they differ in length, have fewer than two values, or one is
 // constant.

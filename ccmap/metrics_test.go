@@ -216,20 +216,3 @@ func TestCorrelation(t *testing.T) {
 		})
 	}
 }
-
-func TestFunctionCounts(t *testing.T) {
-	a := buildFigure2b(1)
-	b := New()
-	b.AddStack(stack(fA, fB, fC, fD), 2)
-	b.AddStack([]Frame{{7, 0}}, 1) // a function a does not have
-	ids, x, y := FunctionCounts(a, Self, b, Total)
-	if want := []FuncID{fA, fB, fC, fD, fE, fF, 7}; !slices.Equal(ids, want) {
-		t.Fatalf("ids %v, want %v", ids, want)
-	}
-	if want := []float64{0, 0, 0, 8, 0, 7, 0}; !slices.Equal(x, want) {
-		t.Errorf("x %v, want %v", x, want)
-	}
-	if want := []float64{2, 2, 2, 2, 0, 0, 1}; !slices.Equal(y, want) {
-		t.Errorf("y %v, want %v", y, want)
-	}
-}

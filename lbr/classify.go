@@ -20,7 +20,7 @@ const MaxInstLen = 15
 // CodeReader reads a process's code: Code returns the bytes at addr (up to
 // MaxInstLen of them, fewer at the end of a segment), and false when the
 // address is in no known executable mapping of the process. The caller
-// implements it over its process model; FileCode is one over ELF files.
+// implements it over its process model.
 type CodeReader interface {
 	Code(pid uint32, addr Addr) ([]byte, bool)
 }

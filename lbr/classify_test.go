@@ -1,8 +1,6 @@
 package lbr_test
 
 import (
-	"debug/elf"
-	"os"
 	"testing"
 
 	"github.com/hwprof/hwprof/lbr"
@@ -176,106 +174,5 @@ func TestEstimatorWeight(t *testing.T) {
 				t.Errorf("Weight(%d, %d) = %g, want %g", tt.period, tt.index, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestProfileMergeAndOrder(t *testing.T) {
-	est := lbr.Estimator{Depth: 4}
-	a, b := lbr.NewProfile(est), lbr.NewProfile(est)
-	c1 := lbr.Call{Site: 0x10, Callee: 0x100, Kind: lbr.KindCall, Cycles: 5}
-	c2 := lbr.Call{Site: 0x20, Callee: 0x200, Kind: lbr.KindIndCall, Index: 1, Mispred: true}
-	a.Add(1, 8, []lbr.Call{c1, c2})
-	b.Add(1, 8, []lbr.Call{c1})
-	b.Add(2, 8, []lbr.Call{c1})
-	a.Merge(b)
-	got := a.Edges()
-	want := []lbr.EdgeCount{
-		{lbr.Edge{PID: 1, Site: 0x10, Callee: 0x100}, lbr.EdgeStats{Kind: lbr.KindCall, Appearances: 2, Cycles: 10, CyclesN: 2, Calls: 4}},
-		{lbr.Edge{PID: 1, Site: 0x20, Callee: 0x200}, lbr.EdgeStats{Kind: lbr.KindIndCall, Appearances: 1, Mispredicted: 1, Calls: 2}},
-		{lbr.Edge{PID: 2, Site: 0x10, Callee: 0x100}, lbr.EdgeStats{Kind: lbr.KindCall, Appearances: 1, Cycles: 5, CyclesN: 1, Calls: 2}},
-	}
-	if a.Samples != 3 || len(got) != len(want) {
-		t.Fatalf("samples %d, edges %+v; want 3 samples, %+v", a.Samples, got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("edge %d = %+v, want %+v", i, got[i], want[i])
-		}
-	}
-}
-
-// TestFileCode maps this test binary at a made-up address and reads its
-// code back through FileCode, against debug/elf's reading of the segment.
-func TestFileCode(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable path: %v", err)
-	}
-	ef, err := elf.Open(exe)
-	if err != nil {
-		t.Skipf("test binary is not ELF: %v", err)
-	}
-	defer ef.Close()
-	var text *elf.Prog
-	for _, p := range ef.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
-			text = p
-			break
-		}
-	}
-	if text == nil || text.Filesz < 64 {
-		t.Skip("no executable segment")
-	}
-	want := make([]byte, 20)
-	if _, err := text.ReadAt(want, 32); err != nil {
-		t.Fatal(err)
-	}
-	pageOff := text.Off &^ 0xfff
-	const start = 0x7f0000000000
-	fc := lbr.NewFileCode()
-	m := lbr.Mapping{Start: start, End: start + lbr.Addr(text.Off-pageOff+text.Filesz), PgOff: pageOff, Path: exe}
-	fc.Map(3, m)
-	addr := start + lbr.Addr(text.Off-pageOff) + 32
-	tests := []struct {
-		name string
-		pid  uint32
-		addr lbr.Addr
-		want []byte
-	}{
-		{"inside the segment", 3, addr, want[:lbr.MaxInstLen]},
-		{"other process", 4, addr, nil},
-		{"below the mapping", 3, start - 1, nil},
-		{"past the mapping", 3, m.End, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := fc.Code(tt.pid, tt.addr)
-			if ok != (tt.want != nil) || string(got) != string(tt.want) {
-				t.Errorf("Code(%d, %#x) = % x, %v; want % x", tt.pid, tt.addr, got, ok, tt.want)
-			}
-		})
-	}
-	// by load bias: link-time address + bias
-	const bias = 0x5600_0000_0000
-	if err := fc.MapLoaded(5, exe, bias); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok := fc.Code(5, bias+lbr.Addr(text.Vaddr)+32); !ok || string(got) != string(want[:lbr.MaxInstLen]) {
-		t.Errorf("MapLoaded: Code = % x, %v; want % x", got, ok, want[:lbr.MaxInstLen])
-	}
-	if err := fc.MapLoaded(5, "/nonexistent", 0); err == nil {
-		t.Error("MapLoaded of a missing file: no error")
-	}
-	// a new mapping over the range replaces the old one (exec, dlopen)
-	fc.Map(3, lbr.Mapping{Start: start, End: start + 0x1000, PgOff: 0, Path: "/nonexistent"})
-	if _, ok := fc.Code(3, addr); ok {
-		t.Error("overlapping mapping did not replace the old one")
-	}
-	if fc.Err("/nonexistent") == nil && addr < start+0x1000 {
-		t.Error("no error recorded for a missing object")
-	}
-	fc.Forget(3)
-	if _, ok := fc.Code(3, addr); ok {
-		t.Error("Forget kept the mappings")
 	}
 }

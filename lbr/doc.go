@@ -24,8 +24,7 @@
 // every LBR file in the shared fixtures) yield their call edges too. The
 // classification is cached per (process, address): each call site is read
 // and decoded once. Calls keep their position in the window (Call.Index,
-// counting every recorded entry), their mispredict bit and cycle count;
-// a Profile sums them per Edge (pid, site, callee).
+// counting every recorded entry), their mispredict bit and cycle count.
 //
 // # The estimator
 //
@@ -50,8 +49,6 @@
 // # What it does not do
 //
 // It does not read processes, recordings or symbol tables: the caller
-// decodes samples (package perf), tracks mappings (FileCode is a simple
-// ELF-backed CodeReader for that; the process model lives elsewhere) and
-// symbolizes the edges. It knows x86-64 only. No goroutines; only FileCode
-// touches the file system (each object opened once).
+// decodes samples (package perf), tracks mappings and symbolizes the
+// edges. It knows x86-64 only. No goroutines.
 package lbr

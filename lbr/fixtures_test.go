@@ -2,7 +2,9 @@ package lbr_test
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -42,8 +44,9 @@ type edgeCount struct {
 }
 
 // TestFixturesMatchPerfScript checks, on real hardware recordings, that the
-// call edges this package builds (reading the file with perfdata, the
-// instructions with FileCode and x86asm) are exactly those of perf's own
+// call edges this package's Decoder finds (reading the file with perfdata,
+// the instructions from the program's file, classified with x86asm) are
+// exactly those of perf's own
 // `perf script -F brstack` output, each entry classified by the mnemonic
 // objdump prints at its from address: same edges, same appearance,
 // mispredict and cycle counts.
@@ -89,23 +92,24 @@ func TestFixturesMatchPerfScript(t *testing.T) {
 	}
 }
 
-// hwprofEdges reads the recording and builds the call edges with this
-// package, mapping only the profiled program (its libraries are absent).
-func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Edge]edgeCount, *lbr.Decoder) {
+// hwprofEdges reads the recording and sums the calls the Decoder finds per
+// edge, reading code from the profiled program only (its libraries are
+// absent).
+func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[edge]edgeCount, *lbr.Decoder) {
 	t.Helper()
 	r, err := perfdata.Open(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	code := lbr.NewFileCode()
+	code := newProgramCode(t, bin)
 	dec := lbr.NewDecoder(code)
-	prof := lbr.NewProfile(lbr.Estimator{Depth: depth})
 	mapObject := func(pid uint32, addr, length, pgoff uint64, name string) {
 		if filepath.Base(name) == recorded {
-			code.Map(pid, lbr.Mapping{Start: lbr.Addr(addr), End: lbr.Addr(addr + length), PgOff: pgoff, Path: bin})
+			code.maps[pid] = append(code.maps[pid], programMapping{addr, addr + length, pgoff})
 		}
 	}
+	got := make(map[edge]edgeCount)
 	var s perf.Sample
 	var calls []lbr.Call
 	for r.Next() {
@@ -115,7 +119,16 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Ed
 				t.Fatal(err)
 			}
 			calls = dec.Decode(calls[:0], s.PID, s.Branches)
-			prof.Add(s.PID, samplePeriod(r, &s), calls)
+			for _, c := range calls {
+				e := edge{s.PID, c.Site, c.Callee}
+				n := got[e]
+				n.appearances++
+				if c.Mispred {
+					n.mispredicted++
+				}
+				n.cycles += uint64(c.Cycles)
+				got[e] = n
+			}
 		case perf.RecordMmap, perf.RecordMmap2, perf.RecordComm:
 			d, err := r.Decode()
 			if err != nil {
@@ -128,7 +141,7 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Ed
 				mapObject(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
 			case *perf.Comm:
 				if m.Exec() {
-					code.Forget(m.PID)
+					delete(code.maps, m.PID)
 					dec.Forget(m.PID)
 				}
 			}
@@ -137,34 +150,65 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[lbr.Ed
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := code.Err(bin); err != nil {
-		t.Fatal(err)
-	}
 	if dec.MaxWindow() != depth {
 		t.Errorf("largest window %d entries, want the recording's depth %d", dec.MaxWindow(), depth)
-	}
-	got := make(map[lbr.Edge]edgeCount)
-	for i, e := range prof.Edges() {
-		if i < 5 {
-			t.Logf("edge %#x -> %#x: %d appearances, %d mispredicted, estimated %.0f calls (each sample's period, depth %d)", e.Site, e.Callee, e.Appearances, e.Mispredicted, e.Calls, depth)
-		}
-		got[e.Edge] = edgeCount{e.Appearances, e.Mispredicted, e.Cycles}
 	}
 	return got, dec
 }
 
-// samplePeriod is the sample's period, or the event's fixed period when
-// samples do not carry one (0 for a frequency-mode event without it).
-func samplePeriod(r *perfdata.Reader, s *perf.Sample) uint64 {
-	if s.Has(perf.SamplePeriod) {
-		return s.Period
+// edge is one call edge of a process, by runtime addresses.
+type edge struct {
+	PID          uint32
+	Site, Callee lbr.Addr
+}
+
+// programCode is the test's CodeReader: the bytes of the executable
+// PT_LOAD segments of one file, where each process mapped it (a runtime
+// address maps to the file offset addr - start + pgoff).
+type programCode struct {
+	file []byte
+	segs []*elf.Prog
+	maps map[uint32][]programMapping
+}
+
+type programMapping struct{ start, end, pgoff uint64 }
+
+func newProgramCode(t *testing.T, bin string) *programCode {
+	t.Helper()
+	file, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if s.Attr >= 0 {
-		if a := r.Format().Attr(s.Attr); a != nil && !a.Freq() {
-			return a.SamplePeriod
+	ef, err := elf.NewFile(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &programCode{file: file, maps: make(map[uint32][]programMapping)}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Off+p.Filesz <= uint64(len(file)) {
+			c.segs = append(c.segs, p)
 		}
 	}
-	return 0
+	if len(c.segs) == 0 {
+		t.Fatalf("%s: no executable segment", bin)
+	}
+	return c
+}
+
+func (c *programCode) Code(pid uint32, a lbr.Addr) ([]byte, bool) {
+	for _, m := range c.maps[pid] {
+		if uint64(a) < m.start || uint64(a) >= m.end {
+			continue
+		}
+		off := uint64(a) - m.start + m.pgoff
+		for _, s := range c.segs {
+			if off >= s.Off && off-s.Off < s.Filesz {
+				return c.file[off:min(off+lbr.MaxInstLen, s.Off+s.Filesz)], true
+			}
+		}
+		return nil, false
+	}
+	return nil, false
 }
 
 var objdumpLine = regexp.MustCompile(`^\s*([0-9a-f]+):\s+(.*)$`)
@@ -247,7 +291,7 @@ type scriptMapping struct{ start, end, pgoff uint64 }
 // perfScriptEdges reads perf's `perf script -F brstack` text and classifies
 // each entry whose from address is in the profiled program by objdump's
 // mnemonic there.
-func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) (map[lbr.Edge]edgeCount, int) {
+func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) (map[edge]edgeCount, int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -259,7 +303,7 @@ func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) 
 		t.Fatal(err)
 	}
 	maps := make(map[uint64]scriptMapping) // by pid
-	edges := make(map[lbr.Edge]edgeCount)
+	edges := make(map[edge]edgeCount)
 	user := 0
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -304,7 +348,7 @@ func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) 
 			if !ok || !v.calls[va] {
 				continue
 			}
-			e := lbr.Edge{PID: uint32(pid), Site: lbr.Addr(from), Callee: lbr.Addr(to)}
+			e := edge{PID: uint32(pid), Site: lbr.Addr(from), Callee: lbr.Addr(to)}
 			c := edges[e]
 			c.appearances++
 			if m.mispred {

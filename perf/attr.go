@@ -108,16 +108,6 @@ var attrFlagNames = [...]string{
 	"text_poke", "build_id", "inherit_thread", "remove_on_exec", "sigtrap",
 }
 
-// FlagName returns the kernel's name of a single flag bit.
-func FlagName(f AttrFlags) string {
-	for i, n := range attrFlagNames {
-		if AttrFlags(1)<<i == f && n != "" {
-			return n
-		}
-	}
-	return fmt.Sprintf("flag(%#x)", uint64(f))
-}
-
 func (f AttrFlags) String() string { return bitNames(uint64(f)&^preciseMask, attrFlagNames[:]) }
 
 // Has reports whether every bit of g is set.

@@ -341,26 +341,6 @@ func branchWord(w string) (BranchSampleType, bool) {
 	return 0, false
 }
 
-// KernelBranchFilter is the branch filter the kernel applies for a: when
-// branch_sample_type names no privilege level, perf_event_open fills them
-// in from the exclude_user, exclude_kernel and exclude_hv bits.
-func KernelBranchFilter(a *Attr) BranchSampleType {
-	b := a.BranchSampleType
-	if b == 0 || b&BranchPlmAll != 0 {
-		return b
-	}
-	if !a.Flags.Has(FlagExcludeUser) {
-		b |= BranchUser
-	}
-	if !a.Flags.Has(FlagExcludeKernel) {
-		b |= BranchKernel
-	}
-	if !a.Flags.Has(FlagExcludeHV) {
-		b |= BranchHV
-	}
-	return b
-}
-
 // configSampleID mirrors the end of evlist__config: several events all
 // carry a sample id, IDENTIFIER when their sample types differ.
 func configSampleID(evsels []*evsel) {

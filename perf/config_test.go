@@ -132,26 +132,6 @@ func TestBuildAttrsNames(t *testing.T) {
 	}
 }
 
-func TestKernelBranchFilter(t *testing.T) {
-	tests := []struct {
-		name  string
-		flags AttrFlags
-		bst   BranchSampleType
-		want  BranchSampleType
-	}{
-		{"none", 0, 0, 0},
-		{"user event", FlagExcludeKernel | FlagExcludeHV, BranchAnyCall, BranchAnyCall | BranchUser},
-		{"all levels", 0, BranchAny, BranchAny | BranchPlmAll},
-		{"explicit level kept", FlagExcludeUser, BranchAnyCall | BranchUser, BranchAnyCall | BranchUser},
-	}
-	for _, tt := range tests {
-		a := Attr{Flags: tt.flags, BranchSampleType: tt.bst}
-		if got := KernelBranchFilter(&a); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestTargetString(t *testing.T) {
 	for tg, want := range map[Target]string{TargetCommand: "command", TargetPIDs: "pids", TargetCPUs: "cpus", 9: "Target(9)"} {
 		if tg.String() != want {

@@ -13,7 +13,7 @@ import (
 // an edge is hot when its weight is at least this share of the hottest's.
 const HotThreshold = 0.1
 
-// EdgeKey is a call edge as Align lines edges up across profiles: by the
+// EdgeKey is a call edge as AlignKindsTo lines edges up across profiles: by the
 // names of its caller and callee and the call site's object and offset in
 // it (the address in its object: the same in every run of a program,
 // wherever it was loaded). A site without a Profile.Sites entry has no
@@ -86,7 +86,7 @@ func (p *Profile) DCG(k DCGKind) ccmap.DCG { return p.Map.DCG(k.Measure()) }
 // Functions are aligned by name alone (the same function in two runs has
 // one name, and may be found in an object of another path), edges by
 // EdgeKey. Each profile's edges are those of its DCG of the kind Kinds
-// says (Align: Profile.DCGKind, the papers' DCG of its source).
+// says (Profile.DCGKind is the papers' DCG of its source).
 type Alignment struct {
 	// Funcs names the aligned functions: FuncID -> name.
 	Funcs []string
@@ -114,31 +114,18 @@ type Alignment struct {
 	Counted []ccmap.FuncID
 }
 
-// Align lines up the profiles' edges and functions, each profile's DCG
-// the one its source's papers define (Profile.DCGKind); ps[0] is the
-// reference. Align does not change the profiles.
-func Align(ps []*Profile) *Alignment {
-	kinds := make([]DCGKind, len(ps))
-	for i, p := range ps {
-		kinds[i] = p.DCGKind()
-	}
-	return AlignKinds(ps, kinds)
-}
-
-// AlignKinds is Align with the kind of each profile's DCG given (a
-// profile may appear twice with two kinds).
-func AlignKinds(ps []*Profile, kinds []DCGKind) *Alignment {
-	return AlignKindsTo(ps, kinds, nil)
-}
-
-// AlignKindsTo is AlignKinds restricted to the calls into the functions
-// named in scope and those the reference (ps[0]) has calls into: every
+// AlignKindsTo lines up the profiles' edges and functions, each profile's
+// DCG of the kind given (kinds[i]; a profile may appear twice with two
+// kinds, and Profile.DCGKind is the papers' DCG of its source); ps[0] is
+// the reference. With a scope it is restricted to the calls into the
+// functions named in scope and those the reference has calls into: every
 // profile's edges into other functions are left out, each share is of
 // what is left, and the correlations compare the calls into those
 // functions only. It compares sources on what a reference measured when
 // it measured only some functions (the exact source with --probe-filter,
 // which counts every call into the probed functions, from any caller).
-// A nil scope is AlignKinds.
+// A nil scope restricts nothing. AlignKindsTo does not change the
+// profiles.
 func AlignKindsTo(ps []*Profile, kinds []DCGKind, scope map[string]bool) *Alignment {
 	a := &Alignment{Kinds: kinds}
 	if scope != nil {
@@ -300,7 +287,7 @@ func (a *Alignment) TopEdges(i, n int) []EdgeShare {
 // each sample), and beside each sampled source after the reference its
 // adjacent-frame edges, named SOURCE/adj, which weigh inclusive time
 // rather than calls. The results are the names, profiles and kinds to
-// pass to AlignKinds.
+// pass to AlignKindsTo.
 func DCGColumns(names []string, profiles []*Profile) ([]string, []*Profile, []DCGKind) {
 	var cols []string
 	var ps []*Profile

@@ -132,7 +132,7 @@ func TestAgreement(t *testing.T) {
 			Pearson: pearson4(0, 900, 100, 9, 0, 100, 5, 0), Spearman: 4.5 / math.Sqrt(5*4.5), Edges: 2},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := Align([]*Profile{tc.ref, tc.got})
+			a := align([]*Profile{tc.ref, tc.got})
 			got := a.Agreement(1)
 			if !closeAgreement(got, tc.want) {
 				t.Errorf("agreement %+v, want %+v", got, tc.want)
@@ -170,14 +170,14 @@ func closeAgreement(a, b Agreement) bool {
 		near(a.Pearson, b.Pearson) && near(a.Spearman, b.Spearman) && a.Edges == b.Edges
 }
 
-// Align puts both profiles in one space: functions by name whatever their
+// AlignKindsTo puts both profiles in one space: functions by name whatever their
 // ids, sites by object and offset whatever their runtime address, and a
 // site missing from Sites by its address.
 func TestAlign(t *testing.T) {
 	ref := callsProfile(0x1000, nil, edge{"main", "a", prog, 0x10, 3}, edge{"a", "b", prog, 0x40, 1})
 	got := callsProfile(0x9000, []string{"b", "a", "main"}, edge{"main", "a", prog, 0x10, 1})
 	got.Map.AddEdge(ccmap.CallSite{Caller: 1, Addr: 0x77}, 0, 1) // a -> b, site unknown to Sites
-	a := Align([]*Profile{ref, got})
+	a := align([]*Profile{ref, got})
 	if want := []string{"main", "a", "b"}; !reflect.DeepEqual(a.Funcs, want) {
 		t.Errorf("funcs %q, want %q", a.Funcs, want)
 	}
@@ -207,7 +207,7 @@ func TestAlign(t *testing.T) {
 func TestTopEdges(t *testing.T) {
 	p := callsProfile(0, nil,
 		edge{"main", "b", prog, 0x20, 1}, edge{"main", "a", prog, 0x30, 1}, edge{"main", "a", prog, 0x10, 1}, edge{"x", "y", prog, 0x50, 5})
-	a := Align([]*Profile{p})
+	a := align([]*Profile{p})
 	want := []EdgeShare{
 		{EdgeKey{"x", "y", prog, 0x50}, 0.625},
 		{EdgeKey{"main", "a", prog, 0x10}, 0.125},
@@ -254,7 +254,7 @@ func TestAlignKindsTo(t *testing.T) {
 	all := callsProfile(0x1000, nil, edge{"main", "a", prog, 0x10, 3}, edge{"a", "b", prog, 0x40, 1},
 		edge{"main", "c", prog, 0x20, 4}, edge{"start", "main", prog, 0x5, 2})
 	ps, kinds := []*Profile{ref, all}, []DCGKind{CallCounts, CallCounts}
-	whole := AlignKinds(ps, kinds).Agreement(1)
+	whole := AlignKindsTo(ps, kinds, nil).Agreement(1)
 	if math.Abs(whole.Overlap-0.4) > 1e-9 { // min(.75, .3) + min(.25, .1)
 		t.Errorf("unrestricted overlap %v, want 0.4", whole.Overlap)
 	}
@@ -277,4 +277,13 @@ func TestAlignKindsTo(t *testing.T) {
 	if got.Pearson != 1 {
 		t.Errorf("pearson over a and b %v, want 1", got.Pearson)
 	}
+}
+
+// align aligns ps, each by the papers' DCG of its source.
+func align(ps []*Profile) *Alignment {
+	kinds := make([]DCGKind, len(ps))
+	for i, p := range ps {
+		kinds[i] = p.DCGKind()
+	}
+	return AlignKindsTo(ps, kinds, nil)
 }

@@ -78,7 +78,7 @@ func TestTopEdgeDCG(t *testing.T) {
 	exact := callsProfile(0, nil,
 		edge{"a", "b", "app", 0x101, 10}, edge{"main", "a", "app", 0x100, 5},
 		edge{"a", "a", "app", 0x101, 2}, edge{"a", "c", "app", 0x101, 1})
-	a := AlignKinds([]*Profile{exact, p, p}, []DCGKind{CallCounts, TopEdges, AdjacentFrames})
+	a := AlignKindsTo([]*Profile{exact, p, p}, []DCGKind{CallCounts, TopEdges, AdjacentFrames}, nil)
 	if a.Kinds[0] != exact.DCGKind() || a.Kinds[0] != CallCounts {
 		t.Errorf("kinds %v", a.Kinds)
 	}
@@ -90,7 +90,7 @@ func TestTopEdgeDCG(t *testing.T) {
 	if o := a.Agreement(2).Overlap; o < want-1e-9 || o > want+1e-9 {
 		t.Errorf("adjacent-frame overlap %.4f, want %.4f", o, want)
 	}
-	if got := Align([]*Profile{exact, p}).Kinds; got[0] != CallCounts || got[1] != TopEdges {
-		t.Errorf("Align's kinds %v, want the papers' (call counts, top edges)", got)
+	if got := []DCGKind{exact.DCGKind(), p.DCGKind()}; got[0] != CallCounts || got[1] != TopEdges {
+		t.Errorf("kinds %v, want the papers' (call counts, top edges)", got)
 	}
 }

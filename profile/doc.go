@@ -12,8 +12,8 @@
 //   - the typed values the model is made of: Source, the sample source
 //     (timer, lbr, calls, exact, or mixed), and BuildID;
 //   - the comparison of profiles (compare.go): aligning the edges and
-//     functions of several profiles by name, object and call site (Align,
-//     AlignKinds; DCGColumns: the columns of hwprof compare) and the
+//     functions of several profiles by name, object and call site
+//     (AlignKindsTo; DCGColumns: the columns of hwprof compare) and the
 //     agreement metrics of each with a reference (Alignment.Stats:
 //     overlap, hot-edge coverage, Pearson and Spearman correlation).
 //

@@ -41,7 +41,7 @@ func compareFixture() (exact, timer *profile.Profile) {
 func TestPrintComparison(t *testing.T) {
 	exact, timer := compareFixture()
 	var out bytes.Buffer
-	Comparison(&out, []string{"exact", "timer"}, profile.Align([]*profile.Profile{exact, timer}), 10, "")
+	Comparison(&out, []string{"exact", "timer"}, profile.AlignKindsTo([]*profile.Profile{exact, timer}, []profile.DCGKind{exact.DCGKind(), timer.DCGKind()}, nil), 10, "")
 	// exact's shares: a@10 60%, b@30 20%; timer's: a@10 25%; overlap 45%
 	for _, want := range []string{"main -> a", "p+0x10", "60.00%", "25.00%", "timer", "45.0%"} {
 		if !strings.Contains(out.String(), want) {

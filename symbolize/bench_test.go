@@ -114,7 +114,7 @@ func BenchmarkParseKallsyms(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := ParseKallsyms(bytes.NewReader(data)); err != nil {
+		if _, err := parseKallsyms(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -127,7 +127,7 @@ func BenchmarkKallsymsFor(b *testing.B) {
 	if err != nil || len(data) == 0 {
 		b.Skipf("no /proc/kallsyms: %v", err)
 	}
-	k, err := ParseKallsyms(bytes.NewReader(data))
+	k, err := parseKallsyms(bytes.NewReader(data))
 	if err != nil {
 		b.Skip(err)
 	}

@@ -45,10 +45,6 @@ type Options struct {
 	// Kallsyms is the kallsyms file read for KernelPath. Empty means
 	// /proc/kallsyms (under SymFS when set).
 	Kallsyms string
-	// SymbolsOnly makes a Symbolizer open objects with OpenSymbols: ELF
-	// symbols only, no DWARF lines and inlines, for output that names
-	// functions only (function+offset, as perf script without srcline).
-	SymbolsOnly bool
 	// Refused, when set, is told of each file a lookup refused (an error
 	// matching ErrRefused, whose message names the file and says why),
 	// which it then takes for missing: a FIFO, a device, a directory, a

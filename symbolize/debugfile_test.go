@@ -183,14 +183,9 @@ func TestBuildIDMismatch(t *testing.T) {
 		t.Errorf("error %q lacks the operation prefix", got)
 	}
 
-	// Through the Symbolizer the error is per object.
-	s := New(Options{DebugRoots: []string{}})
-	res := s.SymbolizeAll(map[ObjectKey][]Addr{{Path: bin, BuildID: mustID(t, other)}: {0x1000}, {Path: bin, BuildID: mustID(t, id)}: {0x1000}})
-	if r := res[ObjectKey{Path: bin, BuildID: mustID(t, other)}]; !errors.As(r.Err, &mm) {
-		t.Errorf("SymbolizeAll: err %v, want a BuildIDMismatchError", r.Err)
-	}
-	if r := res[ObjectKey{Path: bin, BuildID: mustID(t, id)}]; r.Err != nil || len(r.Locations) != 1 {
-		t.Errorf("SymbolizeAll with the right build-id: %+v", r)
+	// The recorded build-id: the file is used.
+	if o, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, id)}, Options{DebugRoots: []string{}}); err != nil || len(o.Symbolize([]Addr{0x1000})) != 1 {
+		t.Errorf("Open with the right build-id: %v", err)
 	}
 
 	// A --debug-dir holding the binary with the recorded build-id is used
@@ -221,20 +216,14 @@ func TestSymFS(t *testing.T) {
 	symfs := t.TempDir()
 	bin := testprog.Copy(t, testprog.Build(t, "c/symprog.c", "-O2", "-g"), symfs)
 	mkdirMove(t, bin, filepath.Join(symfs, "usr", "bin", "prog"))
-	s := New(Options{SymFS: symfs, DebugRoots: []string{}})
-	r, err := s.Resolver(ObjectKey{Path: "/usr/bin/prog"})
+	o, err := Open(ObjectKey{Path: "/usr/bin/prog"}, Options{SymFS: symfs, DebugRoots: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := r.(*Object)
 	if o.Path() != filepath.Join(symfs, "usr", "bin", "prog") {
 		t.Errorf("read %s", o.Path())
 	}
 	sameAsFull(t, o, o.Path())
-	// Cached: the same Object again.
-	if r2, _ := s.Resolver(ObjectKey{Path: "/usr/bin/prog"}); r2 != r {
-		t.Error("not cached")
-	}
 }
 
 // A recording of perf before 5.x pads a short build-id with zeros to 20

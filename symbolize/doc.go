@@ -20,8 +20,7 @@
 //
 // # Sources
 //
-// An [Object] is one ELF file, opened once ([Open], or through the
-// [Symbolizer] cache keyed by path and build-id). It resolves addresses
+// An [Object] is one ELF file, opened once ([Open]). It resolves addresses
 // from DWARF (functions, inlined frames and line tables, as addr2line -i
 // prints them), from ELF symbols (one table, as perf reads them and
 // chooses among them; PLT entries named "name@plt"), from a Go binary's
@@ -64,10 +63,8 @@
 // # Concurrency
 //
 // An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
-// tables are built once, on first use. [Symbolizer.SymbolizeAll] is the one
-// function of this package that starts goroutines: it symbolizes different
-// objects in parallel, at most GOMAXPROCS at a time, and returns when all
-// are done. Nothing else here starts goroutines, logs, or panics on input.
+// tables are built once, on first use. Nothing here starts goroutines,
+// logs, or panics on input.
 //
 // # What it does not do
 //

@@ -27,28 +27,6 @@ type Kallsyms struct {
 	table textTable
 }
 
-// LoadKallsyms reads a kallsyms file, usually /proc/kallsyms (a regular
-// file: a FIFO or a device is refused, not read).
-func LoadKallsyms(path string) (*Kallsyms, error) {
-	f, err := safefile.OpenLocal(path)
-	if err != nil {
-		return nil, fmt.Errorf("read kallsyms: %w", err)
-	}
-	defer f.Close()
-	return ParseKallsyms(f)
-}
-
-// ParseKallsyms parses kallsyms text: "ADDR TYPE NAME [MODULE]" lines.
-// It reads all of it first (a few MB): the names are then substrings of
-// that text, not an allocation each.
-func ParseKallsyms(r io.Reader) (*Kallsyms, error) {
-	text, err := readKallsyms(r)
-	if err != nil {
-		return nil, err
-	}
-	return text.All()
-}
-
 // KallsymsText is kallsyms text as ReadKallsyms reads it: chunks of whole
 // lines, in order. The names of the Kallsyms made of it are substrings of
 // its chunks.
@@ -56,7 +34,7 @@ type KallsymsText struct {
 	chunks [][]byte
 }
 
-// All returns every text symbol of t, as ParseKallsyms does.
+// All returns every text symbol of t.
 func (t *KallsymsText) All() (*Kallsyms, error) {
 	lines := 0
 	for _, c := range t.chunks {
@@ -115,7 +93,7 @@ func (k *Kallsyms) Relocate(delta uint64) {
 }
 
 // ReadKallsyms reads a kallsyms file's text, for KallsymsText.For and All
-// (a regular file, as LoadKallsyms reads).
+// (a regular file: a FIFO or a device is refused, not read).
 func ReadKallsyms(path string) (*KallsymsText, error) {
 	f, err := safefile.OpenLocal(path)
 	if err != nil {

@@ -43,7 +43,7 @@ func BenchmarkReadKallsyms(b *testing.B) {
 // 1000 kernel addresses, as a report of kernel samples does.
 func BenchmarkReadKallsymsFor(b *testing.B) {
 	procKallsyms(b)
-	k, err := LoadKallsyms("/proc/kallsyms")
+	k, err := loadKallsyms("/proc/kallsyms")
 	if err != nil {
 		b.Fatal(err)
 	}

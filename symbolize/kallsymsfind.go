@@ -24,7 +24,7 @@ func PerfBuildIDDir() string {
 	return ""
 }
 
-// SavedKallsyms returns a kallsyms file saved for the kernel with build-id
+// savedKallsyms returns a kallsyms file saved for the kernel with build-id
 // id in one of dirs (build-id caches, in order), or "". perf record saves
 // /proc/kallsyms as <cache>/[kernel.kallsyms]/<id>/kallsyms, linked from
 // <cache>/.build-id/xx/rest/kallsyms: the kernel's symbols as they were
@@ -32,14 +32,8 @@ func PerfBuildIDDir() string {
 // came with it too (a kernel that a reboot moved since, KASLR, is named
 // after Kallsyms.Relocate by the recording's reference symbol). Reading
 // it is also much faster than /proc/kallsyms, which the kernel formats
-// line by line.
-func SavedKallsyms(id buildid.ID, dirs []string) string {
-	return Options{}.savedKallsyms(id, dirs)
-}
-
-// savedKallsyms is SavedKallsyms, telling o.Refused of the files refused.
-// Each directory is a root of its own: the path returned has no symbolic
-// link in it.
+// line by line. It tells o.Refused of the files refused. Each directory
+// is a root of its own: the path returned has no symbolic link in it.
 func (o Options) savedKallsyms(id buildid.ID, dirs []string) string {
 	if id.IsZero() {
 		return ""
@@ -107,7 +101,7 @@ func KernelIsLocal(buildID buildid.ID, osRelease, hostname string) (bool, string
 // recording (its [kernel.kallsyms] build-id, OS release and host name, as
 // recorded; any may be ""): o.Kallsyms when set; else a kallsyms saved for
 // that build-id under o.DebugDirs or perf's build-id cache
-// (SavedKallsyms); else /proc/kallsyms (under o.SymFS) when the recording
+// (savedKallsyms); else /proc/kallsyms (under o.SymFS) when the recording
 // was made on the running kernel (KernelIsLocal). Otherwise it returns ""
 // and why: also when the file in SymFS is refused (a FIFO, a link out of
 // SymFS), the refusal, which names it. The path of a file found in a root

@@ -31,22 +31,22 @@ func TestSavedKallsyms(t *testing.T) {
 	writeFile(t, filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"), "ffffffff81000000 T _text\n")
 	empty := t.TempDir()
 
-	if got, want := SavedKallsyms(mustID(t, id), []string{empty, perfLayout}), filepath.Join(perfLayout, KernelPath, id, "kallsyms"); got != want {
+	if got, want := (Options{}).savedKallsyms(mustID(t, id), []string{empty, perfLayout}), filepath.Join(perfLayout, KernelPath, id, "kallsyms"); got != want {
 		t.Errorf("perf's layout: %q, want %q", got, want)
 	}
-	if got, want := SavedKallsyms(mustID(t, id), []string{"", linkLayout}), filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"); got != want {
+	if got, want := (Options{}).savedKallsyms(mustID(t, id), []string{"", linkLayout}), filepath.Join(linkLayout, ".build-id", id[:2], id[2:], "kallsyms"); got != want {
 		t.Errorf(".build-id layout: %q, want %q", got, want)
 	}
 	// An old perf pads build-ids to 20 bytes; a 16-byte one is found.
 	short := id[:32]
 	writeFile(t, filepath.Join(empty, KernelPath, short, "kallsyms"), "ffffffff81000000 T _text\n")
-	if got := SavedKallsyms(mustID(t, short+"00000000"), []string{empty}); got == "" {
+	if got := (Options{}).savedKallsyms(mustID(t, short+"00000000"), []string{empty}); got == "" {
 		t.Errorf("padded build-id: not found")
 	}
-	if got := SavedKallsyms(mustID(t, "00112233445566778899aabbccddeeff00112233"), []string{perfLayout, linkLayout}); got != "" {
+	if got := (Options{}).savedKallsyms(mustID(t, "00112233445566778899aabbccddeeff00112233"), []string{perfLayout, linkLayout}); got != "" {
 		t.Errorf("another build-id: found %q", got)
 	}
-	if got := SavedKallsyms(buildid.ID{}, []string{perfLayout}); got != "" {
+	if got := (Options{}).savedKallsyms(buildid.ID{}, []string{perfLayout}); got != "" {
 		t.Errorf("no build-id: found %q", got)
 	}
 }
@@ -120,11 +120,11 @@ func TestParseKallsymsLayouts(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		odd.WriteString("  " + strings.Join(strings.Fields(line), " \t ") + "\n")
 	}
-	fast, err := ParseKallsyms(strings.NewReader(text))
+	fast, err := parseKallsyms(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := ParseKallsyms(strings.NewReader(odd.String()))
+	slow, err := parseKallsyms(strings.NewReader(odd.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestKallsymsFor(t *testing.T) {
 	}
 	for name, text := range texts {
 		t.Run(name, func(t *testing.T) {
-			full, err := ParseKallsyms(strings.NewReader(text))
+			full, err := parseKallsyms(strings.NewReader(text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestKallsymsFor(t *testing.T) {
 			}
 			addrs = append(addrs, 0, 1, ^Addr(0))
 			for _, order := range []string{strings.Join(lines, ""), strings.Join(shuffled, "")} {
-				full, err := ParseKallsyms(strings.NewReader(order)) // aliases: the line read last wins
+				full, err := parseKallsyms(strings.NewReader(order)) // aliases: the line read last wins
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"debug/gosym"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/hwprof/hwprof/buildid"
@@ -94,22 +93,6 @@ func open(key ObjectKey, opts Options, fd *found, withDWARF bool) (*Object, erro
 	}
 	o.build(f, df, withDWARF)
 	return o, nil
-}
-
-// openELF builds the Object of an ELF file held in r, as Open does once it
-// has found the file, without looking for a separate debug file: the
-// tables of a file in memory (the fuzz test's mutated files).
-func openELF(key ObjectKey, r io.ReaderAt, withDWARF bool) (*Object, error) {
-	return guarded(key.Path, func() (*Object, error) {
-		f, err := elf.NewFile(r)
-		if err != nil {
-			return nil, fmt.Errorf("open object: %w", err)
-		}
-		id, _ := buildid.FromELF(f) // the zero ID when it has none
-		o := &Object{key: key, path: key.Path, buildID: id}
-		o.build(f, nil, withDWARF)
-		return o, nil
-	})
 }
 
 // build builds the tables of f, with df its separate debug file (nil if

@@ -89,16 +89,16 @@ func TestAgainstPerfScript(t *testing.T) {
 	if total < 50 {
 		t.Fatalf("only %d symbolized sample addresses in perf script's output", total)
 	}
-	if _, err := LoadKallsyms("/proc/kallsyms"); err != nil {
+	if _, err := loadKallsyms("/proc/kallsyms"); err != nil {
 		delete(req, ObjectKey{Path: KernelPath}) // perf shows no names then either
 	}
-	s := New(Options{})
 	bad := 0
-	for key, r := range s.SymbolizeAll(req) {
-		if r.Err != nil {
-			t.Fatalf("%s: %v", key.Path, r.Err)
+	for key, addrs := range req {
+		r, err := resolver(key, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", key.Path, err)
 		}
-		for _, loc := range r.Locations {
+		for _, loc := range r.Symbolize(addrs) {
 			got := "[unknown]"
 			if off, ok := loc.Offset(); ok {
 				got = loc.Symbol.Name.Short + "+0x" + strconv.FormatUint(off, 16)

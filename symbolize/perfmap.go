@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/hwprof/hwprof/internal/safefile"
 	"strconv"
 	"strings"
 )
@@ -20,17 +18,6 @@ func PerfMapPath(pid int) string { return fmt.Sprintf("/tmp/perf-%d.map", pid) }
 // entries at one start the last line wins. It is safe for concurrent use.
 type PerfMap struct {
 	table textTable
-}
-
-// LoadPerfMap reads the perf map file at path (a regular file: a FIFO is
-// refused, not waited on).
-func LoadPerfMap(path string) (*PerfMap, error) {
-	f, err := safefile.OpenLocal(path)
-	if err != nil {
-		return nil, fmt.Errorf("read perf map: %w", err)
-	}
-	defer f.Close()
-	return ParsePerfMap(f)
 }
 
 // PerfMap reads the perf map a recording names (PerfMapPath of a process),

@@ -2,13 +2,15 @@ package symbolize
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestKallsyms(t *testing.T) {
-	k, err := LoadKallsyms(filepath.Join("testdata", "kallsyms.txt"))
+	k, err := loadKallsyms(filepath.Join("testdata", "kallsyms.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,18 +50,18 @@ func TestKallsyms(t *testing.T) {
 }
 
 func TestKallsymsHidden(t *testing.T) {
-	_, err := ParseKallsyms(strings.NewReader("0000000000000000 T _text\n0000000000000000 T do_one_initcall\n"))
+	_, err := parseKallsyms(strings.NewReader("0000000000000000 T _text\n0000000000000000 T do_one_initcall\n"))
 	if !errors.Is(err, ErrKallsymsHidden) {
 		t.Fatalf("err %v, want ErrKallsymsHidden", err)
 	}
-	_, err = ParseKallsyms(strings.NewReader("zz T x\n"))
+	_, err = parseKallsyms(strings.NewReader("zz T x\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "read kallsyms: line 1") {
 		t.Fatalf("err %v, want a line error", err)
 	}
 }
 
 func TestProcKallsyms(t *testing.T) {
-	k, err := LoadKallsyms("/proc/kallsyms")
+	k, err := loadKallsyms("/proc/kallsyms")
 	if errors.Is(err, ErrKallsymsHidden) {
 		t.Skip("kallsyms addresses hidden for this user")
 	}
@@ -72,7 +74,12 @@ func TestProcKallsyms(t *testing.T) {
 }
 
 func TestPerfMap(t *testing.T) {
-	m, err := LoadPerfMap(filepath.Join("testdata", "perf-1234.map"))
+	f, err := os.Open(filepath.Join("testdata", "perf-1234.map"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := ParsePerfMap(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,20 +115,12 @@ func TestPerfMap(t *testing.T) {
 	}
 }
 
-func TestSymbolizerPerfMapAndKernel(t *testing.T) {
-	s := New(Options{Kallsyms: filepath.Join("testdata", "kallsyms.txt"), SymFS: "testdata-does-not-exist"})
-	res := s.SymbolizeAll(map[ObjectKey][]Addr{
-		{Path: KernelPath}:           {0xffffffff81001010},
-		{Path: "/tmp/perf-1.map"}:    {1},
-		{Path: "/no/such/object.so"}: {1},
-	})
-	if r := res[ObjectKey{Path: KernelPath}]; r.Err != nil || r.Locations[0].Symbol.Name.Raw != "do_one_initcall" {
-		t.Errorf("kernel: %+v", r)
+func TestMissingUnderSymFS(t *testing.T) {
+	o := Options{SymFS: "testdata-does-not-exist"}
+	if _, err := o.PerfMap("/tmp/perf-1.map"); err == nil || !strings.HasPrefix(err.Error(), "read perf map:") {
+		t.Errorf("perf map under a missing symfs: %v", err)
 	}
-	if r := res[ObjectKey{Path: "/tmp/perf-1.map"}]; r.Err == nil || !strings.HasPrefix(r.Err.Error(), "read perf map:") {
-		t.Errorf("perf map under a missing symfs: %v", r.Err)
-	}
-	if r := res[ObjectKey{Path: "/no/such/object.so"}]; r.Err == nil {
+	if _, err := Open(ObjectKey{Path: "/no/such/object.so"}, o); err == nil {
 		t.Errorf("missing object: no error")
 	}
 }
@@ -156,4 +155,69 @@ func TestRetAddr(t *testing.T) {
 	if got := RetAddr(0).Lookup(); got != 0 {
 		t.Errorf("Lookup of 0: %#x", got)
 	}
+}
+
+func FuzzParsePerfMap(f *testing.F) {
+	f.Add("7f0010000000 40 LazyCompile:~foo /app/a.js:1\n0x10 0x20 x\n")
+	f.Add("1 0 a\n1 0 b\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := ParsePerfMap(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(m.table.syms); i++ {
+			if m.table.syms[i-1].start >= m.table.syms[i].start {
+				t.Fatalf("entries not sorted and unique at %d", i)
+			}
+		}
+		for _, s := range m.table.syms {
+			loc := m.Symbolize([]Addr{Addr(s.start)})[0]
+			if loc.Symbol == nil || loc.Symbol.Start != Addr(s.start) {
+				t.Fatalf("%#x does not resolve to its own entry: %+v", s.start, loc.Symbol)
+			}
+		}
+	})
+}
+
+func FuzzParseKallsyms(f *testing.F) {
+	f.Add("ffffffff81000000 T _text\nffffffff81001000 t x [mod]\n")
+	f.Add("0000000000000000 T a\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		k, err := parseKallsyms(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, s := range k.table.syms {
+			loc := k.Symbolize([]Addr{Addr(s.start)})[0]
+			if loc.Symbol == nil || loc.Symbol.Start != Addr(s.start) {
+				t.Fatalf("%#x does not resolve to its own entry", s.start)
+			}
+		}
+	})
+}
+
+// Example resolves kernel addresses with a kallsyms file, as the report
+// does for the kernel of a recording, and prints function+offset.
+func Example() {
+	text, err := ReadKallsyms("testdata/kallsyms.txt")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	k, err := text.All()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, loc := range k.Symbolize([]Addr{0xffffffff81001010, 0xffffffffc0000104, 0x1000}) {
+		if off, ok := loc.Offset(); ok {
+			fmt.Printf("%#x %s+%#x\n", uint64(loc.Addr), loc.Symbol.Name.Short, off)
+		} else {
+			fmt.Printf("%#x [unknown]\n", uint64(loc.Addr))
+		}
+	}
+	// Output:
+	// 0xffffffff81001010 do_one_initcall+0x10
+	// 0xffffffffc0000104 nft_do_chain+0x4
+	// 0x1000 [unknown]
 }

@@ -126,3 +126,10 @@ func stripRustHash(s string) string {
 	}
 	return s[:i]
 }
+
+// Result is what symbolizing one object's addresses gives: the locations,
+// parallel to the addresses asked for, or why the object could not be read.
+type Result struct {
+	Locations []Location
+	Err       error
+}

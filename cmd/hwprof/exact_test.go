@@ -108,7 +108,7 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 			t.Fatal("sample without its stack copy")
 		}
 		e := edge{"?", callee.Name}
-		if caller, ok := obj.Func(ret - 1 - bias); ok {
+		if caller, ok := probeHolding(obj, ret-1-bias); ok {
 			e.caller = caller.Name
 		}
 		calls[e]++
@@ -134,6 +134,19 @@ func calleeOf(maps []*perf.Mmap2, byOffset map[uint64]*uprobe.Probe, s *perf.Sam
 			p, ok := byOffset[s.IP-m.Addr+m.PgOff]
 			return p, ok
 		}
+	}
+	return nil, false
+}
+
+// probeHolding finds the probe whose function holds the object address
+// addr (the probes are sorted by address).
+func probeHolding(obj *uprobe.Object, addr uint64) (*uprobe.Probe, bool) {
+	i, found := slices.BinarySearchFunc(obj.Probes, addr, func(p uprobe.Probe, a uint64) int { return cmp.Compare(p.Addr, a) })
+	if found {
+		return &obj.Probes[i], true
+	}
+	if i > 0 && addr < obj.Probes[i-1].Addr+obj.Probes[i-1].Size {
+		return &obj.Probes[i-1], true
 	}
 	return nil, false
 }

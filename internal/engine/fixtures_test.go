@@ -31,9 +31,10 @@ var lbrFixtures = []struct {
 
 // TestLoadLBRFixtures loads the real LBR recordings and checks the
 // function-level call edges against an independent reading: package lbr's
-// own Decoder, FileCode and Profile over the same file (as its test
-// against perf script does), each edge's ends symbolized with the binary
-// and summed per (caller, callee) function pair. Counts may differ by the
+// own Decoder over the same file, reading code from the binary's
+// executable segments (as its test against perf script does), each
+// appearance weighed by the Estimator, each edge's ends symbolized with
+// the binary and summed per (caller, callee) function pair. Counts may differ by the
 // loader's integer rounding: less than one per address-level edge.
 func TestLoadLBRFixtures(t *testing.T) {
 	dir := fixtures.Dir(t)
@@ -132,10 +133,15 @@ func lbrEdgesByFunction(t *testing.T, rec, bin, recorded string, depth int) (map
 		t.Fatal(err)
 	}
 	defer r.Close()
-	code := lbr.NewFileCode()
-	dec := lbr.NewDecoder(code)
-	prof := lbr.NewProfile(lbr.Estimator{Depth: depth})
 	var bias = map[uint32]uint64{} // pid -> runtime address of the program's link address 0
+	code := binaryCode(t, bin, bias)
+	dec := lbr.NewDecoder(code)
+	est := lbr.Estimator{Depth: depth}
+	type edge struct {
+		pid          uint32
+		site, callee lbr.Addr
+	}
+	edges := map[edge]float64{}
 	var s perf.Sample
 	var calls []lbr.Call
 	for r.Next() {
@@ -149,23 +155,24 @@ func lbrEdgesByFunction(t *testing.T, rec, bin, recorded string, depth int) (map
 			if !s.Has(perf.SamplePeriod) {
 				period = r.Format().Attr(s.Attr).SamplePeriod
 			}
-			prof.Add(s.PID, period, calls)
+			for _, c := range calls {
+				edges[edge{s.PID, c.Site, c.Callee}] += est.Weight(period, c.Index)
+			}
 		case perf.RecordMmap, perf.RecordMmap2:
 			d, err := r.Decode()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var pid uint32
-			var addr, length, pgoff uint64
+			var addr, pgoff uint64
 			var name string
 			switch m := d.(type) {
 			case *perf.Mmap:
-				pid, addr, length, pgoff, name = m.PID, m.Addr, m.Len, m.PgOff, m.Filename
+				pid, addr, pgoff, name = m.PID, m.Addr, m.PgOff, m.Filename
 			case *perf.Mmap2:
-				pid, addr, length, pgoff, name = m.PID, m.Addr, m.Len, m.PgOff, m.Filename
+				pid, addr, pgoff, name = m.PID, m.Addr, m.PgOff, m.Filename
 			}
 			if name == recorded {
-				code.Map(pid, lbr.Mapping{Start: lbr.Addr(addr), End: lbr.Addr(addr + length), PgOff: pgoff, Path: bin})
 				if _, ok := bias[pid]; !ok {
 					bias[pid] = loadBias(t, bin, addr, pgoff)
 				}
@@ -192,18 +199,52 @@ func lbrEdgesByFunction(t *testing.T, rec, bin, recorded string, depth int) (map
 	}
 	want := map[[2]string]float64{}
 	slack := map[[2]string]int{}
-	for _, e := range prof.Edges() {
-		caller, ok1 := name(e.PID, e.Site)
-		callee, ok2 := name(e.PID, e.Callee)
+	for e, calls := range edges {
+		caller, ok1 := name(e.pid, e.site)
+		callee, ok2 := name(e.pid, e.callee)
 		if !ok1 || !ok2 {
 			continue
 		}
 		k := [2]string{caller, callee}
-		want[k] += e.Calls
+		want[k] += calls
 		slack[k]++
 	}
 	return want, slack
 }
+
+// binaryCode reads the code of bin, at its load bias in each process
+// (bias, filled as the recording maps it): the bytes of the executable
+// PT_LOAD segment holding the link address.
+func binaryCode(t *testing.T, bin string, bias map[uint32]uint64) lbrCodeFunc {
+	t.Helper()
+	file, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, err := procmap.ReadSegments(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(pid uint32, a lbr.Addr) ([]byte, bool) {
+		b, ok := bias[pid]
+		if !ok || uint64(a) < b {
+			return nil, false
+		}
+		la := uint64(a) - b
+		for _, s := range segs {
+			if s.Flags&elf.PF_X != 0 && la >= s.Vaddr && la-s.Vaddr < s.Filesz && s.Offset+s.Filesz <= uint64(len(file)) {
+				off := s.Offset + la - s.Vaddr
+				return file[off:min(off+lbr.MaxInstLen, s.Offset+s.Filesz)], true
+			}
+		}
+		return nil, false
+	}
+}
+
+// lbrCodeFunc is a function that is an lbr.CodeReader.
+type lbrCodeFunc func(pid uint32, a lbr.Addr) ([]byte, bool)
+
+func (f lbrCodeFunc) Code(pid uint32, a lbr.Addr) ([]byte, bool) { return f(pid, a) }
 
 // loadBias is the runtime address of link address 0 for an executable
 // mapping of bin at addr from file offset pgoff (0 for a non-PIE

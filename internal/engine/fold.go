@@ -18,20 +18,3 @@ type folder interface {
 func newFolder(o LoadOptions) folder {
 	return pipeline.New(pipeline.Options{Workers: o.Workers, DedupRatio: o.DedupRatio, Seed: o.Seed})
 }
-
-// directFolder folds on the caller's goroutine into one map (tests).
-type directFolder struct{ m *ccmap.Map }
-
-func (d *directFolder) AddStacks(frames []ccmap.Frame, weight, count uint64) {
-	d.m.AddStacks(frames, weight, count)
-}
-
-func (d *directFolder) AddEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64) {
-	if ctx == nil {
-		d.m.AddEdge(site, callee, weight)
-		return
-	}
-	d.m.AddEdgeInContext(ctx, site, callee, weight)
-}
-
-func (d *directFolder) Close() *ccmap.Map { return d.m }

@@ -126,16 +126,6 @@ func equalChain(a, b []uint64) bool {
 	return true
 }
 
-// get returns the frames cached for chain in process pid.
-func (c *stackCache) get(h uint64, pid uint32, chain []uint64) ([]ccmap.Frame, bool) {
-	i := c.find(h, pid, chain)
-	if i < 0 {
-		return nil, false
-	}
-	e := &c.entries[i]
-	return c.frames[e.frame:e.frameTo], true
-}
-
 // put caches frames for chain (not cached yet) and returns its entry, or
 // -1 when the cache is full: the caller must flush and clear it first.
 func (c *stackCache) put(h uint64, pid uint32, chain []uint64, frames []ccmap.Frame, shape stackShape) int {

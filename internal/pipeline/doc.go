@@ -29,8 +29,7 @@
 // The other places of hwprof that start goroutines say so in their
 // package docs: internal/engine (the loader's sample preparers and its
 // folding goroutine, objects resolved and symbolized in parallel,
-// kallsyms read ahead), symbolize
-// (SymbolizeAll, objects in parallel), perf/perfdata (a zstd decoder
+// kallsyms read ahead), perf/perfdata (a zstd decoder
 // while a recording has COMPRESSED records) and internal/record (a
 // short-lived pool closing events); each ends them before returning. The
 // caller

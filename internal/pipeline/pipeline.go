@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -20,22 +18,6 @@ type Options struct {
 	PacketSize int     // samples (stacks and edges) per packet; 0 = DefaultPacketSize
 	DedupRatio float64 // redundancy skipping: 0 or 1 = off; else in (0,1), the re-enable ratio RR
 	Seed       uint64  // for the dedup draws
-}
-
-// Check reports whether the options are valid: no negative counts and a
-// DedupRatio of 0, 1 or in between. New treats invalid values as their
-// defaults (a negative count as 0, a bad ratio as off); commands should
-// call Check first to report them.
-func (o Options) Check() error {
-	switch {
-	case o.Workers < 0:
-		return fmt.Errorf("pipeline: %d workers: must be 0 (one per CPU) or more", o.Workers)
-	case o.PacketSize < 0:
-		return fmt.Errorf("pipeline: packet size %d: must be 0 (default) or more", o.PacketSize)
-	case math.IsNaN(o.DedupRatio) || o.DedupRatio < 0 || o.DedupRatio > 1:
-		return fmt.Errorf("pipeline: dedup ratio %v: must be in [0, 1] (0 or 1 turn skipping off)", o.DedupRatio)
-	}
-	return nil
 }
 
 // Stats count what the producer handed to the pipeline.
@@ -69,7 +51,8 @@ type Pipeline struct {
 }
 
 // New starts a pipeline with its workers. Invalid options are taken as
-// their defaults (see Options.Check).
+// their defaults: a negative count as 0, a DedupRatio outside (0, 1) as
+// off.
 func New(o Options) *Pipeline {
 	n := o.Workers
 	if n <= 0 {

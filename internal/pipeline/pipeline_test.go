@@ -180,18 +180,9 @@ func TestAddAfterClose(t *testing.T) {
 	p.Add([]ccmap.Frame{{Func: 1}}, 1)
 }
 
-func TestOptionsCheck(t *testing.T) {
-	for _, o := range []Options{{}, {Workers: 3, PacketSize: 10, DedupRatio: 0.05}, {DedupRatio: 1}} {
-		if err := o.Check(); err != nil {
-			t.Errorf("%+v: %v", o, err)
-		}
-	}
-	for _, o := range []Options{{Workers: -1}, {PacketSize: -2}, {DedupRatio: -0.1}, {DedupRatio: 1.5}} {
-		if err := o.Check(); err == nil {
-			t.Errorf("%+v: no error", o)
-		}
-	}
-	// New takes bad values as defaults rather than failing.
+// TestOptionsDefaults: New takes bad values as defaults rather than
+// failing.
+func TestOptionsDefaults(t *testing.T) {
 	p := New(Options{Workers: -1, PacketSize: -1, DedupRatio: 7})
 	p.Add([]ccmap.Frame{{Func: 1}}, 5)
 	if m := p.Close(); m.Totals().Samples != 5 || p.Stats().Skipped != 0 {

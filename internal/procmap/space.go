@@ -66,17 +66,12 @@ func (s *space) retire(m Mapping, t uint64) {
 	}
 }
 
-// find returns the mapping that held a at time t: the live one if it was
-// mapped by then, else the retired one alive at t (the latest mapped if
-// several), else the live one even if its record came later (a sample a
-// little ahead of its mapping's record).
-func (s *space) find(t uint64, a Addr) (*Mapping, bool) {
-	mp, _, ok := s.findWhole(t, a)
-	return mp, ok
-}
-
-// findWhole is find also saying whether the mapping is the answer for
-// every address it holds at time t: a live mapping that began by t.
+// findWhole returns the mapping that held a at time t: the live one if it
+// was mapped by then, else the retired one alive at t (the latest mapped
+// if several), else the live one even if its record came later (a sample
+// a little ahead of its mapping's record). It also says whether the
+// mapping is the answer for every address it holds at time t: a live
+// mapping that began by t.
 func (s *space) findWhole(t uint64, a Addr) (*Mapping, bool, bool) {
 	i := sort.Search(len(s.live), func(k int) bool { return s.live[k].End > a })
 	var live *Mapping

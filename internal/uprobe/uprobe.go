@@ -31,22 +31,6 @@ type Object struct {
 	Probes []Probe
 }
 
-// Func returns the probe whose function contains the object address addr.
-func (o *Object) Func(addr uint64) (*Probe, bool) {
-	i, found := slices.BinarySearchFunc(o.Probes, addr, func(p Probe, a uint64) int { return cmp.Compare(p.Addr, a) })
-	if found {
-		return &o.Probes[i], true
-	}
-	if i == 0 {
-		return nil, false
-	}
-	p := &o.Probes[i-1]
-	if addr < p.Addr+p.Size {
-		return p, true
-	}
-	return nil, false
-}
-
 // Functions reads the probe points of the ELF file at path: every
 // STT_FUNC symbol with a non-zero size inside an executable, allocated
 // section other than the PLT sections, from .symtab if the file has one,

@@ -127,9 +127,16 @@ func TestFunctionsAgainstBinutils(t *testing.T) {
 				}
 			}
 			if tc.name != "cxx" {
-				w, _ := obj.Func(obj.find(t, "work").Addr + 1)
-				if w == nil || w.Name != "work" {
-					t.Errorf("Func(work+1) = %v, want work (the global name of work and alias_of_work)", w)
+				// one probe at work's address, named by the global name
+				// of work and alias_of_work, and covering work+1
+				w := obj.find(t, "work")
+				for _, p := range obj.Probes {
+					if p.Addr == w.Addr && p.Name != w.Name {
+						t.Errorf("probe %s at work's address %#x: want one probe there, work", p.Name, w.Addr)
+					}
+				}
+				if w.Size < 2 {
+					t.Errorf("work: %+v, want a size covering work+1", w)
 				}
 			}
 		})

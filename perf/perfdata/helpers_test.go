@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/hwprof/hwprof/buildid"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -264,8 +263,6 @@ func kernelMmapRecord(st perf.SampleType) []byte {
 	b = appendString(b, "[kernel.kallsyms]_text")
 	return record(perf.RecordMmap, perf.MiscKernel, appendSampleID(b, st, sampleID{}))
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // branch is one perf_branch_entry: from, to, flags (zero: no
 // mispredict/predict info, cycles or type).

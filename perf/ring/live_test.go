@@ -64,8 +64,8 @@ func TestLiveSampling(t *testing.T) {
 	SetWakeup(&a, 4096) // ~128 samples of 32 bytes: epoll must wake many times
 	fd := openLive(t, &a, tid, -1)
 	r := mapLive(t, fd, pages)
-	if r.Fd() != fd || r.DataSize() != pages*os.Getpagesize() {
-		t.Fatalf("Fd %d DataSize %d", r.Fd(), r.DataSize())
+	if r.fd != fd || len(r.data) != pages*os.Getpagesize() {
+		t.Fatalf("fd %d, data area %d bytes", r.fd, len(r.data))
 	}
 	// perf_event_init_userpage fills these; size is offsetof(__reserved).
 	if sz, off := binary.LittleEndian.Uint32(r.meta[offSize:]), binary.LittleEndian.Uint64(r.meta[offDataOffset:]); sz != 96 || off != uint64(os.Getpagesize()) {

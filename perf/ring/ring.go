@@ -54,7 +54,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // New reads a ring laid out in plain memory: meta is the metadata page
 // (struct perf_event_mmap_page, at least 1088 bytes, 8-byte aligned) and
 // data the data area (a power of 2 bytes). If meta's data_size is set it
-// must equal len(data). Fd returns -1 and Close does nothing.
+// must equal len(data). Close does nothing.
 func New(meta []byte, data []byte) (*Ring, error) {
 	if len(meta) < metaMin {
 		return nil, fmt.Errorf("ring: metadata page is %d bytes, want at least %d", len(meta), metaMin)
@@ -134,12 +134,6 @@ func (r *Ring) Close() error {
 	}
 	return nil
 }
-
-// Fd is the perf event fd given to Map, or -1 for New.
-func (r *Ring) Fd() int { return r.fd }
-
-// DataSize is the size of the data area in bytes.
-func (r *Ring) DataSize() int { return len(r.data) }
 
 // Pending is the number of bytes the kernel has published and Read has not
 // yet consumed (data_head - data_tail).

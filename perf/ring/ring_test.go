@@ -446,8 +446,8 @@ func TestNewErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Fd() != -1 || r.Close() != nil || r.DataSize() != 128 {
-		t.Errorf("Fd %d DataSize %d: want -1, 128 and a no-op Close", r.Fd(), r.DataSize())
+	if r.fd != -1 || r.Close() != nil || len(r.data) != 128 {
+		t.Errorf("fd %d, data area %d bytes: want -1, 128 and a no-op Close", r.fd, len(r.data))
 	}
 	if _, _, err := r.Read(func([]byte) error { return nil }); err != nil {
 		t.Errorf("Read after a no-op Close: %v", err)

@@ -79,7 +79,7 @@ func describe(r []byte, st perf.SampleType) (string, error) {
 		m := Mapping{Prot: le.Uint32(body[64:]), Flags: le.Uint32(body[68:])}
 		s = fmt.Sprintf("PERF_RECORD_MMAP2 %d/%d: [%#x(%#x) @ %#x %02x:%02x %d %d]: %s flags %#x %s",
 			le.Uint32(body[8:]), le.Uint32(body[12:]), le.Uint64(body[16:]), le.Uint64(body[24:]), le.Uint64(body[32:]),
-			le.Uint32(body[40:]), le.Uint32(body[44:]), le.Uint64(body[48:]), le.Uint64(body[56:]), m.Perms(), m.Flags, name)
+			le.Uint32(body[40:]), le.Uint32(body[44:]), le.Uint64(body[48:]), le.Uint64(body[56:]), perms(m), m.Flags, name)
 	default:
 		return "", fmt.Errorf("unexpected record type %v", typ)
 	}

@@ -29,7 +29,7 @@
 //   - Every record is padded to 8 bytes and ends with the sample_id
 //     trailer of the attr's sample_type (pass 0 when the attr has no
 //     sample_id_all). perf writes that trailer as zeros (time 0 sorts the
-//     records before every sample), and so does SynthesizeProcess; the
+//     records before every sample), and so does Options.Synthesize; the
 //     Append functions write whatever SampleID they are given.
 //
 // What it does not do: it does not read build-ids (perf's --buildid-mmap),

@@ -35,40 +35,8 @@ type Mapping struct {
 // Exec reports whether the mapping is executable.
 func (m Mapping) Exec() bool { return m.Prot&unix.PROT_EXEC != 0 }
 
-// Perms prints Prot and Flags the way maps and perf report -D do: "r-xp".
-func (m Mapping) Perms() string {
-	p := []byte("---p")
-	if m.Prot&unix.PROT_READ != 0 {
-		p[0] = 'r'
-	}
-	if m.Prot&unix.PROT_WRITE != 0 {
-		p[1] = 'w'
-	}
-	if m.Prot&unix.PROT_EXEC != 0 {
-		p[2] = 'x'
-	}
-	if m.Flags&unix.MAP_SHARED != 0 {
-		p[3] = 's'
-	}
-	return string(p)
-}
-
 // ErrMapsSyntax is wrapped by the errors of lines that are not maps lines.
 var ErrMapsSyntax = errors.New("malformed maps line")
-
-// ParseMapsLine parses one line of /proc/PID/maps (without its newline),
-// as perf's read_proc_maps_line does: "start-end perms pgoff maj:min ino",
-// then, after any spaces, the path up to the end of the line. The returned
-// Path is a fresh string.
-func ParseMapsLine(line []byte) (Mapping, error) {
-	var m Mapping
-	path, err := parseMapsFields(line, &m)
-	if err != nil {
-		return Mapping{}, err
-	}
-	m.Path = string(path)
-	return m, nil
-}
 
 // parseMapsFields fills every field of m but Path and returns the path's
 // bytes, a subslice of line.
@@ -239,7 +207,7 @@ func ParseMaps(text []byte) ([]Mapping, error) {
 
 // Mappings reads and parses procRoot/PID/maps, every line of it (perf
 // synthesizes only the executable ones, or the readable ones with data
-// mappings on; see SynthesizeProcess). If the process is gone the error
+// mappings on; see Options.Synthesize). If the process is gone the error
 // wraps os.ErrNotExist. An exited but not yet reaped process has no
 // mappings and no error.
 func Mappings(procRoot string, pid int) ([]Mapping, error) {

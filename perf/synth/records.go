@@ -120,11 +120,6 @@ func Mmap2Misc(m Mapping) uint16 {
 	return perf.MiscUser
 }
 
-// Mmap2Size is the size of the record AppendMmap2 writes for m.
-func Mmap2Size(m Mapping, st perf.SampleType) int {
-	return mmap2Fixed + paddedLen(len(mmapName(&m))) + SampleIDSize(st)
-}
-
 // AppendMmap2 appends a PERF_RECORD_MMAP2 for mapping m of process pid,
 // thread tid, mirroring struct perf_record_mmap2 (header, u32 pid, tid,
 // u64 addr, len, pgoff, u32 maj, min, u64 ino, ino_generation, u32 prot,
@@ -147,11 +142,6 @@ func AppendMmap2(b []byte, pid, tid int, m Mapping, st perf.SampleType, sid Samp
 	b = le.AppendUint32(b, m.Flags)
 	b = appendPadded(b, name)
 	return AppendSampleID(b, st, sid)
-}
-
-// KernelMmapSize is the size of the record AppendKernelMmap writes.
-func KernelMmapSize(k KernelText, st perf.SampleType) int {
-	return mmapFixed + paddedLen(len(cString(k.Name(), pathMax))) + SampleIDSize(st)
 }
 
 // AppendKernelMmap appends the PERF_RECORD_MMAP perf synthesizes for the

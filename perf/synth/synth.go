@@ -22,19 +22,15 @@ type Options struct {
 	Fork bool
 }
 
-// SynthesizeProcess appends the records `perf record -p pid` synthesizes
-// for a running process: for each of its threads in /proc order a COMM,
-// and after the leader's COMM an MMAP2 for each executable mapping. Every
-// record ends with a zero sample_id trailer for sample_type st (pass 0 if
-// the attr has no sample_id_all), as perf writes it.
+// Synthesize appends the records `perf record -p pid` synthesizes for a
+// running process, with what o asks for beyond them: for each of its
+// threads in /proc order a COMM, and after the leader's COMM an MMAP2 for
+// each executable mapping. Every record ends with a zero sample_id
+// trailer for sample_type st (pass 0 if the attr has no sample_id_all),
+// as perf writes it.
 //
 // Threads that exit meanwhile are left out. If the process is gone the
 // error wraps os.ErrNotExist. On error b is returned as it was given.
-func SynthesizeProcess(b []byte, procRoot string, pid int, st perf.SampleType) ([]byte, error) {
-	return Options{}.Synthesize(b, procRoot, pid, st)
-}
-
-// Synthesize is SynthesizeProcess with the records o asks for.
 func (o Options) Synthesize(b []byte, procRoot string, pid int, st perf.SampleType) ([]byte, error) {
 	threads, err := Threads(procRoot, pid)
 	if err != nil {

@@ -78,7 +78,7 @@ func TestSynthesizeFixture(t *testing.T) {
 // and pgoff must be those of the binary's executable PT_LOAD segment.
 func TestSynthesizeSelf(t *testing.T) {
 	pid := os.Getpid()
-	b, err := SynthesizeProcess(nil, "/proc", pid, stPerfP)
+	b, err := Options{}.Synthesize(nil, "/proc", pid, stPerfP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +155,9 @@ func TestSynthesizeSelf(t *testing.T) {
 func TestSynthesizeGone(t *testing.T) {
 	pid := exitedPID(t)
 	in := []byte("previous records")
-	b, err := SynthesizeProcess(in, "/proc", pid, stPerfP)
+	b, err := Options{}.Synthesize(in, "/proc", pid, stPerfP)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), itoa(pid)) {
-		t.Errorf("SynthesizeProcess of exited pid %d: %v, want os.ErrNotExist naming it", pid, err)
+		t.Errorf("Synthesize of exited pid %d: %v, want os.ErrNotExist naming it", pid, err)
 	}
 	if string(b) != "previous records" {
 		t.Errorf("b changed on error: %q", b)
@@ -171,7 +171,7 @@ func TestSynthesizeGone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(task, "status"), []byte("Name:\tx\nTgid:\t55\nPPid:\t1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err = SynthesizeProcess(in, dir, 55, stPerfP)
+	b, err = Options{}.Synthesize(in, dir, 55, stPerfP)
 	if !errors.Is(err, os.ErrNotExist) || string(b) != "previous records" {
 		t.Errorf("maps gone: %q, %v; want b unchanged and os.ErrNotExist", b, err)
 	}

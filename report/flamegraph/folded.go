@@ -2,7 +2,6 @@ package flamegraph
 
 import (
 	"bufio"
-	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -137,14 +136,4 @@ func parseFoldedFrame(name string) Frame {
 		return Frame{Name: name[:len(name)-4]}
 	}
 	return Frame{Name: name}
-}
-
-// SortStacks sorts stacks by their frames' names (root first), then by
-// object and kind, so that two lists of the same stacks compare equal.
-func SortStacks(stacks []Stack) {
-	slices.SortFunc(stacks, func(a, b Stack) int {
-		return slices.CompareFunc(a.Frames, b.Frames, func(x, y Frame) int {
-			return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.Object, y.Object), cmp.Compare(x.Kind, y.Kind))
-		})
-	})
 }

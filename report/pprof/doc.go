@@ -1,6 +1,6 @@
 // Package pprof writes hwprof's profiles in pprof's format (profile.proto,
 // gzipped), for `go tool pprof`, continuous-profiling servers and
-// `go build -pgo`, and merges profiles of many recordings (Merge).
+// `go build -pgo`.
 //
 // The input is deliberately small: a Profile of mappings, functions,
 // locations (an address and its source lines, inlined frames included),
@@ -57,23 +57,14 @@
 // its edge samples then weigh nothing. One without time, such as an exact
 // recording's, is weighted by the edges' samples/count: the measured calls.)
 //
-// # Merging
-//
-// Merge adds up profiles of the same program from many runs or machines:
-// objects line up by build-id (by path when there is none), so the same
-// library mapped at different addresses or installed under different paths
-// is one mapping; functions line up by name, file and start line. The
-// result is canonical (sorted), so any order and grouping of the inputs
-// gives the same profile.
-//
 // # Odd items
 //
-// Validate says what a profile must hold; Write and Merge never refuse a
+// Validate says what a profile must hold; Write never refuses a
 // whole profile for one item that breaks it: Repair names a function
 // without a name from its object and address ("[object+0xoffset]", as
 // hwprof's reports name code without a symbol), clears negative lines,
 // leaves out a sample or edge it cannot write, and says so in a warning
-// per kind (Options.Warn, Merge's warnings).
+// per kind (Options.Warn).
 //
 // The package does no I/O beyond the writer it is given and starts no
 // goroutines.

@@ -62,7 +62,7 @@ type Edge struct {
 }
 
 // Profile is what Write writes: a symbolized profile of one recording, or
-// of several merged (see Merge).
+// of several merged.
 type Profile struct {
 	// Mappings are the objects; the first is the profiled program's own
 	// executable (pprof treats the first mapping as the main binary).

@@ -11,7 +11,7 @@ import (
 // and one warning per kind of repair (how many items, and the first), so
 // that one odd item never costs the whole profile. It returns p itself
 // when Validate accepts it, else a repaired copy (p is not changed).
-// Write and Merge repair their input so.
+// Write repairs its input so.
 //
 // A function without a name is named from its object and address as
 // hwprof's reports name code without a symbol, "[object+0xaddress]" (by

@@ -5,9 +5,9 @@ import "fmt"
 // Validate checks that every index of p is in range and that the weights
 // and positions make sense: mappings with Start < Limit, located addresses
 // inside their mapping, named functions, no negative line or weight, and
-// edges whose call site lies in their caller. Write and Merge repair what
-// it refuses (Repair) and then call it; a profile it accepts never makes
-// them fail on its indexes.
+// edges whose call site lies in their caller. Write repairs what it
+// refuses (Repair) and then calls it; a profile it accepts never makes it
+// fail on its indexes.
 func (p *Profile) Validate() error {
 	for i, m := range p.Mappings {
 		if m.Start >= m.Limit {
