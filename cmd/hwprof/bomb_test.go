@@ -19,29 +19,15 @@ import (
 // record cut short and exits with status 1 (records were lost).
 func TestBombsBoundedMemory(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	maxrss := testprog.BuildText(t, "maxrss.c", maxRSSText, "-O1")
 	for _, sh := range zbomb.Shapes(40) {
-		path := filepath.Join(dir, sh.Name+".data")
-		if err := os.WriteFile(path, sh.Stream, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, cmd := range []string{"dump", "report", "script"} {
-			code, rss, stderr := runMaxRSS(t, maxrss, hwprofBin, cmd, "-i", path)
-			t.Logf("%s %s: exit %d, peak RSS %d MiB", cmd, sh.Name, code, rss>>10)
-			if rss > 256<<10 {
-				t.Errorf("%s %s: peak RSS %d MiB, want at most 256 MiB", cmd, sh.Name, rss>>10)
-			}
-			if code < 0 || strings.Contains(stderr, "panic:") {
-				t.Errorf("%s %s crashed: exit %d\n%s", cmd, sh.Name, code, stderr)
-			}
-			if sh.Limited && !strings.Contains(stderr, "COMPRESSED record at offset 0x10") {
-				t.Errorf("%s %s: stderr %q does not name the COMPRESSED record at offset 0x10", cmd, sh.Name, stderr)
+		for cmd, r := range readBounded(t, sh.Name, sh.Stream) {
+			if sh.Limited && !strings.Contains(r.stderr, "COMPRESSED record at offset 0x10") {
+				t.Errorf("%s %s: stderr %q does not name the COMPRESSED record at offset 0x10", cmd, sh.Name, r.stderr)
 			}
 			// Records were lost (the bomb's): exit 1, as for every
 			// recording that lost data while it was read.
-			if sh.Limited && code != 1 {
-				t.Errorf("%s %s: exit %d, want 1 (records lost)", cmd, sh.Name, code)
+			if sh.Limited && r.code != 1 {
+				t.Errorf("%s %s: exit %d, want 1 (records lost)", cmd, sh.Name, r.code)
 			}
 		}
 	}
@@ -57,29 +43,41 @@ func TestBombsBoundedMemory(t *testing.T) {
 // shape calls for.
 func TestHeaderBombsBoundedMemory(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	maxrss := testprog.BuildText(t, "maxrss.c", maxRSSText, "-O1")
 	shapes := append(zbomb.FileShapes(), zbomb.SixStrings(32<<20),
 		zbomb.FileShape{Name: "compressed-header-records", File: zbomb.CompressedHeaderRecords(20), Warning: "header records from COMPRESSED records were ignored"})
 	for _, sh := range shapes {
-		path := filepath.Join(dir, sh.Name+".data")
-		if err := os.WriteFile(path, sh.File, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, cmd := range []string{"dump", "report", "script"} {
-			code, rss, stderr := runMaxRSS(t, maxrss, hwprofBin, cmd, "-i", path)
-			t.Logf("%s %s: exit %d, peak RSS %d MiB", cmd, sh.Name, code, rss>>10)
-			if rss > 256<<10 {
-				t.Errorf("%s %s: peak RSS %d MiB, want at most 256 MiB", cmd, sh.Name, rss>>10)
-			}
-			if code < 0 || strings.Contains(stderr, "panic:") {
-				t.Errorf("%s %s crashed: exit %d\n%s", cmd, sh.Name, code, stderr)
-			}
-			if !strings.Contains(stderr, sh.Warning) {
-				t.Errorf("%s %s: stderr %.500q does not say %q", cmd, sh.Name, stderr, sh.Warning)
+		for cmd, r := range readBounded(t, sh.Name, sh.File) {
+			if !strings.Contains(r.stderr, sh.Warning) {
+				t.Errorf("%s %s: stderr %.500q does not say %q", cmd, sh.Name, r.stderr, sh.Warning)
 			}
 		}
 	}
+}
+
+// readBounded writes data to a file named after name and runs dump,
+// report and script on it, each in a process of its own whose peak RSS
+// must stay under 256 MiB, without crashing; it returns each command's
+// exit status (negative: killed by that signal) and standard error.
+func readBounded(t *testing.T, name string, data []byte) map[string]result {
+	t.Helper()
+	maxrss := testprog.BuildText(t, "maxrss.c", maxRSSText, "-O1")
+	path := filepath.Join(t.TempDir(), name+".data")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]result{}
+	for _, cmd := range []string{"dump", "report", "script"} {
+		code, rss, stderr := runMaxRSS(t, maxrss, hwprofBin, cmd, "-i", path)
+		t.Logf("%s %s: exit %d, peak RSS %d MiB", cmd, name, code, rss>>10)
+		if rss > 256<<10 {
+			t.Errorf("%s %s: peak RSS %d MiB, want at most 256 MiB", cmd, name, rss>>10)
+		}
+		if code < 0 || strings.Contains(stderr, "panic:") {
+			t.Errorf("%s %s crashed: exit %d\n%s", cmd, name, code, stderr)
+		}
+		out[cmd] = result{code: code, stderr: stderr}
+	}
+	return out
 }
 
 // maxRSSText runs a command and writes its peak resident set size (KiB)
