@@ -24,9 +24,11 @@
 // no recordings.
 //
 // The caller provides attrs (perf.BuildAttrs) and, for the command mode,
-// a binary that imports internal/launch (hwprof itself does); with
-// Options.ShareRing and many events, the binary doubles as the background
-// releaser of the events (release.go: its init function). Opening events
+// a binary whose main dispatches launch.Arg to launch.Main (hwprof's
+// does: see internal/launch); with many events whose release is slow
+// (tracepoints), the binary doubles as the background releaser of the
+// events: its main dispatches release.Arg to release.Main (package
+// internal/record/release). Opening events
 // needs the privileges perf_event_paranoid asks for; attaching to another
 // user's process needs CAP_PERFMON or root. Options.Interrupt delivers the
 // signals that end a recording.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/record/release"
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
@@ -24,13 +25,27 @@ import (
 	"github.com/hwprof/hwprof/tuning"
 )
 
-// The test binary doubles as the recorded program: "workload MS THREADS"
-// burns MS milliseconds of CPU time (by the thread's CPU clock: a loaded
+// init keeps the main goroutine on the main thread into TestMain, for the
+// launcher trampoline (see launch.Main).
+func init() { runtime.LockOSThread() }
+
+// The test binary doubles as the launcher trampoline and the releaser of
+// perf events, as hwprof does, and as the recorded program: "workload MS
+// THREADS" burns MS milliseconds of CPU time (by the thread's CPU clock: a loaded
 // machine stretches the run instead of thinning the samples, and a fast
 // CPU does not shorten it) on the main thread, and half as much on each
 // of THREADS threads started one after the other (so some exist only
 // after recording began). Each thread prints its tid when it starts.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case launch.Arg:
+			os.Exit(launch.Main(os.Args[2:]))
+		case release.Arg:
+			os.Exit(release.Main(os.Args[2:]))
+		}
+	}
+	runtime.UnlockOSThread()
 	if len(os.Args) == 4 && os.Args[1] == "workload" {
 		ms, _ := strconv.Atoi(os.Args[2])
 		threads, _ := strconv.Atoi(os.Args[3])
