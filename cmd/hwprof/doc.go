@@ -32,6 +32,7 @@
 //
 // The binary also serves as internal/launch's trampoline (where its memfd
 // launcher cannot run) and as internal/record's background releaser of
-// events: both are re-executions of this binary with a marker argument,
-// handled by those packages' init functions before main runs.
+// events: both are re-executions of this binary with a marker argument
+// (launch.Arg, release.Arg), which main hands to launch.Main or
+// release.Main before anything else.
 package main
