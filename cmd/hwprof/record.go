@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
 )
@@ -48,7 +49,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hwprof: "+note)
 	}
 	if f.printAttr {
-		defer dropProbes() // --source exact defined them
+		defer uprobe.DropOwn() // --source exact defined them
 		for _, ev := range o.Events {
 			if err := perf.FprintAttr(stdout, &ev.Attr); err != nil {
 				return fail(stderr, err)

@@ -72,3 +72,32 @@ func TestNoInitInLibraries(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommandLeavesTracefsToUprobe: cmd/hwprof asks internal/uprobe for
+// the exact source's probes (Setup, DropOwn) and does no tracefs work of
+// its own.
+func TestCommandLeavesTracefsToUprobe(t *testing.T) {
+	tracefs := []string{"Tracefs", "RemoveStale", "NewGroup", "Define", "DefineOwn", "Undefine", "UndefineOwn", "Unmount", "UnmountOwn", "HandOverMount"}
+	files, err := filepath.Glob("../../cmd/hwprof/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/hwprof's files: %v, %v", files, err)
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "uprobe" && slices.Contains(tracefs, sel.Sel.Name) {
+					t.Errorf("%s: cmd/hwprof calls uprobe.%s (tracefs work belongs in internal/uprobe)", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+}

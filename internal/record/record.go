@@ -661,13 +661,10 @@ func (r *recorder) closeEvents() {
 	}
 	r.rings, r.events = nil, nil
 	if !background {
-		// The exact source's tracefs probes, once their events are closed
-		// (the background releaser removes them itself).
-		if err := uprobe.UndefineOwn(); err != nil && r.stats.CleanupErr == nil {
-			r.stats.CleanupErr = err
-		}
-		// Then the tracefs hwprof mounted for them, if it did.
-		if err := uprobe.UnmountOwn(); err != nil && r.stats.CleanupErr == nil {
+		// The exact source's tracefs probes, once their events are closed,
+		// then the tracefs hwprof mounted for them, if it did (the
+		// background releaser removes them itself).
+		if err := uprobe.DropOwn(); err != nil && r.stats.CleanupErr == nil {
 			r.stats.CleanupErr = err
 		}
 	}

@@ -30,6 +30,12 @@
 // runtime.morestack_noctxt.abi0 whose return address is in that function,
 // so a loader can discount it (the live Go test does, per callee).
 //
+// Setup does all of it for one recording: it finds the functions of a
+// Request (a program or processes, libraries, a name filter), defines
+// their probes in tracefs (mounting it if needed) and returns their
+// events; DropOwn removes the probes and that mount once the events are
+// closed.
+//
 // What to probe: Executables finds the program (argv[0] through PATH, or
 // each -p process's /proc/PID/exe); FindLibrary resolves a library named
 // by path or by name, matching the whole file name or soname up to a
