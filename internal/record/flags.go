@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/tuning"
 )
 
 // ParsePIDs reads a -p list: "PID[,PID...]", each a positive number.
@@ -59,25 +57,6 @@ func ParseRingSize(s string) (int, error) {
 		pages <<= 1
 	}
 	return pages, nil
-}
-
-// Adapt makes o's events tune their period under policy p while recording
-// (PrepareAdaptive, or PrepareAdaptivePlanned when the events run at a
-// hardware source's planned period) and sets o.Adaptive and o.Tuned; when
-// no event can be tuned it leaves o as it was.
-func (o *Options) Adapt(p tuning.Policy, planned bool) error {
-	prepare := PrepareAdaptive
-	if planned {
-		prepare = PrepareAdaptivePlanned
-	}
-	tuned, err := prepare(o.Events, p)
-	if err != nil {
-		return err
-	}
-	if slices.Contains(tuned, true) {
-		o.Tuned, o.Adaptive = tuned, &p
-	}
-	return nil
 }
 
 // SetMaxStack sets the depth of every event's call graph to n frames

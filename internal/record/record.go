@@ -61,9 +61,9 @@ type Options struct {
 	// runs (or the processes are attached).
 	Started func(targets []int)
 	// Adaptive, if set, tunes every event's period while recording (the
-	// events must have been made ready with PrepareAdaptive).
+	// events must have been made ready for it: Options.Adapt sets both).
 	Adaptive *tuning.Policy
-	Tuned    []bool // which events Adaptive tunes (nil: all), from PrepareAdaptive
+	Tuned    []bool // which events Adaptive tunes (nil: all), from Options.Adapt
 	// Status, if set, is called from the recording loop about every
 	// StatusInterval with what was recorded so far.
 	Status func(Status)

@@ -479,14 +479,14 @@ func recordAdaptive(t *testing.T, o Options) Stats {
 
 // adaptiveCPUClock is a cpu-clock event of the command at perf's default
 // frequency, prepared for the adaptive controller with the default policy
-// (PrepareAdaptive replaces the frequency by its start period), with
-// PrepareAdaptive's tuned flags.
+// (prepareAdaptive replaces the frequency by its start period), with
+// prepareAdaptive's tuned flags.
 func adaptiveCPUClock(t *testing.T) ([]perf.Event, tuning.Policy, []bool) {
 	return adaptiveCPUClockWith(t, func([]perf.Event) {})
 }
 
 // adaptiveCPUClockWith is adaptiveCPUClock with prepare applied to the
-// events before PrepareAdaptive (hwprof record adds the leaf copy first).
+// events before prepareAdaptive (hwprof record adds the leaf copy first).
 func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
 	t.Helper()
 	ev := cpuClock(0, perf.TargetCommand)
@@ -494,9 +494,9 @@ func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Even
 	events := []perf.Event{ev}
 	prepare(events)
 	p := tuning.DefaultPolicy()
-	tuned, err := PrepareAdaptive(events, p)
+	tuned, err := prepareAdaptive(events, p, false)
 	if err != nil || !tuned[0] {
-		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
+		t.Fatalf("prepareAdaptive: %v %v", tuned, err)
 	}
 	return events, p, tuned
 }
