@@ -185,7 +185,7 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 		o.SystemWide = true
 		f.cfg.Target = perf.TargetCPUs
 	case f.pids != "":
-		if o.PIDs, err = record.ParsePIDs(f.pids); err != nil {
+		if o.PIDs, err = perfflags.ParsePIDs(f.pids); err != nil {
 			return o, err
 		}
 		f.cfg.Target = perf.TargetPIDs
@@ -193,7 +193,7 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 		return o, errors.New("nothing to record: give a command (hwprof record -- ./app), -p PID or -a")
 	}
 	if f.mmap != "" {
-		o.DataPages, err = record.ParseRingSize(f.mmap)
+		o.DataPages, err = perfflags.ParseRingSize(f.mmap)
 	}
 	return o, err
 }

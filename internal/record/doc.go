@@ -15,8 +15,9 @@
 // recording (package tuning decides; adaptive.go applies).
 //
 // It also owns the small pieces of a record command line that are about
-// the recording rather than the flags (ParsePIDs, ParseRingSize,
-// Options.Adapt) and the summary printed after it (WriteSummary).
+// the recording rather than the flags (Options.Adapt, SetMaxStack) and
+// the summary printed after it (WriteSummary); the values of -p and -m
+// are read by internal/perfflags.
 //
 // What it does not do: it does not choose the events (perf.BuildAttrs
 // builds them from perf's options, internal/source chooses a sample

@@ -232,22 +232,3 @@ type openEvent struct {
 	tid   int
 	id    uint64
 }
-
-// shareRing checks that the events can share a ring and makes each ring
-// wake its reader every quarter ring (ring.DefaultWatermark) unless the
-// caller chose a wake-up: the kernel takes the wake-up of the event that
-// maps the ring, and the default of half a ring leaves a reader that is
-// slow to be scheduled too little room when every hit is a sample.
-func shareRing(events []perf.Event, dataBytes int) ([]perf.Event, error) {
-	out := slices.Clone(events)
-	for i := range out {
-		a := &out[i].Attr
-		if a.SampleType&(perf.SampleIdentifier|perf.SampleID) == 0 && len(out) > 1 {
-			return nil, fmt.Errorf("record: %s: events sharing a ring need PERF_SAMPLE_IDENTIFIER or ID", out[i].Name)
-		}
-		if !a.Flags.Has(perf.FlagWatermark) && a.WakeupEvents == 0 {
-			ring.SetWakeup(a, ring.DefaultWatermark(dataBytes))
-		}
-	}
-	return out, nil
-}

@@ -1,14 +1,10 @@
-package record
+package perfflags
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/hwprof/hwprof/perf"
 )
 
 // ParsePIDs reads a -p list: "PID[,PID...]", each a positive number.
@@ -57,39 +53,4 @@ func ParseRingSize(s string) (int, error) {
 		pages <<= 1
 	}
 	return pages, nil
-}
-
-// SetMaxStack sets the depth of every event's call graph to n frames
-// (attr.sample_max_stack; 0 leaves the kernel's limit), which the kernel
-// refuses above its limit kernel.perf_event_max_stack (lim, or this
-// machine's when nil).
-func SetMaxStack(events []perf.Event, n uint, lim *perf.KernelLimits) error {
-	if n == 0 {
-		return nil
-	}
-	if lim == nil {
-		l, err := perf.ReadKernelLimits()
-		if err != nil {
-			return fmt.Errorf("--max-stack: %w", err)
-		}
-		lim = &l
-	}
-	if lim.MaxStack != 0 && uint64(n) > lim.MaxStack {
-		return fmt.Errorf("--max-stack %d: the kernel walks at most %d frames (kernel.perf_event_max_stack); "+
-			"as root, raise the limit first: sysctl -w kernel.perf_event_max_stack=%d", n, lim.MaxStack, n)
-	}
-	if n > math.MaxUint16 {
-		return fmt.Errorf("--max-stack %d: at most %d frames (attr.sample_max_stack is 16 bits)", n, math.MaxUint16)
-	}
-	set := false
-	for i := range events {
-		if events[i].Attr.SampleType&perf.SampleCallchain != 0 {
-			events[i].Attr.SampleMaxStack = uint16(n)
-			set = true
-		}
-	}
-	if !set {
-		return errors.New("--max-stack bounds call graphs, and no event records one: add -g")
-	}
-	return nil
 }
