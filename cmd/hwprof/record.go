@@ -17,7 +17,7 @@ import (
 )
 
 // Flags: record_flags.go; the source policy: internal/source.Decide; the
-// recorder and its summary: internal/record.
+// recorder: internal/record; its summary: internal/record/summary.
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	// Catch SIGINT/SIGTERM from the start, so that one arriving while the

@@ -15,9 +15,9 @@
 // recording (package tuning decides; adaptive.go applies).
 //
 // It also owns the small pieces of a record command line that are about
-// the recording rather than the flags (Options.Adapt, SetMaxStack) and
-// the summary printed after it (WriteSummary); the values of -p and -m
-// are read by internal/perfflags.
+// the recording rather than the flags (Options.Adapt, SetMaxStack); the
+// values of -p and -m are read by internal/perfflags, and the summary
+// printed after a recording is package internal/record/summary's.
 //
 // What it does not do: it does not choose the events (perf.BuildAttrs
 // builds them from perf's options, internal/source chooses a sample
@@ -36,7 +36,8 @@
 //
 // Options.Watch is shown what the targets use (their CPU time from
 // /proc/PID/stat, the samples) about every WatchInterval and may end the
-// recording (Stats.Stop says what ended it: StopNote says it for the user).
+// recording (Stats.Stop says what ended it: summary.StopNote says it for
+// the user).
 //
 // Concurrency: the recording loop runs on the caller's goroutine and calls
 // Options.Status, Options.Watch and Options.Notice from it. Closing thousands of events
