@@ -18,9 +18,10 @@
 // Counting: a sample's IP is the probed function's entry (the callee).
 // At a function's first instruction the frame-pointer callchain does not
 // hold the immediate caller yet (the callee has not pushed its frame), but
-// the return address is the u64 at the top of the stack; ReturnAddress reads
-// it from the stack copy. The call instruction ends just before it, so the
-// caller is the function containing ReturnAddress−1 and the call site is the
+// the return address is the u64 at the top of the stack;
+// unwind.EntryReturnAddress reads it from the stack copy. The call
+// instruction ends just before it, so the caller is the function
+// containing the return address − 1 and the call site is the
 // call instruction before the return address. A tail call (jmp) into a
 // probed function is seen as a call from the tail caller's own caller.
 // In Go, a function whose goroutine stack must grow calls
