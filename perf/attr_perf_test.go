@@ -1,4 +1,4 @@
-package perf
+package perf_test
 
 import (
 	"bytes"
@@ -13,10 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/perfflags"
+	"github.com/hwprof/hwprof/perf"
 )
 
 // perfRows are perf record command lines (the options before "--"). Each
-// is run through `perf record -vv` and through RegisterFlags+BuildAttrs,
+// is run through `perf record -vv` and through perfflags.Register+BuildAttrs,
 // and the attr blocks must be equal line for line. perfArgs, when set, is
 // what perf runs instead: perf 6.1 cannot open cpu/.../ where sysfs has
 // no cpu PMU, so those rows compare with the equivalent rNNNN. "{PID}"
@@ -100,7 +103,7 @@ var perfRows = append([]perfRow{
 	{name: "a-two-dwarf", args: []string{"-a", "-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
 	{name: "a-dummy-first", args: []string{"-a", "-e", "dummy,cpu-clock"}},
 	{name: "a-period", args: []string{"-a", "-e", "cpu-clock", "-c", "1000"}},
-}, append(sysfsRows(SysfsPMURoot), hardwareNameRows()...)...)
+}, append(sysfsRows(perf.SysfsPMURoot), hardwareNameRows()...)...)
 
 type perfRow struct {
 	name     string
@@ -143,10 +146,8 @@ func sysfsRows(root string) []perfRow {
 // per row.
 func hardwareNameRows() []perfRow {
 	var rows []perfRow
-	for name, ev := range symbolicEvents {
-		if ev.typ == TypeHardware {
-			rows = append(rows, perfRow{name: "hw-" + name, args: []string{"-e", name}})
-		}
+	for _, name := range perf.HardwareEventNames() {
+		rows = append(rows, perfRow{name: "hw-" + name, args: []string{"-e", name}})
 	}
 	slices.SortFunc(rows, func(a, b perfRow) int { return strings.Compare(a.name, b.name) })
 	return rows
@@ -226,27 +227,27 @@ func runPerfRows(t *testing.T, perfPath, pid string) []string {
 	return outputs
 }
 
-// attrsFromArgs parses perf record options through RegisterFlags on a
+// attrsFromArgs parses perf record options through perfflags.Register on a
 // fresh FlagSet (plus -p and -a, which the command owns) and prints the
 // attrs BuildAttrs makes.
 func attrsFromArgs(args []string) ([][]string, error) {
-	var cfg RecordConfig
+	var cfg perf.RecordConfig
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
-	cfg.RegisterFlags(fs)
-	fs.Func("p", "pid", func(string) error { cfg.Target = TargetPIDs; return nil })
-	fs.BoolFunc("a", "system wide", func(string) error { cfg.Target = TargetCPUs; return nil })
+	perfflags.Register(fs, &cfg)
+	fs.Func("p", "pid", func(string) error { cfg.Target = perf.TargetPIDs; return nil })
+	fs.BoolFunc("a", "system wide", func(string) error { cfg.Target = perf.TargetCPUs; return nil })
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	evs, err := BuildAttrs(cfg)
+	evs, err := perf.BuildAttrs(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var blocks [][]string
 	for _, ev := range evs {
 		var b bytes.Buffer
-		if err := FprintAttr(&b, &ev.Attr); err != nil {
+		if err := perf.FprintAttr(&b, &ev.Attr); err != nil {
 			return nil, err
 		}
 		blocks = append(blocks, strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"))
@@ -319,50 +320,11 @@ func diffBlocks(want, got [][]string) string {
 		if i < len(got) {
 			g = got[i]
 		}
-		if d := lineDiff(w, g); d != "" {
+		if d := perf.LineDiff(w, g); d != "" {
 			fmt.Fprintf(&b, "event %d:\n%s", i, d)
 		}
 	}
 	return b.String()
-}
-
-// lineDiff is a small LCS diff: "  " common, "- " only in a, "+ " only in
-// b. It returns "" when a and b are equal.
-func lineDiff(a, b []string) string {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	same := true
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			out.WriteString("  " + a[i] + "\n")
-			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + b[j] + "\n")
-			j, same = j+1, false
-		default:
-			out.WriteString("- " + a[i] + "\n")
-			i, same = i+1, false
-		}
-	}
-	if same {
-		return ""
-	}
-	return out.String()
 }
 
 // TestSysfsRows checks how the sysfs rows are derived from a PMU tree:

@@ -54,9 +54,6 @@ type RecordConfig struct {
 	// maximum stack depth). nil = read them from /proc/sys; a zero field
 	// means no limit.
 	Limits *KernelLimits
-
-	// flag bookkeeping: perf refuses -b with -j, and -j twice.
-	branchSet bool
 }
 
 // KernelLimits are the sysctls that bound what perf asks for.
@@ -247,6 +244,14 @@ func (o *recordOpts) configFreq(c RecordConfig, l KernelLimits) error {
 		o.freq = l.MaxSampleRate // perf warns and throttles
 	}
 	return nil
+}
+
+// CheckCallGraph reports whether s is a --call-graph value perf accepts
+// (fp, fp,MAXSTACK, dwarf, dwarf,SIZE or lbr), before the kernel's limits
+// apply.
+func CheckCallGraph(s string) error {
+	_, err := parseCallGraph(s, KernelLimits{})
+	return err
 }
 
 // parseCallGraph mirrors parse_callchain_record_opt for --call-graph.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -85,7 +86,7 @@ func trySource(v source.Verdict) tryResult {
 	if err == nil {
 		st, err = record.TryOpen(o)
 	}
-	dropProbes() // nothing is left when TryOpen ran; the exact source's probe when it did not
+	uprobe.DropOwn() // nothing is left when TryOpen ran; the exact source's probe when it did not
 	switch {
 	case err != nil && !v.OK:
 		r.why = v.Why

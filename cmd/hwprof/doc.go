@@ -19,11 +19,12 @@
 // The command is thin: each subcommand parses its flags and calls one
 // function per stage from the packages that own the work. record: the
 // sample-source policy (internal/source.Decide), the exact source's probes
-// (internal/uprobe), the recording and its summary (internal/record);
-// report and compare: the engine and the reports (compare's table:
-// report.Comparison; its recordings: compare_record.go); script:
-// report/script over the engine's visitor; dump: perf/perfdata/dump;
-// check: internal/source's verdicts confirmed by record.TryOpen. What stays
+// (internal/uprobe), the recording (internal/record) and its summary
+// (internal/record/summary); report and compare: the engine and the
+// reports (compare's table: report.Comparison; its recordings:
+// compare_record.go); script: report/script over the engine's visitor;
+// dump: perf/perfdata/dump; check: internal/source's verdicts confirmed by
+// record.TryOpen. What stays
 // here is the flags, the messages and exit codes (exit 2 for a usage
 // error, 1 for a failure, the recorded program's status in command mode),
 // the live status line on a terminal, and the built-in workload `hwprof
@@ -32,6 +33,7 @@
 //
 // The binary also serves as internal/launch's trampoline (where its memfd
 // launcher cannot run) and as internal/record's background releaser of
-// events: both are re-executions of this binary with a marker argument,
-// handled by those packages' init functions before main runs.
+// events: both are re-executions of this binary with a marker argument
+// (launch.Arg, release.Arg), which main hands to launch.Main or
+// release.Main before anything else.
 package main

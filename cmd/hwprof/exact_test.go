@@ -21,6 +21,7 @@ import (
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/unwind"
 )
 
 // needUprobes skips when this machine cannot place uprobes as the exact
@@ -103,7 +104,7 @@ func exactEdges(t *testing.T, file string, obj *uprobe.Object) (calls map[edge]u
 			t.Fatalf("sample of %s at %#x (pid %d) probes no function of %s", r.Attrs()[s.Attr].Name, s.IP, s.PID, obj.Path)
 		}
 		bias := s.IP - callee.Addr
-		ret, ok := uprobe.ReturnAddress(&s)
+		ret, ok := unwind.EntryReturnAddress(&s)
 		if !ok {
 			t.Fatal("sample without its stack copy")
 		}

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/record/release"
 )
 
 // Exit codes of hwprof's own errors; in command mode hwprof exits with the
@@ -46,12 +50,38 @@ func init() {
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
+// init keeps the main goroutine on the main thread into main, where a
+// launcher trampoline must exec (see launch.Main and
+// runtime.LockOSThread); main lets go of it for everything else.
+func init() { runtime.LockOSThread() }
+
 func main() {
+	if code, ok := helper(os.Args); ok {
+		os.Exit(code)
+	}
+	runtime.UnlockOSThread()
 	if len(os.Args) >= 2 && os.Args[1] == workloadArg {
 		runWorkload(os.Args[2:])
 		return
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// helper runs the processes hwprof starts of itself, which argv[1] names:
+// the launcher trampoline (internal/launch) and the releaser of perf
+// events (internal/record/release). ok is false for any other command
+// line.
+func helper(argv []string) (code int, ok bool) {
+	if len(argv) < 2 {
+		return 0, false
+	}
+	switch argv[1] {
+	case launch.Arg:
+		return launch.Main(argv[2:]), true
+	case release.Arg:
+		return release.Main(argv[2:]), true
+	}
+	return 0, false
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/record/release"
 	"github.com/hwprof/hwprof/internal/testenv"
 )
 
@@ -22,6 +25,13 @@ import (
 var hwprofBin string
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as the processes hwprof starts of itself
+	// (the in-process recordings of exact_test.go start them), with
+	// main.go's init.
+	if code, ok := helper(os.Args); ok {
+		os.Exit(code)
+	}
+	runtime.UnlockOSThread()
 	dir, err := os.MkdirTemp("", "hwprof-test")
 	if err != nil {
 		panic(err)
@@ -117,6 +127,23 @@ func hwprofExec(t *testing.T, args ...string) result {
 		t.Fatalf("run hwprof %q: %v", args, err)
 	}
 	return r
+}
+
+// TestHelperProcesses runs the binary as the processes hwprof starts of
+// itself, which main dispatches before anything else: a releaser with no
+// events exits 0, a trampoline without a program 2, both silently.
+func TestHelperProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{release.Arg, "0"}, 0},
+		{[]string{launch.Arg}, 2},
+	} {
+		if r := hwprofExec(t, tc.args...); r.code != tc.want || r.stdout != "" || r.stderr != "" {
+			t.Errorf("hwprof %q: exit %d, stdout %q, stderr %q; want exit %d and no output", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
 }
 
 // needPerfEvents skips the test when this machine cannot open a

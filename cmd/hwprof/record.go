@@ -11,12 +11,13 @@ import (
 
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
 )
 
 // Flags: record_flags.go; the source policy: internal/source.Decide; the
-// recorder and its summary: internal/record.
+// recorder: internal/record; its summary: internal/record/summary.
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	// Catch SIGINT/SIGTERM from the start, so that one arriving while the
@@ -48,7 +49,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hwprof: "+note)
 	}
 	if f.printAttr {
-		defer dropProbes() // --source exact defined them
+		defer uprobe.DropOwn() // --source exact defined them
 		for _, ev := range o.Events {
 			if err := perf.FprintAttr(stdout, &ev.Attr); err != nil {
 				return fail(stderr, err)

@@ -46,92 +46,30 @@ func (e *exactFlags) watch() func(record.Usage) (string, bool) {
 	}
 }
 
-// events builds the probe events for the program argv (command mode;
-// argv[0] is resolved through PATH) or the processes pids (-p: their
-// /proc/PID/exe and mapped libraries), and returns them with the objects
-// probed.
-func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) (_ []perf.Event, _ []*uprobe.Object, err error) {
-	defer func() {
-		if err != nil {
-			dropProbes() // a failed Define removed its own; the tracefs hwprof mounted, if any
-		}
-	}()
-	var filter *regexp.Regexp
+// events defines the probes of the program argv (command mode; argv[0]
+// is resolved through PATH) or the processes pids (-p: their
+// /proc/PID/exe and mapped libraries) and returns their events with the
+// objects probed (uprobe.Setup), saying what they cost on stderr.
+func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf.Event, []*uprobe.Object, error) {
+	r := uprobe.Request{Argv: argv, PIDs: pids}
 	if e.filter != "" {
 		var err error
-		if filter, err = regexp.Compile(e.filter); err != nil {
+		if r.Filter, err = regexp.Compile(e.filter); err != nil {
+			uprobe.DropOwn() // as a failed Setup does
 			return nil, nil, fmt.Errorf("--probe-filter: bad regular expression: %w", err)
 		}
 	}
-	dir, err := uprobe.Tracefs()
-	if err != nil {
-		return nil, nil, fmt.Errorf("--source exact: %w", err)
+	for name := range strings.SplitSeq(e.objects, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			r.Libraries = append(r.Libraries, name)
+		}
 	}
-	uprobe.RemoveStale(dir)
-	target := perf.TargetCommand
-	if len(pids) > 0 {
-		target = perf.TargetPIDs
-	}
-	exes, err := uprobe.Executables(argv, pids)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--source exact: %w", err)
-	}
-	libs, err := e.libraries(exes[0], pids)
+	p, err := uprobe.Setup(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The flags perf gives a sampled event for this target (disabled,
-	// inherit, enable_on_exec, side-band tracking on the first event).
-	built, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Period: 1, CallGraph: "fp", Target: target})
-	if err != nil {
-		return nil, nil, err
-	}
-	base := built[0].Attr
-	var objs []*uprobe.Object
-	tracefsEvents := 0
-	for _, path := range append(exes, libs...) {
-		obj, err := uprobe.Functions(path, filter)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(obj.Probes) == 0 {
-			if filter != nil {
-				return nil, nil, fmt.Errorf("--source exact: no function of %s matches --probe-filter %q", path, e.filter)
-			}
-			return nil, nil, fmt.Errorf("--source exact: %s has no function symbols to probe (stripped?)", path)
-		}
-		objs = append(objs, obj)
-		tracefsEvents += uprobe.EventCount(obj)
-	}
-	cpus, err := perf.OnlineCPUs()
-	if err != nil {
-		return nil, nil, err
-	}
-	tasks := max(1, len(pids))
-	if err := uprobe.EnsureFileLimit(tracefsEvents * len(cpus) * tasks); err != nil {
-		return nil, nil, fmt.Errorf("--source exact: %w", err)
-	}
-	// The probes are defined in tracefs (group hwprof_PID_N, new for each
-	// recording) from here on; internal/record removes them once their
-	// events are closed.
-	uprobe.NewGroup()
-	var events []perf.Event
-	var summary []string
-	probes := 0
-	used := map[string]bool{}
-	for i, obj := range objs {
-		names, ids, err := uprobe.DefineOwn(dir, obj, used)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--source exact: %w", err)
-		}
-		events = append(events, uprobe.Events(obj, uprobe.Group(), names, ids, base, i == 0)...)
-		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), obj.Path))
-		probes += len(obj.Probes)
-	}
-	fmt.Fprintf(stderr, "hwprof: exact: probing %d functions (%s) with %d events on %d CPUs; "+
-		"each call of one traps (1-20 µs): the expected slowdown follows after %v of the program's CPU time\n",
-		probes, strings.Join(summary, ", "), len(events), len(cpus), uprobe.MeasureCPU)
-	return events, objs, nil
+	fmt.Fprintln(stderr, "hwprof: exact: "+p.Note())
+	return p.Events, p.Objects, nil
 }
 
 // probedNames are the names of every function of objs, mangled and
@@ -145,34 +83,4 @@ func probedNames(objs []*uprobe.Object) (map[string]bool, int) {
 		n += len(o.Probes)
 	}
 	return names, n
-}
-
-// dropProbes removes this process's probes and unmounts the tracefs it
-// mounted, for when no recording takes them over (internal/record does
-// both once the events are closed).
-func dropProbes() {
-	uprobe.UndefineOwn()
-	uprobe.UnmountOwn()
-}
-
-// libraries resolves --probe-objects: paths as given; bare names among the
-// processes' mapped files (-p), else in the executable's RUNPATH/RPATH,
-// LD_LIBRARY_PATH and the usual library directories (uprobe.FindLibrary).
-func (e *exactFlags) libraries(exe string, pids []int) ([]string, error) {
-	if e.objects == "" {
-		return nil, nil
-	}
-	var out []string
-	for name := range strings.SplitSeq(e.objects, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		path, err := uprobe.FindLibrary(name, exe, pids)
-		if err != nil {
-			return nil, fmt.Errorf("--probe-objects: %w", err)
-		}
-		out = append(out, path)
-	}
-	return out, nil
 }

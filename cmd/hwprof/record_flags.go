@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/perfflags"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
@@ -85,7 +86,7 @@ func (a *adaptiveFlag) check(args, rest []string) error {
 func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 
 func (f *recordFlags) register(fs *flag.FlagSet) {
-	f.cfg.RegisterFlags(fs)
+	perfflags.Register(fs, &f.cfg)
 	for _, n := range []string{"o", "output"} {
 		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing regular file becomes FILE.old; - is standard output; standard output, a device or a FIFO gets pipe-mode data)")
 	}
@@ -184,7 +185,7 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 		o.SystemWide = true
 		f.cfg.Target = perf.TargetCPUs
 	case f.pids != "":
-		if o.PIDs, err = record.ParsePIDs(f.pids); err != nil {
+		if o.PIDs, err = perfflags.ParsePIDs(f.pids); err != nil {
 			return o, err
 		}
 		f.cfg.Target = perf.TargetPIDs
@@ -192,7 +193,7 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 		return o, errors.New("nothing to record: give a command (hwprof record -- ./app), -p PID or -a")
 	}
 	if f.mmap != "" {
-		o.DataPages, err = record.ParseRingSize(f.mmap)
+		o.DataPages, err = perfflags.ParseRingSize(f.mmap)
 	}
 	return o, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/record/summary"
 )
 
 // runRecord records, prints what was recorded, and returns the exit code:
@@ -41,7 +42,7 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 		o.Events = st.Events // as opened (user only, where the kernel refused the kernel)
 	}
 	if err != nil {
-		record.PrintErrors(stderr, err, told)
+		printErrors(stderr, err, told)
 		var ee *launch.ExecError
 		if errors.As(err, &ee) {
 			return ee.Code
@@ -50,11 +51,11 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 			return exitError
 		}
 	}
-	if note := record.StopNote(o, st); note != "" && !quiet {
+	if note := summary.StopNote(o, st); note != "" && !quiet {
 		fmt.Fprintf(stderr, "hwprof: %s\n", note)
 	}
 	if !quiet || st.Lost+st.LostSamples > 0 {
-		record.WriteSummary(stderr, o, st)
+		summary.Write(stderr, o, st)
 	}
 	switch {
 	case err != nil:
@@ -65,4 +66,18 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 		return st.ExitCode
 	}
 	return 0
+}
+
+// printErrors prints the errors err holds (one line each when joined) but
+// told, already printed.
+func printErrors(w io.Writer, err, told error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if e != told {
+			fmt.Fprintf(w, "hwprof: %v\n", e)
+		}
+	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
-	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -1357,7 +1356,7 @@ func (l *loader) goRestart(s *perf.Sample, ev int) bool {
 	if l.probes.lastExact == nil {
 		l.probes.lastExact, l.probes.restart = map[uint32]exactHit{}, map[exactHit]int{}
 	}
-	ra, _ := uprobe.ReturnAddress(s)
+	ra, _ := unwind.EntryReturnAddress(s)
 	hit := exactHit{s.IP, ra}
 	prev, hadPrev := l.probes.lastExact[s.TID]
 	l.probes.lastExact[s.TID] = hit
@@ -1388,7 +1387,7 @@ type exactHit struct {
 }
 
 func (l *loader) exact(s *perf.Sample, ev int, weight uint64) {
-	ra, ok := uprobe.ReturnAddress(s)
+	ra, ok := unwind.EntryReturnAddress(s)
 	if !ok {
 		l.probes.noRetAddr++
 		return

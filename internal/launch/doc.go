@@ -13,15 +13,16 @@
 // exits with 127 (not found) or 126 (not executable), as shells do.
 //
 // Where a memfd cannot be executed, the launcher is a trampoline instead:
-// hwprof re-executes its own binary (/proc/self/exe) with a marker
-// argument, and the package's init function (launch.go) does the same on its main
-// thread. It costs the program 3 to 4 ms more CPU time before its first
-// instruction (the Go runtime and the packages' initialisation, charged to
-// the program's CPU clock), which the launcher avoids.
+// hwprof re-executes its own binary (/proc/self/exe) with Arg as its
+// first argument, and its main hands the rest to Main, which does the
+// same on the main thread. It costs the program 3 to 4 ms more CPU time
+// before its first instruction (the Go runtime and the packages'
+// initialisation, charged to the program's CPU clock), which the launcher
+// avoids.
 //
-// Any binary that imports this package (hwprof, and test binaries of
-// packages that import it) can act as a trampoline; the marker keeps it
-// from triggering by accident.
+// A binary whose main dispatches Arg to Main (hwprof, and the test
+// binaries of the packages whose tests start programs) can act as a
+// trampoline; Arg keeps it from triggering by accident.
 //
 // Start (or StartWith, to choose the child's standard streams) starts the
 // launcher; Child.Pid is what the events are opened on, Child.Go lets it
@@ -31,7 +32,8 @@
 // What it does not do: it opens no perf events and does not record
 // (internal/record does both). It starts no goroutines.
 //
-// The caller provides a binary that imports this package (its init runs
-// before main in the trampoline, which must not do anything else), and
-// waits for every Child it started.
+// The caller provides a binary whose main, before anything else, calls
+// Main when its first argument is Arg, with the main goroutine locked to
+// the main thread since initialisation (an init function calling
+// runtime.LockOSThread), and waits for every Child it started.
 package launch

@@ -13,8 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// marker is argv[1] of a trampoline process.
-const marker = "--hwprof-internal-launch"
+// Arg is argv[1] of a trampoline process: the program that re-executes
+// itself as a trampoline hands what follows it to Main.
+const Arg = "--hwprof-internal-launch"
 
 // ready is the byte the launcher (or the trampoline) writes on the error
 // pipe once it waits for the go-ahead.
@@ -27,14 +28,24 @@ const (
 	errFD = 4
 )
 
-func init() {
-	if len(os.Args) < 3 || os.Args[1] != marker {
-		return
+// Main is the trampoline: args are what follows Arg on its command line,
+// the program's path and then its argv. It returns an exit status only
+// when the program cannot be executed (127 not found, 126 otherwise; 2
+// without a path). The caller's main calls it first, on the main thread:
+// its main package locks the main goroutine there in an init function
+// (see runtime.LockOSThread), so that execve runs on the thread group
+// leader, whose pid the events follow.
+func Main(args []string) int {
+	if len(args) == 0 {
+		return 2
 	}
-	// init functions run on the main thread; keep this goroutine there so
-	// execve runs on the thread group leader, whose pid the events follow.
 	runtime.LockOSThread()
-	os.Exit(trampoline(os.Args[2], os.Args[3:]))
+	if unix.Gettid() != unix.Getpid() {
+		// Not the leader: the events would stay on a thread execve ends.
+		// The launcher is not ready, which Start reports.
+		return 127
+	}
+	return trampoline(args[0], args[1:])
 }
 
 func trampoline(path string, argv []string) int {
@@ -156,7 +167,7 @@ func StartWith(argv []string, s Streams) (*Child, error) {
 		if self, err = os.Executable(); err != nil {
 			err = fmt.Errorf("find own executable: %w", err)
 		} else {
-			cmd, err = start(self, append([]string{argv[0], marker, path}, argv...))
+			cmd, err = start(self, append([]string{argv[0], Arg, path}, argv...))
 		}
 	}
 	goR.Close()

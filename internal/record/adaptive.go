@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
 	"github.com/hwprof/hwprof/unwind/clobber"
@@ -20,70 +19,6 @@ type PeriodChange struct {
 	Event  int           // index in Options.Events
 	Period uint64
 	Reason string
-}
-
-// KindOf is the tuning kind of an event: time-based for the software
-// clocks (periods in nanoseconds), count-based otherwise.
-func KindOf(a *perf.Attr) tuning.Kind {
-	if a.Type == perf.TypeSoftware && (a.Config == perf.SWCPUClock || a.Config == perf.SWTaskClock) {
-		return tuning.Time
-	}
-	return tuning.Count
-}
-
-// PrepareAdaptive turns the attrs that sample at perf's default frequency
-// (no period or frequency given for them) into ones the controller can
-// tune: a fixed starting period (the policy's, for the event's kind)
-// instead of a frequency, and PERF_SAMPLE_PERIOD in every sample, so the
-// period history is in the recording and weights stay unbiased (as
-// `perf record -c P --sample-period` would build them). It returns which
-// events are to be tuned.
-func PrepareAdaptive(events []perf.Event, p tuning.Policy) ([]bool, error) {
-	return prepareAdaptive(events, p, false)
-}
-
-// PrepareAdaptivePlanned is PrepareAdaptive that also tunes the events
-// with a fixed period that hwprof chose (a sample source's prime period,
-// not the user's -c), starting from that period. Events sampling every
-// occurrence (period 1: uprobes) are never tuned.
-func PrepareAdaptivePlanned(events []perf.Event, p tuning.Policy) ([]bool, error) {
-	return prepareAdaptive(events, p, true)
-}
-
-func prepareAdaptive(events []perf.Event, p tuning.Policy, planned bool) ([]bool, error) {
-	tuned := make([]bool, len(events))
-	for i := range events {
-		a := &events[i].Attr
-		var start uint64
-		switch {
-		case a.Freq() && a.SamplePeriod == perf.DefaultFreq:
-			// perf's default frequency: no period was asked for
-		case planned && !a.Freq() && a.SamplePeriod > 1:
-			start = a.SamplePeriod
-		default:
-			continue // the user chose this event's period or frequency
-		}
-		c, err := tuning.New(p, KindOf(a), start)
-		if err != nil {
-			return nil, fmt.Errorf("adaptive period: %w", err)
-		}
-		a.Flags &^= perf.FlagFreq
-		a.SamplePeriod = c.Period()
-		a.SampleType |= perf.SamplePeriod
-		if a.SampleType&perf.SampleRegsUser != 0 && a.SampleRegsUser&source.LeafRegsUser == source.LeafRegsUser {
-			// the leaf repair's registers are the activation key's
-			// but for the caller-saved ones
-			a.SampleRegsUser |= ScratchRegsUser
-		}
-		if KindOf(a) == tuning.Time {
-			// The kernel does not update a clock event's PERIOD field
-			// after a change (see adaptive); STREAM_ID tells the samples
-			// of the events hwprof changed from inherited copies.
-			a.SampleType |= perf.SampleStreamID
-		}
-		tuned[i] = true
-	}
-	return tuned, nil
 }
 
 // tuner applies a controller's decisions to every fd of one event.
@@ -290,13 +225,6 @@ var savedRegs = [6]int{perf.RegBX, perf.RegBP, perf.RegR8 + 4, perf.RegR8 + 5, p
 
 // scratchRegs are the caller-saved registers of tuning.Frame, in its order.
 var scratchRegs = [9]int{perf.RegAX, perf.RegCX, perf.RegDX, perf.RegSI, perf.RegDI, perf.RegR8, perf.RegR8 + 1, perf.RegR8 + 2, perf.RegR8 + 3}
-
-// ScratchRegsUser are the caller-saved registers rax, rcx, rdx, rsi, rdi
-// and r8-r11, which PrepareAdaptive adds to a tuned event that samples
-// source.LeafRegsUser: 72 bytes more per sample, for
-// tuning.Frame.Scratch.
-const ScratchRegsUser uint64 = 1<<perf.RegAX | 1<<perf.RegCX | 1<<perf.RegDX | 1<<perf.RegSI | 1<<perf.RegDI |
-	1<<perf.RegR8 | 1<<(perf.RegR8+1) | 1<<(perf.RegR8+2) | 1<<(perf.RegR8+3)
 
 // maxClobberProcs bounds the processes whose code the activation key
 // reads (clobberers); past it the analyses start again.

@@ -26,20 +26,20 @@ func TestPrepareAdaptivePlanned(t *testing.T) {
 	}
 	p := tuning.DefaultPolicy()
 	ev := events()
-	tuned, err := PrepareAdaptive(ev, p)
+	tuned, err := prepareAdaptive(ev, p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []bool{true, false, false, false}; !slices.Equal(tuned, want) {
-		t.Errorf("PrepareAdaptive tuned %v, want %v", tuned, want)
+		t.Errorf("prepareAdaptive tuned %v, want %v", tuned, want)
 	}
 	ev = events()
-	tuned, err = PrepareAdaptivePlanned(ev, p)
+	tuned, err = prepareAdaptive(ev, p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []bool{true, true, false, false}; !slices.Equal(tuned, want) {
-		t.Errorf("PrepareAdaptivePlanned tuned %v, want %v", tuned, want)
+		t.Errorf("prepareAdaptive planned tuned %v, want %v", tuned, want)
 	}
 	if a := ev[1].Attr; a.Freq() || a.SamplePeriod != 100003 || a.SampleType&perf.SamplePeriod == 0 {
 		t.Errorf("planned event: freq %v period %d sample_type %#x; want a fixed 100003 with PERIOD", a.Freq(), a.SamplePeriod, a.SampleType)

@@ -15,8 +15,9 @@
 // recording (package tuning decides; adaptive.go applies).
 //
 // It also owns the small pieces of a record command line that are about
-// the recording rather than the flags (ParsePIDs, ParseRingSize,
-// Options.Adapt) and the summary printed after it (WriteSummary).
+// the recording rather than the flags (Options.Adapt, SetMaxStack); the
+// values of -p and -m are read by internal/perfflags, and the summary
+// printed after a recording is package internal/record/summary's.
 //
 // What it does not do: it does not choose the events (perf.BuildAttrs
 // builds them from perf's options, internal/source chooses a sample
@@ -24,16 +25,19 @@
 // no recordings.
 //
 // The caller provides attrs (perf.BuildAttrs) and, for the command mode,
-// a binary that imports internal/launch (hwprof itself does); with
-// Options.ShareRing and many events, the binary doubles as the background
-// releaser of the events (release.go: its init function). Opening events
+// a binary whose main dispatches launch.Arg to launch.Main (hwprof's
+// does: see internal/launch); with many events whose release is slow
+// (tracepoints), the binary doubles as the background releaser of the
+// events: its main dispatches release.Arg to release.Main (package
+// internal/record/release). Opening events
 // needs the privileges perf_event_paranoid asks for; attaching to another
 // user's process needs CAP_PERFMON or root. Options.Interrupt delivers the
 // signals that end a recording.
 //
 // Options.Watch is shown what the targets use (their CPU time from
 // /proc/PID/stat, the samples) about every WatchInterval and may end the
-// recording (Stats.Stop says what ended it: StopNote says it for the user).
+// recording (Stats.Stop says what ended it: summary.StopNote says it for
+// the user).
 //
 // Concurrency: the recording loop runs on the caller's goroutine and calls
 // Options.Status, Options.Watch and Options.Notice from it. Closing thousands of events

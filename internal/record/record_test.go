@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/record/release"
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
@@ -24,13 +25,27 @@ import (
 	"github.com/hwprof/hwprof/tuning"
 )
 
-// The test binary doubles as the recorded program: "workload MS THREADS"
-// burns MS milliseconds of CPU time (by the thread's CPU clock: a loaded
+// init keeps the main goroutine on the main thread into TestMain, for the
+// launcher trampoline (see launch.Main).
+func init() { runtime.LockOSThread() }
+
+// The test binary doubles as the launcher trampoline and the releaser of
+// perf events, as hwprof does, and as the recorded program: "workload MS
+// THREADS" burns MS milliseconds of CPU time (by the thread's CPU clock: a loaded
 // machine stretches the run instead of thinning the samples, and a fast
 // CPU does not shorten it) on the main thread, and half as much on each
 // of THREADS threads started one after the other (so some exist only
 // after recording began). Each thread prints its tid when it starts.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case launch.Arg:
+			os.Exit(launch.Main(os.Args[2:]))
+		case release.Arg:
+			os.Exit(release.Main(os.Args[2:]))
+		}
+	}
+	runtime.UnlockOSThread()
 	if len(os.Args) == 4 && os.Args[1] == "workload" {
 		ms, _ := strconv.Atoi(os.Args[2])
 		threads, _ := strconv.Atoi(os.Args[3])
@@ -464,14 +479,14 @@ func recordAdaptive(t *testing.T, o Options) Stats {
 
 // adaptiveCPUClock is a cpu-clock event of the command at perf's default
 // frequency, prepared for the adaptive controller with the default policy
-// (PrepareAdaptive replaces the frequency by its start period), with
-// PrepareAdaptive's tuned flags.
+// (prepareAdaptive replaces the frequency by its start period), with
+// prepareAdaptive's tuned flags.
 func adaptiveCPUClock(t *testing.T) ([]perf.Event, tuning.Policy, []bool) {
 	return adaptiveCPUClockWith(t, func([]perf.Event) {})
 }
 
 // adaptiveCPUClockWith is adaptiveCPUClock with prepare applied to the
-// events before PrepareAdaptive (hwprof record adds the leaf copy first).
+// events before prepareAdaptive (hwprof record adds the leaf copy first).
 func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
 	t.Helper()
 	ev := cpuClock(0, perf.TargetCommand)
@@ -479,9 +494,9 @@ func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Even
 	events := []perf.Event{ev}
 	prepare(events)
 	p := tuning.DefaultPolicy()
-	tuned, err := PrepareAdaptive(events, p)
+	tuned, err := prepareAdaptive(events, p, false)
 	if err != nil || !tuned[0] {
-		t.Fatalf("PrepareAdaptive: %v %v", tuned, err)
+		t.Fatalf("prepareAdaptive: %v %v", tuned, err)
 	}
 	return events, p, tuned
 }

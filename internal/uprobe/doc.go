@@ -18,9 +18,10 @@
 // Counting: a sample's IP is the probed function's entry (the callee).
 // At a function's first instruction the frame-pointer callchain does not
 // hold the immediate caller yet (the callee has not pushed its frame), but
-// the return address is the u64 at the top of the stack; ReturnAddress reads
-// it from the stack copy. The call instruction ends just before it, so the
-// caller is the function containing ReturnAddress−1 and the call site is the
+// the return address is the u64 at the top of the stack;
+// unwind.EntryReturnAddress reads it from the stack copy. The call
+// instruction ends just before it, so the caller is the function
+// containing the return address − 1 and the call site is the
 // call instruction before the return address. A tail call (jmp) into a
 // probed function is seen as a call from the tail caller's own caller.
 // In Go, a function whose goroutine stack must grow calls
@@ -29,6 +30,12 @@
 // the same call site. Each restart is also a hit of
 // runtime.morestack_noctxt.abi0 whose return address is in that function,
 // so a loader can discount it (the live Go test does, per callee).
+//
+// Setup does all of it for one recording: it finds the functions of a
+// Request (a program or processes, libraries, a name filter), defines
+// their probes in tracefs (mounting it if needed) and returns their
+// events; DropOwn removes the probes and that mount once the events are
+// closed.
 //
 // What to probe: Executables finds the program (argv[0] through PATH, or
 // each -p process's /proc/PID/exe); FindLibrary resolves a library named

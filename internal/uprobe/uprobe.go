@@ -226,18 +226,3 @@ func Events(obj *Object, group string, names []string, ids []uint64, base perf.A
 	}
 	return events
 }
-
-// ReturnAddress returns the return address of a probe hit: the u64 at the
-// top of the user stack at the function's entry, from the sample's stack
-// copy. ok is false when the sample has no (or too short a) stack copy.
-func ReturnAddress(s *perf.Sample) (uint64, bool) {
-	if !s.Has(perf.SampleStackUser) {
-		return 0, false
-	}
-	b := s.StackUser.Valid()
-	if len(b) < 8 {
-		return 0, false
-	}
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56, true
-}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -322,23 +321,6 @@ func TestDefineUndefine(t *testing.T) {
 	}
 	if _, _, err := Define(dir, group, &Object{Path: "/no/such/file", Probes: obj.Probes[:1]}, map[string]bool{}); err == nil {
 		t.Error("a probe on a missing file was defined")
-	}
-}
-
-func TestReturnAddress(t *testing.T) {
-	var s perf.Sample
-	if _, ok := ReturnAddress(&s); ok {
-		t.Error("a sample without STACK_USER has a return address")
-	}
-	s.Present = perf.SampleStackUser
-	s.StackUser.Data = binary.LittleEndian.AppendUint64(nil, 0x401234)
-	s.StackUser.DynSize = 8
-	if ra, ok := ReturnAddress(&s); !ok || ra != 0x401234 {
-		t.Errorf("ReturnAddress = %#x, %v", ra, ok)
-	}
-	s.StackUser.DynSize = 4 // the stack ended before 8 bytes
-	if _, ok := ReturnAddress(&s); ok {
-		t.Error("a 4-byte stack copy gave a return address")
 	}
 }
 

@@ -1,4 +1,4 @@
-package record
+package summary
 
 import (
 	"cmp"
@@ -8,20 +8,23 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
+	"golang.org/x/sys/unix"
 )
 
-// WriteSummary prints what a recording did, for the user: the samples per
+// Write prints what a recording did, for the user: the samples per
 // event, the records and bytes written to o.Output, the loss (always: loss
 // is never silent), hwprof's own CPU time, the events' attach and release
 // (o.ShareRing, the exact source) and the adaptive period's history
 // (o.Adaptive). o.Events are the events as opened (Stats.Events when set).
-func WriteSummary(w io.Writer, o Options, st Stats) {
+func Write(w io.Writer, o record.Options, st record.Stats) {
 	fmt.Fprintf(w, "hwprof: recorded %d samples (%s) in %.2fs: %d records, %.1f MB in %s\n",
-		st.Samples, EventCounts(o.Events, st.EventSamples), st.Duration.Seconds(), st.Records,
+		st.Samples, eventCounts(o.Events, st.EventSamples), st.Duration.Seconds(), st.Records,
 		float64(st.Bytes)/1e6, o.Output)
 	loss := fmt.Sprintf("hwprof: lost %d samples (ring full: %d, kernel: %d), throttled %d times, unthrottled %d",
 		st.Lost+st.LostSamples, st.Lost, st.LostSamples, st.Throttle, st.Unthrottle)
@@ -50,10 +53,10 @@ func WriteSummary(w io.Writer, o Options, st Stats) {
 	}
 }
 
-// EventCounts lists the samples of each event; past a few events (the
+// eventCounts lists the samples of each event; past a few events (the
 // exact source opens one per probed function) the busiest ones and a
 // count of the rest.
-func EventCounts(events []perf.Event, samples []uint64) string {
+func eventCounts(events []perf.Event, samples []uint64) string {
 	const show = 6
 	idx := make([]int, len(events))
 	for i := range idx {
@@ -75,7 +78,7 @@ func EventCounts(events []perf.Event, samples []uint64) string {
 
 // writePeriods shows the adaptive period's history: where each tuned event
 // started and every change, with the time and the reason.
-func writePeriods(w io.Writer, o Options, st Stats) {
+func writePeriods(w io.Writer, o record.Options, st record.Stats) {
 	for i, ev := range o.Events {
 		if o.Tuned != nil && !o.Tuned[i] {
 			continue
@@ -104,7 +107,7 @@ func writePeriods(w io.Writer, o Options, st Stats) {
 
 // writeAttach reports how long opening the events took (thousands of
 // uprobes for the exact source) and how they were released.
-func writeAttach(w io.Writer, st Stats) {
+func writeAttach(w io.Writer, st record.Stats) {
 	release := fmt.Sprintf("closed in %.3fs", st.Detach.Seconds())
 	if st.ReleasedInBackground > 0 {
 		release = ("handed to a background process that closes them and removes the probes " +
@@ -116,28 +119,15 @@ func writeAttach(w io.Writer, st Stats) {
 	}
 }
 
-// PrintErrors prints the errors err holds (one line each when joined) but
-// told, already printed.
-func PrintErrors(w io.Writer, err, told error) {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		if e != told {
-			fmt.Fprintf(w, "hwprof: %v\n", e)
-		}
-	}
-}
-
 // periodsInForce says which period each thread of event ei sampled at
 // last: "1ms (1000 Hz), every thread (3)" or, where threads differ,
 // "2ms (500 Hz) on 1 thread (tid 412), 250µs (4000 Hz) on 4 threads
 // (tids 413-416)", most samples first. A thread's last sample has the
 // period of the event that took it: a change reaches the events hwprof
 // opened, not the copies inherited by threads that existed then, and the
-// kernel may let the threads take turns with both (see adaptive).
-func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
+// kernel may let the threads take turns with both (see
+// record.Stats.ThreadPeriods).
+func periodsInForce(ev perf.Event, ei int, tps []record.ThreadPeriod) string {
 	type group struct {
 		period, samples uint64
 		tids            []uint32
@@ -160,7 +150,7 @@ func periodsInForce(ev perf.Event, ei int, tps []ThreadPeriod) string {
 	}
 	slices.SortStableFunc(gs, func(a, b *group) int { return cmp.Compare(b.samples, a.samples) })
 	format := func(p uint64) string {
-		if KindOf(&ev.Attr) == tuning.Time && p > 0 {
+		if record.KindOf(&ev.Attr) == tuning.Time && p > 0 {
 			return fmt.Sprintf("%v (%.0f Hz)", time.Duration(p), 1e9/float64(p))
 		}
 		return strconv.FormatUint(p, 10)
@@ -205,3 +195,39 @@ func tidList(tids []uint32) string {
 // objects: 50-60 ms) would read as a cost per sample thousands of times
 // the real one.
 const minSamplesPerCost = 10000
+
+// StopNote says what ended a recording that ended as asked
+// (record.Stop.OnPurpose) and what became of its targets: "recording
+// stopped after --duration 2s; the program was sent SIGTERM",
+// "interrupted (SIGINT): recording stopped; the processes go on". It is ""
+// for any other end.
+func StopNote(o record.Options, st record.Stats) string {
+	var why string
+	switch st.Stop {
+	case record.StopDuration:
+		why = "recording stopped after --duration " + o.Duration.String()
+	case record.StopLimit:
+		why = "recording stopped: " + st.Limit
+	case record.StopSignal:
+		why = "recording stopped by a signal"
+		if sig, ok := st.Signal.(syscall.Signal); ok {
+			switch sig {
+			case syscall.SIGINT:
+				why = "interrupted (SIGINT): recording stopped"
+			case syscall.SIGTERM:
+				why = "terminated (SIGTERM): recording stopped"
+			default:
+				why = unix.SignalName(sig) + ": recording stopped"
+			}
+		}
+	default:
+		return ""
+	}
+	switch {
+	case len(o.Argv) == 0:
+		return why + "; the processes go on"
+	case st.ExitCode == 128+int(syscall.SIGKILL):
+		return why + "; the program was sent SIGTERM, then killed (a second interrupt)"
+	}
+	return why + "; the program was sent SIGTERM"
+}

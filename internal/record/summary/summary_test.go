@@ -1,4 +1,4 @@
-package record
+package summary
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -26,7 +27,7 @@ func TestEventCounts(t *testing.T) {
 		{2, []uint64{0, 7}, "e0 0, e1 7"},
 		{8, []uint64{1, 9, 0, 3, 3, 8, 2, 4}, "e1 9, e5 8, e7 4, e3 3, e4 3, e6 2, and 2 more events"},
 	} {
-		if got := EventCounts(evs(c.n), c.samples); got != c.want {
+		if got := eventCounts(evs(c.n), c.samples); got != c.want {
 			t.Errorf("%d events %v: %q, want %q", c.n, c.samples, got, c.want)
 		}
 	}
@@ -43,7 +44,7 @@ func TestSummaryCostPerSample(t *testing.T) {
 		{50000, "hwprof: own CPU time 63.0 ms, 126.0 ms per 100k samples\n"},
 	} {
 		var b strings.Builder
-		WriteSummary(&b, Options{Output: "x.data"}, Stats{Samples: c.samples, CPU: 63 * time.Millisecond})
+		Write(&b, record.Options{Output: "x.data"}, record.Stats{Samples: c.samples, CPU: 63 * time.Millisecond})
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("%d samples:\n%s\nwant a line %q", c.samples, b.String(), c.want)
 		}

@@ -1,13 +1,15 @@
-package perf
+package perfflags
 
 import (
 	"errors"
 	"flag"
 	"strconv"
 	"strings"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
-// RegisterFlags binds perf record's event flags to fs, writing into c:
+// Register binds perf record's event flags to fs, writing into c:
 //
 //	-e, --event EVENT         add events (repeatable; "a,b" adds two)
 //	-c, --count N             sample every N events
@@ -20,8 +22,8 @@ import (
 //
 // perf's -i (--no-inherit) is left to the caller, which may want -i for an
 // input file. Values are checked as they are parsed; -c and -F together,
-// and whether an event exists, are checked by BuildAttrs.
-func (c *RecordConfig) RegisterFlags(fs *flag.FlagSet) {
+// and whether an event exists, are checked by perf.BuildAttrs.
+func Register(fs *flag.FlagSet, c *perf.RecordConfig) {
 	ev := (*eventsFlag)(c)
 	fs.Var(ev, "e", "event `spec` to sample: cycles, cpu-clock, rNNNN, pmu/terms/ with :modifiers (repeatable)")
 	fs.Var(ev, "event", "same as -e")
@@ -33,16 +35,17 @@ func (c *RecordConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(fr, "freq", "same as -F")
 	fs.Var((*gFlag)(c), "g", "record call graphs (frame pointers unless --call-graph is given)")
 	fs.Var((*callGraphFlag)(c), "call-graph", "call graph `mode`: fp[,MAXSTACK], dwarf[,SIZE] or lbr")
-	br := (*branchFilterFlag)(c)
+	b := &branch{c: c}
+	br := &branchFilterFlag{b}
 	fs.Var(br, "j", "sample branch stacks, filtered by comma-separated `words`: any, any_call, any_ret, ind_call, ind_jmp, call, cond, u, k, hv, ...")
 	fs.Var(br, "branch-filter", "same as -j")
-	ba := (*branchAnyFlag)(c)
+	ba := &branchAnyFlag{b}
 	fs.Var(ba, "b", "sample branch stacks of any branch (same as -j any)")
 	fs.Var(ba, "branch-any", "same as -b")
 	fs.BoolVar(&c.NoInherit, "no-inherit", c.NoInherit, "do not count or sample child tasks")
 }
 
-type eventsFlag RecordConfig
+type eventsFlag perf.RecordConfig
 
 func (f *eventsFlag) String() string {
 	if f == nil {
@@ -52,14 +55,14 @@ func (f *eventsFlag) String() string {
 }
 
 func (f *eventsFlag) Set(s string) error {
-	if _, err := SplitEventList(s); err != nil {
+	if _, err := perf.SplitEventList(s); err != nil {
 		return err
 	}
 	f.Events = append(f.Events, s)
 	return nil
 }
 
-type countFlag RecordConfig
+type countFlag perf.RecordConfig
 
 func (f *countFlag) String() string {
 	if f == nil || f.Period == 0 {
@@ -77,13 +80,13 @@ func (f *countFlag) Set(s string) error {
 	return nil
 }
 
-type freqFlag RecordConfig
+type freqFlag perf.RecordConfig
 
 func (f *freqFlag) String() string {
 	switch {
 	case f == nil || f.Freq == 0:
 		return ""
-	case f.Freq == FreqMax:
+	case f.Freq == perf.FreqMax:
 		return "max"
 	}
 	return strconv.FormatUint(f.Freq, 10)
@@ -91,7 +94,7 @@ func (f *freqFlag) String() string {
 
 func (f *freqFlag) Set(s string) error {
 	if strings.EqualFold(s, "max") {
-		f.Freq = FreqMax
+		f.Freq = perf.FreqMax
 		return nil
 	}
 	n, err := strconv.ParseUint(s, 10, 32) // perf keeps the frequency in an unsigned int
@@ -104,7 +107,7 @@ func (f *freqFlag) Set(s string) error {
 
 // gFlag is -g: frame pointers, unless --call-graph chose a mode (in
 // either order).
-type gFlag RecordConfig
+type gFlag perf.RecordConfig
 
 func (f *gFlag) String() string   { return "" }
 func (f *gFlag) IsBoolFlag() bool { return true }
@@ -123,7 +126,7 @@ func (f *gFlag) Set(s string) error {
 	return nil
 }
 
-type callGraphFlag RecordConfig
+type callGraphFlag perf.RecordConfig
 
 func (f *callGraphFlag) String() string {
 	if f == nil {
@@ -133,34 +136,40 @@ func (f *callGraphFlag) String() string {
 }
 
 func (f *callGraphFlag) Set(s string) error {
-	if _, err := parseCallGraph(s, KernelLimits{}); err != nil {
+	if err := perf.CheckCallGraph(s); err != nil {
 		return err
 	}
 	f.CallGraph = s
 	return nil
 }
 
-type branchFilterFlag RecordConfig
+// branch is what -j and -b share: perf refuses -b with -j, and -j twice.
+type branch struct {
+	c   *perf.RecordConfig
+	set bool
+}
+
+type branchFilterFlag struct{ b *branch }
 
 func (f *branchFilterFlag) String() string {
-	if f == nil {
+	if f == nil || f.b == nil {
 		return ""
 	}
-	return f.BranchFilter
+	return f.b.c.BranchFilter
 }
 
 func (f *branchFilterFlag) Set(s string) error {
-	if f.branchSet {
+	if f.b.set {
 		return errors.New("cannot use --branch-any (-b) with --branch-filter (-j), or -j twice")
 	}
-	if _, err := ParseBranchFilter(s); err != nil {
+	if _, err := perf.ParseBranchFilter(s); err != nil {
 		return err
 	}
-	f.BranchFilter, f.branchSet = s, true
+	f.b.c.BranchFilter, f.b.set = s, true
 	return nil
 }
 
-type branchAnyFlag RecordConfig
+type branchAnyFlag struct{ b *branch }
 
 func (f *branchAnyFlag) String() string   { return "" }
 func (f *branchAnyFlag) IsBoolFlag() bool { return true }
@@ -170,9 +179,9 @@ func (f *branchAnyFlag) Set(s string) error {
 	if err != nil || !on {
 		return errors.New("-b takes no value")
 	}
-	if f.branchSet {
+	if f.b.set {
 		return errors.New("cannot use --branch-any (-b) with --branch-filter (-j)")
 	}
-	f.BranchFilter, f.branchSet = "any", true
+	f.b.c.BranchFilter, f.b.set = "any", true
 	return nil
 }
