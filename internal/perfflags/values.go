@@ -1,6 +1,7 @@
 package perfflags
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -24,6 +25,9 @@ func ParsePIDs(s string) ([]int, error) {
 // K, M or G suffix, rounded up to a power of two pages as perf does. It
 // returns the number of data pages of each ring.
 func ParseRingSize(s string) (int, error) {
+	if s == "" {
+		return 0, errors.New("bad ring size -m: empty; want pages (a power of two) or a size like 512K")
+	}
 	page := os.Getpagesize()
 	mult := 0
 	switch strings.ToUpper(s[len(s)-1:]) {

@@ -54,6 +54,7 @@ func TestParseRingSize(t *testing.T) {
 		{"0", 0, "want pages (a power of two) or a size like 512K"},
 		{"K", 0, "want pages"},
 		{"1.5M", 0, "want pages"},
+		{"", 0, "empty"},
 	} {
 		got, err := ParseRingSize(tc.in)
 		if tc.err != "" {

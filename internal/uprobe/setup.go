@@ -126,9 +126,13 @@ func (p *Probes) Note() string {
 		summary = append(summary, fmt.Sprintf("%d in %s", len(obj.Probes), obj.Path))
 		probes += len(obj.Probes)
 	}
-	return fmt.Sprintf("probing %d functions (%s) with %d events on %d CPUs; "+
+	events := "events"
+	if len(p.Events) == 1 {
+		events = "event"
+	}
+	return fmt.Sprintf("probing %d functions (%s) with %d %s on %d CPUs; "+
 		"each call of one traps (1-20 µs): the expected slowdown follows after %v of the program's CPU time",
-		probes, strings.Join(summary, ", "), len(p.Events), p.CPUs, MeasureCPU)
+		probes, strings.Join(summary, ", "), len(p.Events), events, p.CPUs, MeasureCPU)
 }
 
 // DropOwn removes this process's probes (UndefineOwn), then unmounts the

@@ -31,7 +31,7 @@ func TestSetup(t *testing.T) {
 	if ev := p.Events[0]; ev.Name != group+":prog" || !ev.Attr.Flags.Has(perf.FlagEnableOnExec) {
 		t.Errorf("event %+v, want %s:prog enabled on exec", ev, group)
 	}
-	if note := p.Note(); !strings.HasPrefix(note, "probing 2 functions (2 in "+bin+") with 1 events on ") {
+	if note := p.Note(); !strings.HasPrefix(note, "probing 2 functions (2 in "+bin+") with 1 event on ") {
 		t.Errorf("Note() = %q", note)
 	}
 	if err := DropOwn(); err != nil {
