@@ -8,8 +8,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/hwprof/hwprof/internal/launch"
-	"github.com/hwprof/hwprof/internal/record/release"
+	"github.com/hwprof/hwprof/internal/selfexec"
 )
 
 // Exit codes of hwprof's own errors; in command mode hwprof exits with the
@@ -56,7 +55,7 @@ var version = "0.1.0-dev"
 func init() { runtime.LockOSThread() }
 
 func main() {
-	if code, ok := helper(os.Args); ok {
+	if code, ok := selfexec.Run(os.Args); ok {
 		os.Exit(code)
 	}
 	runtime.UnlockOSThread()
@@ -65,23 +64,6 @@ func main() {
 		return
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// helper runs the processes hwprof starts of itself, which argv[1] names:
-// the launcher trampoline (internal/launch) and the releaser of perf
-// events (internal/record/release). ok is false for any other command
-// line.
-func helper(argv []string) (code int, ok bool) {
-	if len(argv) < 2 {
-		return 0, false
-	}
-	switch argv[1] {
-	case launch.Arg:
-		return launch.Main(argv[2:]), true
-	case release.Arg:
-		return release.Main(argv[2:]), true
-	}
-	return 0, false
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

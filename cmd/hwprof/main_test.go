@@ -18,6 +18,7 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/launch"
 	"github.com/hwprof/hwprof/internal/record/release"
+	"github.com/hwprof/hwprof/internal/selfexec"
 	"github.com/hwprof/hwprof/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 	// The test binary doubles as the processes hwprof starts of itself
 	// (the in-process recordings of exact_test.go start them), with
 	// main.go's init.
-	if code, ok := helper(os.Args); ok {
+	if code, ok := selfexec.Run(os.Args); ok {
 		os.Exit(code)
 	}
 	runtime.UnlockOSThread()

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
-	"github.com/hwprof/hwprof/internal/record/release"
+	"github.com/hwprof/hwprof/internal/selfexec"
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
@@ -37,13 +37,8 @@ func init() { runtime.LockOSThread() }
 // of THREADS threads started one after the other (so some exist only
 // after recording began). Each thread prints its tid when it starts.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case launch.Arg:
-			os.Exit(launch.Main(os.Args[2:]))
-		case release.Arg:
-			os.Exit(release.Main(os.Args[2:]))
-		}
+	if code, ok := selfexec.Run(os.Args); ok {
+		os.Exit(code)
 	}
 	runtime.UnlockOSThread()
 	if len(os.Args) == 4 && os.Args[1] == "workload" {
