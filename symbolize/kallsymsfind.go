@@ -6,7 +6,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/safefile"
@@ -83,16 +84,17 @@ func KernelIsLocal(buildID buildid.ID, osRelease, hostname string) (bool, string
 	if osRelease == "" && hostname == "" {
 		return false, "the recording does not say which kernel it was made on (no kernel build-id, OS release or host name)"
 	}
-	if osRelease != "" {
-		rel, err := os.ReadFile("/proc/sys/kernel/osrelease")
-		if here := strings.TrimSpace(string(rel)); err != nil || here != osRelease {
-			return false, fmt.Sprintf("the recording was made on kernel %s, this is %s", osRelease, here)
-		}
+	// The running release and host as uname(2) gives them, where a
+	// recording's header takes them from (perf's and hwprof's alike).
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		return false, fmt.Sprintf("the running kernel's release and host are unknown (%v)", err)
 	}
-	if hostname != "" {
-		if host, err := os.Hostname(); err != nil || host != hostname {
-			return false, fmt.Sprintf("the recording was made on host %s, this is %s", hostname, host)
-		}
+	if here := unix.ByteSliceToString(uts.Release[:]); osRelease != "" && here != osRelease {
+		return false, fmt.Sprintf("the recording was made on kernel %s, this is %s", osRelease, here)
+	}
+	if host := unix.ByteSliceToString(uts.Nodename[:]); hostname != "" && host != hostname {
+		return false, fmt.Sprintf("the recording was made on host %s, this is %s", hostname, host)
 	}
 	return true, ""
 }

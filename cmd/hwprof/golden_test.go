@@ -182,15 +182,20 @@ var vdsoFileRE = regexp.MustCompile(`hwprof-vdso-[0-9]+\.so`)
 // is unknown.
 var runningKernelRE = regexp.MustCompile(`the running kernel(?:'s is unknown \([^)]*\)| [0-9a-f]*)`)
 
-// machineFacts are the running kernel's release and the host's name, and
-// what the golden files say instead, so that they hold on another machine
+// machineFacts are the running kernel's release and the host's name (as
+// uname(2) gives them, where hwprof takes them from), and what the golden
+// files say instead, so that they hold on another machine
 // (TestGoldenOnAnotherKernel checks that they do).
 func machineFacts() [][2]string {
 	var out [][2]string
-	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil && len(strings.TrimSpace(string(rel))) > 0 {
-		out = append(out, [2]string{"this is " + strings.TrimSpace(string(rel)), "this is $RELEASE"})
+	var uts unix.Utsname
+	if unix.Uname(&uts) != nil {
+		return nil
 	}
-	if host, err := os.Hostname(); err == nil && host != "" {
+	if rel := unix.ByteSliceToString(uts.Release[:]); rel != "" {
+		out = append(out, [2]string{"this is " + rel, "this is $RELEASE"})
+	}
+	if host := unix.ByteSliceToString(uts.Nodename[:]); host != "" {
 		out = append(out, [2]string{"this is " + host, "this is $HOST"})
 	}
 	return out
@@ -350,8 +355,9 @@ const pretendKernelEnv = "HWPROF_TEST_PRETEND_KERNEL"
 
 // TestGoldenOnAnotherKernel runs TestGolden again on a machine that
 // pretends to be another: in a mount and UTS namespace where the running
-// kernel has another build-id (/sys/kernel/notes), none at all, another
-// release (/proc/sys/kernel/osrelease) and another host name. The goldens
+// kernel has another build-id (/sys/kernel/notes), or none at all, another
+// release (setarch --uname-2.6: uname(2) says 2.6.N, and
+// /proc/sys/kernel/osrelease the same) and another host name. The goldens
 // must hold there unchanged: they depend on no fact of this host.
 func TestGoldenOnAnotherKernel(t *testing.T) {
 	t.Parallel()
@@ -364,9 +370,19 @@ func TestGoldenOnAnotherKernel(t *testing.T) {
 	if err := exec.Command("unshare", "--mount", "--uts", "true").Run(); err != nil {
 		t.Skipf("unshare --mount --uts does not work here: %v", err)
 	}
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		t.Fatal(err)
+	}
+	arch := unix.ByteSliceToString(uts.Machine[:])
+	rel, err := exec.Command("setarch", arch, "--uname-2.6", "uname", "-r").Output()
+	if err != nil {
+		t.Skipf("setarch %s --uname-2.6 does not work here: %v", arch, err)
+	}
+	release := strings.TrimSpace(string(rel))
 	dir := t.TempDir()
-	release := filepath.Join(dir, "osrelease")
-	if err := os.WriteFile(release, []byte("0.0.1-pretend\n"), 0o644); err != nil {
+	releaseFile := filepath.Join(dir, "osrelease")
+	if err := os.WriteFile(releaseFile, []byte(release+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	other := make([]byte, 20)
@@ -389,11 +405,11 @@ func TestGoldenOnAnotherKernel(t *testing.T) {
 			}
 			cmd := exec.Command("unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c",
 				`mount --bind "$1" /sys/kernel/notes && mount --bind "$2" /proc/sys/kernel/osrelease && hostname pretend-host && shift 2 && exec "$@"`,
-				"sh", notes, release, os.Args[0], "-test.run", "^TestGolden$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), pretendKernelEnv+"="+want)
+				"sh", notes, releaseFile, "setarch", arch, "--uname-2.6", os.Args[0], "-test.run", "^TestGolden$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), pretendKernelEnv+"="+want+" "+release)
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "--- PASS: TestGolden ") || !strings.Contains(string(out), "on a pretended kernel: build-id "+want) {
-				t.Fatalf("TestGolden on a kernel with build-id %s, release 0.0.1-pretend, host pretend-host: %v\n%s", want, err, out)
+				t.Fatalf("TestGolden on a kernel with build-id %s, release %s, host pretend-host: %v\n%s", want, release, err, out)
 			}
 		})
 	}
@@ -403,20 +419,23 @@ func TestGoldenOnAnotherKernel(t *testing.T) {
 // pretended kernel (TestGoldenOnAnotherKernel) and hwprof would see
 // another one.
 func checkPretendKernel(t *testing.T) {
-	want := os.Getenv(pretendKernelEnv)
-	if want == "" {
+	env := os.Getenv(pretendKernelEnv)
+	if env == "" {
 		return
 	}
+	want, wantRelease, _ := strings.Cut(env, " ")
 	id, err := buildid.Kernel()
 	got := id.String()
 	if id.IsZero() {
 		got = "none"
 	}
-	host, _ := os.Hostname()
-	if err != nil || got != want || host != "pretend-host" {
-		t.Fatalf("the pretended kernel is not in place: build-id %s (%v), want %s; host %s", got, err, want, host)
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	release, host := unix.ByteSliceToString(uts.Release[:]), unix.ByteSliceToString(uts.Nodename[:])
+	if err != nil || got != want || host != "pretend-host" || release != wantRelease {
+		t.Fatalf("the pretended kernel is not in place: build-id %s (%v), want %s; release %s, want %s; host %s", got, err, want, release, wantRelease, host)
 	}
-	t.Logf("on a pretended kernel: build-id %s, host %s", got, host)
+	t.Logf("on a pretended kernel: build-id %s, release %s, host %s", got, release, host)
 }
 
 // kernelNotes is /sys/kernel/notes of a kernel with build-id id (nil: a
