@@ -48,6 +48,14 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf not installed")
 	}
+	// The lbr source keeps each entry's branch type where the running
+	// kernel has it (PERF_SAMPLE_BRANCH_TYPE_SAVE, Linux 4.14): perf's
+	// -j then asks for it too.
+	facts := source.Gather()
+	anyCall := "any_call,u"
+	if facts.KernelAtLeast(source.SaveTypeKernel) {
+		anyCall += ",save_type"
+	}
 	for _, tc := range []struct {
 		args []string // after record --print-attr
 		perf []string
@@ -55,12 +63,12 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 		// The adaptive period (the default without -c/-F) starts the hardware
 		// sources at their planned period and records each sample's period:
 		// perf's -P; and the activation key's caller-saved registers.
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g", keyRegs}},
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any_call,u,save_type", "-g", keyRegs}},
-		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-P", "-j", "any_call,u,save_type", "-g", keyRegs}},
-		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E", "--no-adaptive"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", "any_call,u,save_type", "-g", leafRegs}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", anyCall, "-g", keyRegs}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-3C"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", anyCall, "-g", keyRegs}},
+		{[]string{"--source", "lbr", "--cpu", "AuthenticAMD-25-61"}, []string{"-e", "cycles:u", "-c", "1000003", "-P", "-j", anyCall, "-g", keyRegs}},
+		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-5E", "--no-adaptive"}, []string{"-e", "r02c4:u", "-c", "100003", "-j", anyCall, "-g", leafRegs}},
 		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-55-7", "-c", "20011", "--call-graph", "dwarf"},
-			[]string{"-e", "r02c4:u", "-c", "20011", "-j", "any_call,u,save_type", "--call-graph", "dwarf"}},
+			[]string{"-e", "r02c4:u", "-c", "20011", "-j", anyCall, "--call-graph", "dwarf"}},
 		{[]string{"--source", "lbr", "--cpu", "GenuineIntel-6-7E", "-j", "any,u"}, []string{"-e", "r02c4:u", "-c", "100003", "-P", "-j", "any,u", "-g", keyRegs}},
 		{[]string{"--source", "calls", "--cpu", "GenuineIntel-6-8F"}, []string{"-e", "r02c4:upp", "-c", "10007", "-P", "-g", keyRegs}},
 		// The timer's adaptive cpu-clock also samples STREAM_ID, which no
