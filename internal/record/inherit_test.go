@@ -92,6 +92,7 @@ func TestAdaptivePeriodExistingThreads(t *testing.T) {
 	}
 	type stream struct {
 		last, minGap uint64
+		short        int // gaps under 0.9 of the new period
 		samples      int
 		fields       map[uint64]int // PERIOD field: samples
 		threads      map[uint32]int
@@ -119,6 +120,9 @@ func TestAdaptivePeriodExistingThreads(t *testing.T) {
 		}
 		if k.samples > 0 {
 			k.minGap = min(k.minGap, s.Time-k.last)
+			if s.Time-k.last < first.Period*9/10 {
+				k.short++
+			}
 		}
 		k.last = s.Time
 		k.samples++
@@ -130,8 +134,8 @@ func TestAdaptivePeriodExistingThreads(t *testing.T) {
 	}
 	var changed, inherited int
 	for id, k := range streams {
-		t.Logf("stream %d (opened %v): %d samples, smallest gap %d ns, PERIOD fields %v, by thread %v",
-			id, opened[id], k.samples, k.minGap, k.fields, k.threads)
+		t.Logf("stream %d (opened %v): %d samples, smallest gap %d ns (%d under the new period), PERIOD fields %v, by thread %v",
+			id, opened[id], k.samples, k.minGap, k.short, k.fields, k.threads)
 		if k.samples < 10 {
 			continue // too few to show a gap
 		}
@@ -140,9 +144,15 @@ func TestAdaptivePeriodExistingThreads(t *testing.T) {
 			if k.fields[first.Period] != k.samples {
 				t.Errorf("stream %d, an event hwprof changed: PERIOD fields %v, want all %d", id, k.fields, first.Period)
 			}
-			// An hrtimer forwarded by the period never fires sooner.
-			if k.minGap < first.Period*9/10 {
-				t.Errorf("stream %d, an event hwprof changed: samples %d ns apart, want at least the new period %d", id, k.minGap, first.Period)
+			// An hrtimer forwarded by the period never fires sooner;
+			// but an event that was not on its CPU when its period
+			// changed keeps the time left of its old period (the
+			// kernel saved it when the event last went off the CPU)
+			// and fires that much after it comes back, once: at most
+			// one gap shorter than the new period (seen in about 1
+			// run of 10).
+			if k.short > 1 {
+				t.Errorf("stream %d, an event hwprof changed: %d gaps shorter than the new period %d (the smallest %d ns), want at most one", id, k.short, first.Period, k.minGap)
 			}
 			continue
 		}
