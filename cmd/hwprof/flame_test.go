@@ -166,6 +166,13 @@ func TestReportWeightNeedsItsMeasure(t *testing.T) {
 	if r := hwprof(t, "report", "-i", timer, "--format", "folded", "--weight", "time"); r.code != 0 || r.stdout == "" {
 		t.Errorf("--weight time of a timer recording: exit %d\n%s", r.code, r.stderr)
 	}
+	// diff too: two timer recordings compared by calls.
+	for _, format := range []string{"text", "json", "flamegraph"} {
+		r := hwprof(t, "diff", "--format", format, "--weight", "calls", timer, timer)
+		if r.code != exitError || !strings.Contains(r.stderr, "--weight calls: "+timer) || !strings.Contains(r.stderr, "no call counts") {
+			t.Errorf("diff --format %s --weight calls of timer recordings: exit %d, stderr %q; want exit %d and why", format, r.code, r.stderr, exitError)
+		}
+	}
 
 	needUprobes(t)
 	exact := filepath.Join(dir, "exact.data")
