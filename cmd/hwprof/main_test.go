@@ -114,7 +114,15 @@ func inProcess(args []string) bool {
 // hwprofExec runs the hwprof binary with args.
 func hwprofExec(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(hwprofBin, args...)
+	return runCmd(t, exec.Command(hwprofBin, args...))
+}
+
+// runCmd runs cmd (its standard output and error collected; set its
+// Dir, Env, Stdin or credentials before) and returns its exit status
+// (128+N when signal N killed it) and output. A command that cannot be
+// started fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -125,7 +133,7 @@ func hwprofExec(t *testing.T, args ...string) result {
 			r.code = 128 + int(ws.Signal())
 		}
 	} else if err != nil {
-		t.Fatalf("run hwprof %q: %v", args, err)
+		t.Fatalf("run %q: %v", cmd.Args, err)
 	}
 	return r
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,16 +13,7 @@ func hwprofIn(t *testing.T, dir string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(hwprofBin, args...)
 	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run hwprof %q: %v", args, err)
-	}
-	return r
+	return runCmd(t, cmd)
 }
 
 // A reading command run where there is no recording yet, without -i,

@@ -252,16 +252,7 @@ func runStdin(t *testing.T, in []byte, name string, args ...string) result {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(cmd.Environ(), "PAGER=cat", "PERF_PAGER=cat")
 	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %s %q: %v", name, args, err)
-	}
-	return r
+	return runCmd(t, cmd)
 }
 
 // pipeline runs `hwprof record -o - busyFor | name args...` through an

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,16 +102,7 @@ func hwprofAs(t *testing.T, id identity, dir string, args ...string) result {
 		Credential:  &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}},
 		AmbientCaps: id.caps,
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run hwprof %q as %s: %v", args, id.name, err)
-	}
-	return r
+	return runCmd(t, cmd)
 }
 
 const userOnlyNote = "recording user space only"
