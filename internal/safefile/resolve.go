@@ -12,8 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// resolved is a name resolved in a root: an O_PATH descriptor of the file
-// (the caller closes it) and its path with no symbolic link in it.
+// resolved is a name resolved in a root, or a directory the walk has
+// passed: an O_PATH descriptor of the file (the caller closes it) and its
+// path with no symbolic link in it.
 type resolved struct {
 	fd   int
 	path string
@@ -68,7 +69,7 @@ func (r Root) resolveOpenat2(name string, follow bool) (resolved, error) {
 		fd, err = openat2(dfd, rel, flags, in)
 	} else if fd, err = openat2(dfd, rel, flags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_MAGICLINKS); err == unix.EXDEV {
 		if fd, err = openat2(dfd, rel, flags, in); errors.Is(err, unix.ENOENT) {
-			return resolved{}, &RefusedError{Path: r.Path(name), Why: "a symbolic link leads out of " + r.Dir()}
+			return resolved{}, r.leadsOut(name)
 		}
 	}
 	if err != nil {
@@ -95,12 +96,6 @@ func openat2(dfd int, path string, flags, resolve uint64) (int, error) {
 	return -1, unix.EAGAIN
 }
 
-// walkDir is a directory the walk has passed: its descriptor and path.
-type walkDir struct {
-	fd   int
-	path string
-}
-
 // resolveWalk resolves name in r one component at a time, as
 // resolveOpenat2 does: every component is opened with O_PATH|O_NOFOLLOW
 // relative to the descriptor of the directory before it; .. takes the
@@ -122,7 +117,7 @@ func (r Root) resolveWalk(name string, follow bool) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	w := walk{r: r, name: name, stack: []walkDir{{fd: dfd, path: base}}}
+	w := walk{r: r, name: name, stack: []resolved{{fd: dfd, path: base}}}
 	defer w.close()
 	switch { // as openat2 has them
 	case strings.IndexByte(name, 0) >= 0:
@@ -137,7 +132,7 @@ func (r Root) resolveWalk(name string, follow bool) (resolved, error) {
 type walk struct {
 	r     Root
 	name  string
-	stack []walkDir // the root first; each directory below the one before
+	stack []resolved // the root first; each directory below the one before
 	links int
 	// escaped says a link led above the root (or was absolute in a root
 	// that is not /): what it names, if anything, is the root's
@@ -152,7 +147,7 @@ func (w *walk) close() {
 
 func (w *walk) fail(err error) error {
 	if w.escaped && errors.Is(err, unix.ENOENT) {
-		return &RefusedError{Path: w.r.Path(w.name), Why: "a symbolic link leads out of " + w.r.Dir()}
+		return w.r.leadsOut(w.name)
 	}
 	return &fs.PathError{Op: "open", Path: w.r.Path(w.name), Err: err}
 }
@@ -203,7 +198,7 @@ func (w *walk) run(todo []string, follow bool) (resolved, error) {
 		case last && (!trailing || mode == unix.S_IFDIR):
 			return resolved{fd: fd, path: filepath.Join(dir.path, c)}, nil
 		case mode == unix.S_IFDIR && !last:
-			w.stack = append(w.stack, walkDir{fd: fd, path: filepath.Join(dir.path, c)})
+			w.stack = append(w.stack, resolved{fd: fd, path: filepath.Join(dir.path, c)})
 		default:
 			unix.Close(fd)
 			return resolved{}, w.fail(unix.ENOTDIR)
@@ -253,4 +248,9 @@ func readlink(fd int) (string, error) {
 			return string(buf[:m]), nil
 		}
 	}
+}
+
+// leadsOut is the refusal of name, whose symbolic links lead out of r.
+func (r Root) leadsOut(name string) error {
+	return &RefusedError{Path: r.Path(name), Why: "a symbolic link leads out of " + r.Dir()}
 }
