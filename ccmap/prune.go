@@ -31,8 +31,9 @@ func (m *Map) Prune(frac float64) PruneStats {
 	sub := make([]uint64, n)    // calls in each subtree, pruned ones included
 	stacks := make([]uint64, n) // stacks ending in each subtree, pruned ones included
 	for i := n - 1; i >= 0; i-- {
-		sub[i] += m.ctxl[i].calls + m.pruned[int32(i)].Calls
-		stacks[i] += m.ctxl[i].stacks + m.pruned[int32(i)].stacks
+		pw := m.pruned[int32(i)]
+		sub[i] += m.ctxl[i].calls + pw.Calls
+		stacks[i] += m.ctxl[i].stacks + pw.stacks
 		if p := m.ctxs[i].parent; p != none {
 			sub[p] += sub[i]
 			stacks[p] += stacks[i]

@@ -247,12 +247,13 @@ type Agreement struct {
 // Agreement compares profile i with the reference (profile 0).
 func (a *Alignment) Agreement(i int) Agreement {
 	ref, g := a.DCGs[0], a.DCGs[i]
+	x, y := a.counts(0), a.counts(i)
 	return Agreement{
 		Overlap:        ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{}),
 		OverlapNoSites: ccmap.DCGOverlap(g, ref, ccmap.MatchOptions{IgnoreSites: true}),
 		HotCoverage:    ccmap.DCGHotCoverage(g, ref, HotThreshold, ccmap.MatchOptions{}),
-		Pearson:        ccmap.Pearson(a.counts(0), a.counts(i)),
-		Spearman:       ccmap.Spearman(a.counts(0), a.counts(i)),
+		Pearson:        ccmap.Pearson(x, y),
+		Spearman:       ccmap.Spearman(x, y),
 		Edges:          len(g.Edges),
 	}
 }
