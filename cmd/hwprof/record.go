@@ -106,6 +106,10 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 		return perf.BuildAttrs(cfg)
 	})
 	if d.Source == source.Exact {
+		// before the probes are defined: a refused flag leaves none behind
+		if err := f.exact.check(); err != nil {
+			return record.Options{}, "", err
+		}
 		build = func(argv []string, pids []int, _ perf.Target) ([]perf.Event, error) {
 			w := stderr
 			if f.quiet {
@@ -119,9 +123,6 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 	if d.Source == source.Exact {
 		o.ShareRing = true
 		o.Watch = f.exact.watch() // the expected slowdown; --max-slowdown
-		if err == nil {
-			err = f.exact.check()
-		}
 	}
 	return o, d.Note, err
 }
