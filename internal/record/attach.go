@@ -117,15 +117,7 @@ func (r *recorder) runAttach() error {
 		default:
 		}
 		// A failed write ends the recording at once; the processes go on.
-		switch {
-		case r.writeErr != nil:
-			r.stats.Stop = StopWrite
-		case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
-			r.stats.Stop = StopDuration
-		default:
-			r.watch(start, &watched, r.o.PIDs) // StopLimit
-		}
-		return r.stats.Stop != StopTargets
+		return r.stopAsked(start, &watched, r.o.PIDs)
 	})
 	r.stats.Duration = r.elapsed(start)
 	if tm != nil {

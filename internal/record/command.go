@@ -89,19 +89,9 @@ func (r *recorder) runCommand() error {
 		}
 		// The end of the duration and a failed write end the program as
 		// perf does (perf stat --timeout, perf record: see WriteError).
-		if signals == 0 {
-			switch {
-			case r.writeErr != nil:
-				r.stats.Stop = StopWrite
-			case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
-				r.stats.Stop = StopDuration
-			default:
-				r.watch(start, &watched, []int{pid}) // StopLimit
-			}
-			if r.stats.Stop != StopTargets {
-				signals++
-				child.Signal(syscall.SIGTERM)
-			}
+		if signals == 0 && r.stopAsked(start, &watched, []int{pid}) {
+			signals++
+			child.Signal(syscall.SIGTERM)
 		}
 		return false
 	})

@@ -12,8 +12,7 @@ const WatchInterval = 250 * time.Millisecond
 
 // Usage is what the targets have used while recording, for Options.Watch.
 type Usage struct {
-	Elapsed time.Duration // since the program started (or the targets were attached)
-	Samples uint64        // samples written so far, every event's
+	Samples uint64 // samples written so far, every event's
 	// User and System are the CPU time of the processes recorded (the
 	// program, or the -p processes; every thread of each, and their
 	// children waited for), from /proc/PID/stat at its resolution of
@@ -26,16 +25,16 @@ type Usage struct {
 // x86-64).
 const clockTick = 10 * time.Millisecond
 
-// watch calls Options.Watch about every WatchInterval with the usage of
-// the processes pids since start, passes its note to Options.Notice, and
-// reports whether it asks to stop (Stats.Stop is then StopLimit and
-// Stats.Limit says why).
-func (r *recorder) watch(start time.Time, last *time.Time, pids []int) bool {
-	if r.o.Watch == nil || time.Since(*last) < WatchInterval || r.stats.Stop != StopTargets {
-		return false
+// watch calls Options.Watch about every WatchInterval (last: when it
+// did) with the usage of the processes pids, passes its note to
+// Options.Notice, and sets Stats.Stop to StopLimit (Stats.Limit saying
+// why) when it asks to stop.
+func (r *recorder) watch(last *time.Time, pids []int) {
+	if r.o.Watch == nil || time.Since(*last) < WatchInterval {
+		return
 	}
 	*last = time.Now()
-	u := Usage{Elapsed: time.Since(start), Samples: r.stats.Samples}
+	u := Usage{Samples: r.stats.Samples}
 	for _, pid := range pids {
 		user, sys, ok := cpuTimes(pid)
 		if ok {
@@ -46,12 +45,11 @@ func (r *recorder) watch(start time.Time, last *time.Time, pids []int) bool {
 	note, stop := r.o.Watch(u)
 	if stop {
 		r.stats.Stop, r.stats.Limit = StopLimit, note
-		return true
+		return
 	}
 	if note != "" && r.o.Notice != nil {
 		r.o.Notice(note)
 	}
-	return false
 }
 
 // cpuTimes reads the user and system time of process pid and of its
@@ -79,4 +77,19 @@ func cpuTimes(pid int) (user, sys time.Duration, ok bool) {
 		}
 	}
 	return time.Duration(t[0]+t[2]) * clockTick, time.Duration(t[1]+t[3]) * clockTick, true
+}
+
+// stopAsked sets Stats.Stop when the recording is to end for a reason of
+// its own (a failed write, Options.Duration, Options.Watch's limit) and
+// reports whether it is.
+func (r *recorder) stopAsked(start time.Time, watched *time.Time, pids []int) bool {
+	switch {
+	case r.writeErr != nil:
+		r.stats.Stop = StopWrite
+	case r.o.Duration > 0 && time.Since(start) >= r.o.Duration:
+		r.stats.Stop = StopDuration
+	default:
+		r.watch(watched, pids) // StopLimit
+	}
+	return r.stats.Stop != StopTargets
 }
