@@ -76,14 +76,8 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		ps[i] = p
 	}
-	// A weight asked for that a recording lacks is refused, as in report,
-	// rather than compared as the other one.
-	if fw == flamegraph.WeightCalls || setFlags(fs)["weight"] {
-		for i, p := range ps {
-			if err := report.CheckWeight(p, fw); err != nil {
-				return fail(stderr, fmt.Errorf("--weight %s: %s: %w", *weight, fs.Arg(i), err))
-			}
-		}
+	if err := checkWeight(fs, fw, fs.Args(), ps[:]...); err != nil {
+		return fail(stderr, err)
 	}
 	render := func(w io.Writer) error {
 		if *format == "flamegraph" {

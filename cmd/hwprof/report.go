@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/output"
+	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/report"
 	"github.com/hwprof/hwprof/report/flamegraph"
 )
@@ -131,13 +133,8 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	// err, if any, stopped reading: it is among the warnings, and the
 	// profile is incomplete.
 	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
-	// A weight asked for that the recording lacks is refused, as
-	// --pgo-weight calls is, rather than drawn as the other one.
-	if fw == flamegraph.WeightCalls || setFlags(fs)["weight"] {
-		if err := report.CheckWeight(p, fw); err != nil {
-			other := map[flamegraph.Weight]string{flamegraph.WeightCalls: "time", flamegraph.WeightTime: "calls"}[fw]
-			return fail(stderr, fmt.Errorf("--weight %s: %w: use --weight %s", *weight, err, other))
-		}
+	if err := checkWeight(fs, fw, []string{""}, p); err != nil {
+		return fail(stderr, err)
 	}
 	render := func(w io.Writer) error {
 		switch *format {
@@ -202,4 +199,26 @@ func allIfZero(n int) int {
 		return -1
 	}
 	return n
+}
+
+// checkWeight refuses a --weight that a recording lacks (calls of a timer
+// recording, time of an exact one), as --pgo-weight calls is refused,
+// rather than drawing or comparing the other weight: the weight asked
+// for, or calls by default. names are the names an error gives ps ("" for
+// report's one).
+func checkWeight(fs *flag.FlagSet, fw flamegraph.Weight, names []string, ps ...*profile.Profile) error {
+	if fw != flamegraph.WeightCalls && !setFlags(fs)["weight"] {
+		return nil
+	}
+	for i, p := range ps {
+		if err := report.CheckWeight(p, fw); err != nil {
+			name := names[i]
+			if name != "" {
+				name += ": "
+			}
+			other := map[flamegraph.Weight]string{flamegraph.WeightCalls: "time", flamegraph.WeightTime: "calls"}[fw]
+			return fmt.Errorf("--weight %s: %s%w: use --weight %s", fw, name, err, other)
+		}
+	}
+	return nil
 }
