@@ -30,7 +30,10 @@ var errNoRecording = errors.New("no " + defaultInput + " here: record one with h
 // haveInput returns errNoRecording when path is the default input and
 // does not exist.
 func haveInput(path string) error {
-	if _, err := os.Stat(path); path == defaultInput && errors.Is(err, fs.ErrNotExist) {
+	if path != defaultInput {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return errNoRecording
 	}
 	return nil

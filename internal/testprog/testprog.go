@@ -153,9 +153,7 @@ func compile(tool, lang, src string, text []byte, key string, flags []string) (s
 		args := append(append([]string{"build", "-o", bin}, flags...), src)
 		cmd = exec.Command(tool, args...)
 		cmd.Dir = filepath.Dir(src)
-		// The toolchain installed, and no version control stamp (the
-		// program is not the module's own product).
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+		cmd.Env = goEnv()
 	} else {
 		var before, after []string
 		for _, f := range flags {
@@ -264,7 +262,7 @@ func CompileGo(t testing.TB, name string, flags ...string) (bin, log string) {
 	goCmd := func(args ...string) *exec.Cmd {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+		cmd.Env = goEnv()
 		return cmd
 	}
 	out, err := goCmd("list", "-export", "-deps", "-json", ".").Output()
@@ -319,4 +317,11 @@ func stderrOf(err error) []byte {
 		return ee.Stderr
 	}
 	return nil
+}
+
+// goEnv is the environment of the go commands that build the programs:
+// the toolchain installed, and no version control stamp (a program is not
+// the module's own product).
+func goEnv() []string {
+	return append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
 }
