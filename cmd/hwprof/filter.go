@@ -18,18 +18,21 @@ type processFilter struct {
 	commList          []string
 }
 
-func (f processFilter) on() bool { return f.pids != "" || f.tids != "" || f.comms != "" }
+func (f processFilter) on() bool { return len(f.given()) > 0 }
 
-// String is the filter as flags: "--pid 12 --comm app".
-func (f processFilter) String() string {
+// given is the filter's flags that were given, as "--pid 12".
+func (f processFilter) given() []string {
 	var parts []string
 	for _, fl := range []struct{ name, val string }{{"--pid", f.pids}, {"--tid", f.tids}, {"--comm", f.comms}} {
 		if fl.val != "" {
 			parts = append(parts, fl.name+" "+fl.val)
 		}
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
+
+// String is the filter as flags: "--pid 12 --comm app".
+func (f processFilter) String() string { return strings.Join(f.given(), " ") }
 
 // maxListed bounds the processes, threads or names a filter's message
 // lists.
@@ -42,7 +45,7 @@ const maxListed = 8
 func (f processFilter) check(rec *profile.Recording) (warnings []string, err error) {
 	if rec.Samples == 0 {
 		verb := "matches"
-		if strings.Count(f.String(), "--") > 1 {
+		if len(f.given()) > 1 {
 			verb = "match" // together
 		}
 		return nil, fmt.Errorf("%s %s no sample: %s", f, verb, f.has(rec.Sampled))
