@@ -36,23 +36,37 @@ func lockDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, nil // a directory this user may not read: unlocked
 	}
-	deadline := time.Now().Add(dirLockWait)
+	locked, held := flockWait(d, dirLockWait, 5*time.Millisecond)
+	switch {
+	case held:
+		by := holder(d)
+		d.Close()
+		return nil, fmt.Errorf("output: directory %s has been locked by %s for over %v: it is stopped, or not an hwprof", dir, by, dirLockWait)
+	case !locked:
+		d.Close()
+		return nil, nil // no locks on this file system
+	}
+	return d, nil
+}
+
+// flockWait locks f exclusively, trying every poll for up to wait. locked
+// is false where the file system does not lock; held is true when
+// another process still held the lock at the end of the wait.
+func flockWait(f *os.File, wait, poll time.Duration) (locked, held bool) {
+	deadline := time.Now().Add(wait)
 	for {
-		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
 		case err == nil:
-			return d, nil
+			return true, false
 		case errors.Is(err, unix.EINTR):
 			continue
 		case !errors.Is(err, unix.EWOULDBLOCK):
-			d.Close()
-			return nil, nil // no locks on this file system
+			return false, false
 		case time.Now().After(deadline):
-			by := holder(d)
-			d.Close()
-			return nil, fmt.Errorf("output: directory %s has been locked by %s for over %v: it is stopped, or not an hwprof", dir, by, dirLockWait)
+			return false, true
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 
@@ -61,21 +75,10 @@ func lockDir(dir string) (*os.File, error) {
 // (a Check's busy test of a file created in place): lockOwn waits for it,
 // up to a second. Without locks on the file system it does nothing.
 func lockOwn(f *os.File, path string) error {
-	deadline := time.Now().Add(time.Second)
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case !errors.Is(err, unix.EWOULDBLOCK):
-			return nil
-		case time.Now().After(deadline):
-			return fmt.Errorf("output: %s is locked by %s", path, holder(f))
-		}
-		time.Sleep(time.Millisecond)
+	if _, held := flockWait(f, time.Second, time.Millisecond); held {
+		return fmt.Errorf("output: %s is locked by %s", path, holder(f))
 	}
+	return nil
 }
 
 // busy returns an error when the regular file at path is being written:
