@@ -75,7 +75,7 @@ func helpFlags(fs *flag.FlagSet) []helpFlag {
 		}
 		h.names = append(h.names, fl.Name)
 		arg, usage := flag.UnquoteUsage(fl)
-		if h.usage == "" || strings.HasPrefix(h.usage, "same as ") {
+		if h.usage == "" {
 			h.usage, h.arg = usage, arg
 			if isBool(fl) {
 				h.arg = ""

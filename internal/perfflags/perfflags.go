@@ -24,24 +24,19 @@ import (
 // input file. Values are checked as they are parsed; -c and -F together,
 // and whether an event exists, are checked by perf.BuildAttrs.
 func Register(fs *flag.FlagSet, c *perf.RecordConfig) {
-	ev := (*eventsFlag)(c)
-	fs.Var(ev, "e", "event `spec` to sample: cycles, cpu-clock, rNNNN, pmu/terms/ with :modifiers (repeatable)")
-	fs.Var(ev, "event", "same as -e")
-	cnt := (*countFlag)(c)
-	fs.Var(cnt, "c", "sample every `N` events (period)")
-	fs.Var(cnt, "count", "same as -c")
-	fr := (*freqFlag)(c)
-	fs.Var(fr, "F", "sample `N` times a second, or max (default 4000)")
-	fs.Var(fr, "freq", "same as -F")
+	// both names of a flag, with one usage
+	both := func(v flag.Value, short, long, usage string) {
+		fs.Var(v, short, usage)
+		fs.Var(v, long, usage)
+	}
+	both((*eventsFlag)(c), "e", "event", "event `spec` to sample: cycles, cpu-clock, rNNNN, pmu/terms/ with :modifiers (repeatable)")
+	both((*countFlag)(c), "c", "count", "sample every `N` events (period)")
+	both((*freqFlag)(c), "F", "freq", "sample `N` times a second, or max (default 4000)")
 	fs.Var((*gFlag)(c), "g", "record call graphs (frame pointers unless --call-graph is given)")
 	fs.Var((*callGraphFlag)(c), "call-graph", "call graph `mode`: fp[,MAXSTACK], dwarf[,SIZE] or lbr")
 	b := &branch{c: c}
-	br := &branchFilterFlag{b}
-	fs.Var(br, "j", "sample branch stacks, filtered by comma-separated `words`: any, any_call, any_ret, ind_call, ind_jmp, call, cond, u, k, hv, ...")
-	fs.Var(br, "branch-filter", "same as -j")
-	ba := &branchAnyFlag{b}
-	fs.Var(ba, "b", "sample branch stacks of any branch (same as -j any)")
-	fs.Var(ba, "branch-any", "same as -b")
+	both(&branchFilterFlag{b}, "j", "branch-filter", "sample branch stacks, filtered by comma-separated `words`: any, any_call, any_ret, ind_call, ind_jmp, call, cond, u, k, hv, ...")
+	both(&branchAnyFlag{b}, "b", "branch-any", "sample branch stacks of any branch (same as -j any)")
 	fs.BoolVar(&c.NoInherit, "no-inherit", c.NoInherit, "do not count or sample child tasks")
 }
 
