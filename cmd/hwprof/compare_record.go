@@ -16,6 +16,8 @@ import (
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
+
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // recordSources records argv in c.dir, once per run of groupRuns, and
@@ -95,7 +97,7 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 			if err != nil {
 				return nil, err
 			}
-			if evs, err = perf.BuildAttrs(setup.Config); err != nil {
+			if evs, err = event.BuildAttrs(setup.Config); err != nil {
 				return nil, err
 			}
 			source.AddLeafCopy(evs, source.LeafStackBytes)

@@ -12,6 +12,8 @@ import (
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // The tests of this file run hwprof as an ordinary user (uid and gid
@@ -337,7 +339,7 @@ func TestTracefsUnmountedAfterExact(t *testing.T) {
 	if err != nil {
 		t.Skip("no unshare(1) to make a private mount namespace")
 	}
-	if _, err := os.Stat(filepath.Join(perf.SysfsPMURoot, "uprobe")); err != nil {
+	if _, err := os.Stat(filepath.Join(event.SysfsPMURoot, "uprobe")); err != nil {
 		t.Skipf("no uprobe PMU: %v", err)
 	}
 	prog := testprog.Build(t, "c/timed.c", "-O1", "-fno-omit-frame-pointer")

@@ -13,6 +13,8 @@ import (
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
 	"github.com/hwprof/hwprof/profile"
+
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // exactFile writes a recording of probe hits as the exact source makes
@@ -108,7 +110,7 @@ func exactFile(t *testing.T, uprobeType uint32, st perf.SampleType) string {
 // facts and warnings must be the same, and the fast path must have taken
 // the repeated hits.
 func TestExactFastTheSame(t *testing.T) {
-	b, err := os.ReadFile(perf.SysfsPMURoot + "/uprobe/type")
+	b, err := os.ReadFile(event.SysfsPMURoot + "/uprobe/type")
 	if err != nil {
 		t.Skipf("no uprobe PMU on this machine (%v): the loader tells exact recordings by its type", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/tuning"
+
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // KindOf is the tuning kind of an event: time-based for the software
@@ -49,7 +51,7 @@ func prepareAdaptive(events []perf.Event, p tuning.Policy, planned bool) ([]bool
 		a := &events[i].Attr
 		var start uint64
 		switch {
-		case a.Freq() && a.SamplePeriod == perf.DefaultFreq:
+		case a.Freq() && a.SamplePeriod == event.DefaultFreq:
 			// perf's default frequency: no period was asked for
 		case planned && !a.Freq() && a.SamplePeriod > 1:
 			start = a.SamplePeriod

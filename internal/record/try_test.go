@@ -12,6 +12,8 @@ import (
 
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
+
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // asUserEnv marks the copy of this test binary that runs as an
@@ -34,7 +36,7 @@ func TestTryOpenAgreesWithRecord(t *testing.T) {
 		dir = os.Getenv(asUserEnv)
 	}
 	argv := []string{os.Args[0], "workload", "50", "0"}
-	o := Options{Events: []perf.Event{cpuClock(100000, perf.TargetCommand)}, Argv: argv, Output: filepath.Join(dir, "try.data")}
+	o := Options{Events: []perf.Event{cpuClock(100000, event.TargetCommand)}, Argv: argv, Output: filepath.Join(dir, "try.data")}
 	var notices []string
 	o.Notice = func(m string) { notices = append(notices, m) }
 	tried, terr := TryOpen(o)
