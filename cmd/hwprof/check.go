@@ -12,7 +12,6 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
-
 	"github.com/hwprof/hwprof/perf/event"
 )
 

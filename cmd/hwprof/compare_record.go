@@ -15,9 +15,8 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/profile"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/profile"
 )
 
 // recordSources records argv in c.dir, once per run of groupRuns, and

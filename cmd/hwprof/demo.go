@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/internal/record"
-
 	"github.com/hwprof/hwprof/perf/event"
 )
 

@@ -13,9 +13,8 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/tuning"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/tuning"
 )
 
 // Flags: record_flags.go; the source policy: internal/source.Decide; the

@@ -9,9 +9,8 @@ import (
 	"github.com/hwprof/hwprof/internal/perfflags"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
-	"github.com/hwprof/hwprof/tuning"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/tuning"
 )
 
 // recordFlags are the options of `hwprof record`: perf's event options

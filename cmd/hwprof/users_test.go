@@ -11,9 +11,8 @@ import (
 
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/perf/perfdata"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
 // The tests of this file run hwprof as an ordinary user (uid and gid

@@ -4,10 +4,9 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
-
-	"github.com/hwprof/hwprof/perf/event"
 )
 
 // classify decides each event's source from its attr: the uprobe PMU's

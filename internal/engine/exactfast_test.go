@@ -10,11 +10,10 @@ import (
 
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
 	"github.com/hwprof/hwprof/profile"
-
-	"github.com/hwprof/hwprof/perf/event"
 )
 
 // exactFile writes a recording of probe hits as the exact source makes

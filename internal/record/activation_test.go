@@ -14,10 +14,9 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
-
-	"github.com/hwprof/hwprof/perf/event"
 )
 
 // phasedFlags build scripts/bench-adaptive.sh's phased as the script

@@ -6,9 +6,8 @@ import (
 
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/tuning"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/tuning"
 )
 
 // KindOf is the tuning kind of an event: time-based for the software

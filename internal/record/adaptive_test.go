@@ -5,9 +5,8 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/tuning"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/tuning"
 )
 
 func TestPrepareAdaptivePlanned(t *testing.T) {

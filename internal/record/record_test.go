@@ -21,10 +21,9 @@ import (
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
-
-	"github.com/hwprof/hwprof/perf/event"
 )
 
 // init keeps the main goroutine on the main thread into TestMain, for the

@@ -11,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
-	"github.com/hwprof/hwprof/perf/perfdata"
-
 	"github.com/hwprof/hwprof/perf/event"
+	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
 // asUserEnv marks the copy of this test binary that runs as an

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
-
 	"github.com/hwprof/hwprof/perf/event"
 )
 

@@ -8,10 +8,9 @@ import (
 
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"
-
-	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Source is a way of sampling call edges: profile.Source, the one type

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
-
 	"github.com/hwprof/hwprof/perf/event"
 )
 

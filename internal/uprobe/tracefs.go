@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hwprof/hwprof/perf"
-
 	"github.com/hwprof/hwprof/perf/event"
 )
 

@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/hwprof/hwprof/perf"
-
 	"github.com/hwprof/hwprof/perf/event"
 )
 

@@ -14,11 +14,10 @@ import (
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/testprog"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/report"
 	"github.com/hwprof/hwprof/report/flamegraph"
-
-	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Pages made from real recordings, loaded in headless Chromium: every
