@@ -226,3 +226,16 @@ func Events(obj *Object, group string, names []string, ids []uint64, base perf.A
 	}
 	return events
 }
+
+// Names are the names of every function objs probe, mangled and
+// demangled, and the number of probes.
+func Names(objs []*Object) (map[string]bool, int) {
+	names, n := map[string]bool{}, 0
+	for _, o := range objs {
+		for _, p := range o.Probes {
+			names[p.Name], names[p.Demangled] = true, true
+		}
+		n += len(o.Probes)
+	}
+	return names, n
+}
