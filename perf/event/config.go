@@ -99,7 +99,7 @@ type recordOpts struct {
 // in perf's order: the events of c.Events as written, then, for
 // TargetCPUs, the dummy event perf adds to track mmaps and comms. The
 // attrs equal what `perf record -vv` prints for the same options (see
-// FprintAttr), including perf's quirks: the first event alone tracks
+// perf.FprintAttr), including perf's quirks: the first event alone tracks
 // mmap/comm/task, several events with different sample types get
 // IDENTIFIER, a dwarf call graph also samples ADDR and DATA_SRC.
 func BuildAttrs(c RecordConfig) ([]perf.Event, error) {
