@@ -90,8 +90,8 @@ func pagePackages(t *testing.T) map[string]string {
 }
 
 // modulePackages returns every package of the module (go list ./...),
-// relative to the module, with the module's packages it imports (tests
-// left out).
+// relative to the module, with what it imports (tests left out): the
+// module's packages relative to it too, others by their import path.
 func modulePackages(t *testing.T) map[string][]string {
 	t.Helper()
 	run := func(args ...string) string {
@@ -121,8 +121,9 @@ func modulePackages(t *testing.T) map[string][]string {
 		pkgs[p] = nil
 		for _, imp := range fields[1:] {
 			if r, ok := rel(imp); ok {
-				pkgs[p] = append(pkgs[p], r)
+				imp = r
 			}
+			pkgs[p] = append(pkgs[p], imp)
 		}
 	}
 	return pkgs
@@ -166,9 +167,14 @@ func TestArchitecturePageListsEveryPackage(t *testing.T) {
 // module.
 func TestArchitectureImportRules(t *testing.T) {
 	page := pagePackages(t)
-	for p, imps := range modulePackages(t) {
-		if p == "perf" && len(imps) > 0 {
-			t.Errorf("perf imports %s: perf imports nothing of the module (%s, ## Rules)", strings.Join(imps, ", "), archPage)
+	pkgs := modulePackages(t)
+	for p, imps := range pkgs {
+		if p == "perf" {
+			for _, imp := range imps {
+				if _, ok := pkgs[imp]; ok {
+					t.Errorf("perf imports %s: perf imports nothing of the module (%s, ## Rules)", imp, archPage)
+				}
+			}
 		}
 		from, ok := page[p]
 		if !ok {
@@ -205,6 +211,18 @@ func TestAnalysisImportsNoRecorder(t *testing.T) {
 		p, ok := strings.CutPrefix(dep, "github.com/hwprof/hwprof/")
 		if ok && page[p] == recording {
 			t.Errorf("the analysis side imports %s, of the recording layer (go list -deps)", dep)
+		}
+	}
+}
+
+// TestOnlyCommandsImportFlag: the command line is the commands' and
+// internal/perfflags' (perf record's event options); no other package
+// imports flag.
+func TestOnlyCommandsImportFlag(t *testing.T) {
+	page := pagePackages(t)
+	for p, imps := range modulePackages(t) {
+		if slices.Contains(imps, "flag") && page[p] != commands && p != "internal/perfflags" {
+			t.Errorf("%s imports flag: only the commands and internal/perfflags do (%s, ## Rules)", p, archPage)
 		}
 	}
 }

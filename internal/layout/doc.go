@@ -4,8 +4,9 @@
 // layer may import which; the tests hold the list against `go list ./...`
 // (a package missing from it fails with the line to add) and the rules
 // against every package's imports, and check that the analysis side
-// imports nothing of the recorder, directly or not. Besides, only main
-// packages have init functions, perf imports no flag package, and
-// cmd/hwprof leaves tracefs to internal/uprobe (checked on the source
-// tree). The tests need the go command on PATH, as `go test` does.
+// imports nothing of the recorder, directly or not; only the commands and
+// internal/perfflags import flag, and perf nothing that does. Besides,
+// only main packages have init functions, and cmd/hwprof leaves tracefs
+// to internal/uprobe (checked on the source tree). The tests need the go
+// command on PATH, as `go test` does.
 package layout
