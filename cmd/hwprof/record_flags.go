@@ -9,14 +9,14 @@ import (
 	"github.com/hwprof/hwprof/internal/perfflags"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/tuning"
 )
 
 // recordFlags are the options of `hwprof record`: perf's event options
-// (perf.RecordConfig) and the recorder's own.
+// (event.RecordConfig) and the recorder's own.
 type recordFlags struct {
-	cfg       perf.RecordConfig
+	cfg       event.RecordConfig
 	output    string
 	pids      string
 	all       bool // -a: system-wide
@@ -158,7 +158,7 @@ func (f *recordFlags) request() source.Request {
 func (f *recordFlags) facts() (source.Facts, error) {
 	facts := source.Gather()
 	if f.cpu != "" {
-		id, err := perf.ParseCPUID(f.cpu)
+		id, err := event.ParseCPUID(f.cpu)
 		if err != nil {
 			return facts, err
 		}
@@ -183,12 +183,12 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 	switch {
 	case f.all:
 		o.SystemWide = true
-		f.cfg.Target = perf.TargetCPUs
+		f.cfg.Target = event.TargetCPUs
 	case f.pids != "":
 		if o.PIDs, err = perfflags.ParsePIDs(f.pids); err != nil {
 			return o, err
 		}
-		f.cfg.Target = perf.TargetPIDs
+		f.cfg.Target = event.TargetPIDs
 	case len(argv) == 0 && !f.printAttr:
 		return o, errors.New("nothing to record: give a command (hwprof record -- ./app), -p PID or -a")
 	}

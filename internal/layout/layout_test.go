@@ -35,21 +35,6 @@ func TestPerfImportsNoFlag(t *testing.T) {
 	}
 }
 
-// TestAnalysisImportsNoRecorder: the packages that read recordings
-// (engine, reports, symbolization, unwinding, the profile model) import
-// none of the packages that record them.
-func TestAnalysisImportsNoRecorder(t *testing.T) {
-	recorder := []string{"internal/launch", "internal/perfflags", "internal/record", "internal/source", "internal/uprobe"}
-	for _, dep := range deps(t, "../engine/...", "../procmap/...", "../pipeline/...", "../../report/...",
-		"../../symbolize/...", "../../unwind/...", "../../profile/...", "../../ccmap/...", "../../lbr/...") {
-		for _, r := range recorder {
-			if dep == "github.com/hwprof/hwprof/"+r || strings.HasPrefix(dep, "github.com/hwprof/hwprof/"+r+"/") {
-				t.Errorf("the analysis side imports %s (go list -deps)", dep)
-			}
-		}
-	}
-}
-
 // TestNoInitInLibraries: only a main package may have an init function,
 // so importing a package never changes what a process does (the launcher
 // trampoline and the releaser of perf events are entries that main

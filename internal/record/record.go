@@ -28,11 +28,11 @@ const SharedDataPages = 1024
 
 // Options say what to record and where.
 type Options struct {
-	Events []perf.Event // attrs to open, from perf.BuildAttrs
+	Events []perf.Event // attrs to open, from event.BuildAttrs
 	Argv   []string     // command mode: the program and its arguments
 	PIDs   []int        // attach mode: processes to follow
 	// SystemWide records every task on every CPU (perf record -a): the
-	// events, built for perf.TargetCPUs, are opened with pid -1, and
+	// events, built for event.TargetCPUs, are opened with pid -1, and
 	// every process in /proc is described first, as for PIDs.
 	SystemWide bool
 	// Timer, with PIDs or SystemWide, is a command run while recording

@@ -1,4 +1,4 @@
-package perf
+package event
 
 import (
 	"os"
@@ -110,7 +110,7 @@ func TestNearCallEvent(t *testing.T) {
 			if got := e.Raw("u"); got != tc.rawUP {
 				t.Errorf("%s: Raw = %q, want %q", tc.id, got, tc.rawUP)
 			}
-			if _, err := ParseEvent(e.Spec("", "upp")); err != nil {
+			if _, err := Parse(e.Spec("", "upp")); err != nil {
 				t.Errorf("%s: perf syntax: %v", tc.id, err)
 			}
 		}

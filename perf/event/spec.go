@@ -1,9 +1,11 @@
-package perf
+package event
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
 // This file parses perf's event syntax (what `perf record -e` accepts) into
@@ -149,10 +151,10 @@ func spaced(letters string) string {
 	return strings.Join(strings.Split(letters, ""), " ")
 }
 
-// SplitEventList splits one -e argument at the commas that separate
+// SplitList splits one -e argument at the commas that separate
 // events, leaving the commas between the slashes of a pmu/.../ alone:
 // "cycles,cpu/event=0xc4,umask=0x20/u" is two events.
-func SplitEventList(s string) ([]string, error) {
+func SplitList(s string) ([]string, error) {
 	if strings.ContainsAny(s, "{}") {
 		return nil, fmt.Errorf("event list %q: event groups {...} are not supported", s)
 	}
@@ -178,7 +180,7 @@ func SplitEventList(s string) ([]string, error) {
 	return out, nil
 }
 
-// ParseEvent parses one event specification:
+// Parse parses one event specification:
 //
 //	name[:mods]              cycles, instructions:u, cpu-clock, page-faults:k
 //	name/terms/[mods]        cpu-clock/period=10000/, cycles/name=c/u
@@ -187,9 +189,9 @@ func SplitEventList(s string) ([]string, error) {
 //	pmu/terms/[mods]         cpu/event=0xc4,umask=0x20,name=calls/u
 //
 // Terms are key=value or bare keys, separated by commas; values are
-// decimal or 0x-hex numbers, words, or quoted strings. ParseEvent checks
+// decimal or 0x-hex numbers, words, or quoted strings. Parse checks
 // syntax only: whether a name or term exists depends on the PMUs.
-func ParseEvent(s string) (Spec, error) {
+func Parse(s string) (Spec, error) {
 	sp := Spec{Text: s}
 	head, rest := s, ""
 	slash := strings.IndexByte(s, '/')
@@ -394,40 +396,40 @@ func parseTermNumber(v string) (uint64, error) {
 // symbolicEvent is one named event of perf's lexer
 // (tools/perf/util/parse-events.l).
 type symbolicEvent struct {
-	typ    EventType
+	typ    perf.EventType
 	config uint64
 }
 
 var symbolicEvents = map[string]symbolicEvent{
-	"cpu-cycles":              {TypeHardware, HWCPUCycles},
-	"cycles":                  {TypeHardware, HWCPUCycles},
-	"stalled-cycles-frontend": {TypeHardware, HWStalledCyclesFrontend},
-	"idle-cycles-frontend":    {TypeHardware, HWStalledCyclesFrontend},
-	"stalled-cycles-backend":  {TypeHardware, HWStalledCyclesBackend},
-	"idle-cycles-backend":     {TypeHardware, HWStalledCyclesBackend},
-	"instructions":            {TypeHardware, HWInstructions},
-	"cache-references":        {TypeHardware, HWCacheReferences},
-	"cache-misses":            {TypeHardware, HWCacheMisses},
-	"branch-instructions":     {TypeHardware, HWBranchInstructions},
-	"branches":                {TypeHardware, HWBranchInstructions},
-	"branch-misses":           {TypeHardware, HWBranchMisses},
-	"bus-cycles":              {TypeHardware, HWBusCycles},
-	"ref-cycles":              {TypeHardware, HWRefCPUCycles},
-	"cpu-clock":               {TypeSoftware, SWCPUClock},
-	"task-clock":              {TypeSoftware, SWTaskClock},
-	"page-faults":             {TypeSoftware, SWPageFaults},
-	"faults":                  {TypeSoftware, SWPageFaults},
-	"minor-faults":            {TypeSoftware, SWPageFaultsMin},
-	"major-faults":            {TypeSoftware, SWPageFaultsMaj},
-	"context-switches":        {TypeSoftware, SWContextSwitches},
-	"cs":                      {TypeSoftware, SWContextSwitches},
-	"cpu-migrations":          {TypeSoftware, SWCPUMigrations},
-	"migrations":              {TypeSoftware, SWCPUMigrations},
-	"alignment-faults":        {TypeSoftware, SWAlignmentFaults},
-	"emulation-faults":        {TypeSoftware, SWEmulationFaults},
-	"dummy":                   {TypeSoftware, SWDummy},
-	"bpf-output":              {TypeSoftware, SWBPFOutput},
-	"cgroup-switches":         {TypeSoftware, SWCgroupSwitches},
+	"cpu-cycles":              {perf.TypeHardware, perf.HWCPUCycles},
+	"cycles":                  {perf.TypeHardware, perf.HWCPUCycles},
+	"stalled-cycles-frontend": {perf.TypeHardware, perf.HWStalledCyclesFrontend},
+	"idle-cycles-frontend":    {perf.TypeHardware, perf.HWStalledCyclesFrontend},
+	"stalled-cycles-backend":  {perf.TypeHardware, perf.HWStalledCyclesBackend},
+	"idle-cycles-backend":     {perf.TypeHardware, perf.HWStalledCyclesBackend},
+	"instructions":            {perf.TypeHardware, perf.HWInstructions},
+	"cache-references":        {perf.TypeHardware, perf.HWCacheReferences},
+	"cache-misses":            {perf.TypeHardware, perf.HWCacheMisses},
+	"branch-instructions":     {perf.TypeHardware, perf.HWBranchInstructions},
+	"branches":                {perf.TypeHardware, perf.HWBranchInstructions},
+	"branch-misses":           {perf.TypeHardware, perf.HWBranchMisses},
+	"bus-cycles":              {perf.TypeHardware, perf.HWBusCycles},
+	"ref-cycles":              {perf.TypeHardware, perf.HWRefCPUCycles},
+	"cpu-clock":               {perf.TypeSoftware, perf.SWCPUClock},
+	"task-clock":              {perf.TypeSoftware, perf.SWTaskClock},
+	"page-faults":             {perf.TypeSoftware, perf.SWPageFaults},
+	"faults":                  {perf.TypeSoftware, perf.SWPageFaults},
+	"minor-faults":            {perf.TypeSoftware, perf.SWPageFaultsMin},
+	"major-faults":            {perf.TypeSoftware, perf.SWPageFaultsMaj},
+	"context-switches":        {perf.TypeSoftware, perf.SWContextSwitches},
+	"cs":                      {perf.TypeSoftware, perf.SWContextSwitches},
+	"cpu-migrations":          {perf.TypeSoftware, perf.SWCPUMigrations},
+	"migrations":              {perf.TypeSoftware, perf.SWCPUMigrations},
+	"alignment-faults":        {perf.TypeSoftware, perf.SWAlignmentFaults},
+	"emulation-faults":        {perf.TypeSoftware, perf.SWEmulationFaults},
+	"dummy":                   {perf.TypeSoftware, perf.SWDummy},
+	"bpf-output":              {perf.TypeSoftware, perf.SWBPFOutput},
+	"cgroup-switches":         {perf.TypeSoftware, perf.SWCgroupSwitches},
 }
 
 func isSymbolicName(s string) bool {

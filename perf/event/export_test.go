@@ -1,8 +1,10 @@
-package perf
+package event
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
 // For attr_perf_test.go, an external test: it parses perf's options with
@@ -12,13 +14,10 @@ import (
 func HardwareEventNames() []string {
 	var names []string
 	for name, ev := range symbolicEvents {
-		if ev.typ == TypeHardware {
+		if ev.typ == perf.TypeHardware {
 			names = append(names, name)
 		}
 	}
 	slices.SortFunc(names, strings.Compare)
 	return names
 }
-
-// LineDiff is lineDiff (printattr_test.go).
-var LineDiff = lineDiff

@@ -1,4 +1,4 @@
-package perf
+package event
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
 // SysfsPMURoot is where the kernel lists its PMUs, one directory each.
@@ -21,8 +23,8 @@ var ErrNoPMU = errors.New("PMU not present")
 // SysfsPMURoot/<name>.
 type PMU struct {
 	Name string
-	Type EventType // contents of the type file: perf_event_attr.type for its events
-	Dir  string    // the directory it was read from; "" for built-ins
+	Type perf.EventType // contents of the type file: perf_event_attr.type for its events
+	Dir  string         // the directory it was read from; "" for built-ins
 	// Caps holds the caps/* files, trimmed: "branches" (LBR depth),
 	// "pmu_name", "max_precise", ...
 	Caps map[string]string
@@ -71,16 +73,31 @@ func DiscoverPMUs(root string) (map[string]*PMU, error) {
 	return pmus, nil
 }
 
-func readPMU(name, dir string) (*PMU, error) {
+// PMUType reads the type number of the PMU name under SysfsPMURoot (the
+// kernel assigns dynamic PMUs such as uprobe theirs at boot): what
+// perf_event_attr.type is for its events.
+func PMUType(name string) (perf.EventType, error) {
+	return readType(name, filepath.Join(SysfsPMURoot, name))
+}
+
+func readType(name, dir string) (perf.EventType, error) {
 	typ, err := readTrimmed(filepath.Join(dir, "type"))
 	if err != nil {
-		return nil, fmt.Errorf("pmu %s: %w", name, err)
+		return 0, fmt.Errorf("pmu %s: %w", name, err)
 	}
 	t, err := strconv.ParseUint(typ, 10, 32)
 	if err != nil {
-		return nil, fmt.Errorf("pmu %s: type %q: not a number", name, typ)
+		return 0, fmt.Errorf("pmu %s: type %q: not a number", name, typ)
 	}
-	p := &PMU{Name: name, Type: EventType(t), Dir: dir}
+	return perf.EventType(t), nil
+}
+
+func readPMU(name, dir string) (*PMU, error) {
+	t, err := readType(name, dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &PMU{Name: name, Type: t, Dir: dir}
 	if p.Caps, err = readFiles(filepath.Join(dir, "caps"), nil); err != nil {
 		return nil, fmt.Errorf("pmu %s: %w", name, err)
 	}
@@ -150,7 +167,7 @@ func readTrimmed(path string) (string, error) {
 // building hardware attrs where sysfs has no cpu PMU. Caps is empty: the
 // LBR depth cannot be known without the hardware.
 func IntelCorePMU() *PMU {
-	p := &PMU{Name: "cpu", Type: TypeRaw, Caps: map[string]string{},
+	p := &PMU{Name: "cpu", Type: perf.TypeRaw, Caps: map[string]string{},
 		Formats: map[string]Format{}, Events: map[string]string{}}
 	for term, f := range intelCoreFormats {
 		p.Formats[term] = Format{Field: f.Field, Ranges: append([]BitRange(nil), f.Ranges...)}
@@ -282,7 +299,7 @@ func (f Format) Max() uint64 {
 // the first bit of the first range and so on. It ORs, as perf does when a
 // specification repeats a term; start from a zero field to set. A value
 // wider than the format is an error.
-func (f Format) Apply(a *Attr, v uint64) error {
+func (f Format) Apply(a *perf.Attr, v uint64) error {
 	if v > f.Max() {
 		return fmt.Errorf("value %#x too big for format %s, maximum is %d", v, f, f.Max())
 	}

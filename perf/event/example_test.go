@@ -1,17 +1,18 @@
-package perf_test
+package event_test
 
 import (
 	"fmt"
 	"os"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // The attr of hwprof's lbr source: user-mode branch instructions with
 // call-edge branch stacks and frame-pointer callchains, as
 // `perf record -e branches:u -j any_call,u -g -c 10007 -- cmd` opens it.
 func ExampleBuildAttrs() {
-	evs, err := perf.BuildAttrs(perf.RecordConfig{
+	evs, err := event.BuildAttrs(event.RecordConfig{
 		Events:       []string{"branches:u"},
 		Period:       10007,
 		CallGraph:    "fp",

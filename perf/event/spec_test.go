@@ -1,4 +1,4 @@
-package perf
+package event
 
 import (
 	"bytes"
@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
-func TestParseEvent(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -40,13 +42,13 @@ func TestParseEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseEvent(tt.in)
+			got, err := Parse(tt.in)
 			if err != nil {
-				t.Fatalf("ParseEvent(%q): %v", tt.in, err)
+				t.Fatalf("Parse(%q): %v", tt.in, err)
 			}
 			tt.want.Text = tt.in
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ParseEvent(%q)\n got %+v\nwant %+v", tt.in, got, tt.want)
+				t.Errorf("Parse(%q)\n got %+v\nwant %+v", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -92,7 +94,7 @@ func TestParseModifiers(t *testing.T) {
 	}
 }
 
-func TestSplitEventList(t *testing.T) {
+func TestSplitList(t *testing.T) {
 	tests := []struct {
 		in   string
 		want []string
@@ -103,9 +105,9 @@ func TestSplitEventList(t *testing.T) {
 		{"r20c4,cpu/event=1/", []string{"r20c4", "cpu/event=1/"}},
 	}
 	for _, tt := range tests {
-		got, err := SplitEventList(tt.in)
+		got, err := SplitList(tt.in)
 		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("SplitEventList(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("SplitList(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }
@@ -149,7 +151,7 @@ func TestBuildAttrsErrors(t *testing.T) {
 		{"unknown branch_type", RecordConfig{Events: []string{"cycles/branch_type=calls/"}}, `unknown word "calls"`},
 		{"period and freq", RecordConfig{Events: []string{"cycles"}, Period: 100, Freq: 200},
 			"cannot set frequency (-F) and period (-c) at the same time"},
-		{"freq max unknown", RecordConfig{Events: []string{"cycles"}, Freq: FreqMax, Limits: &KernelLimits{}},
+		{"freq max unknown", RecordConfig{Events: []string{"cycles"}, Freq: FreqMax, Limits: &perf.KernelLimits{}},
 			"-F max: kernel.perf_event_max_sample_rate is unknown"},
 		{"bad call graph", RecordConfig{Events: []string{"cycles"}, CallGraph: "dwarf,0"}, "bad stack dump size"},
 		{"call graph too big", RecordConfig{Events: []string{"cycles"}, CallGraph: "dwarf,70000"}, "want 1-65528 bytes"},
@@ -160,7 +162,7 @@ func TestBuildAttrsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.cfg.Limits == nil {
-				tt.cfg.Limits = &KernelLimits{MaxSampleRate: 100000, MaxStack: 127}
+				tt.cfg.Limits = &perf.KernelLimits{MaxSampleRate: 100000, MaxStack: 127}
 			}
 			_, err := BuildAttrs(tt.cfg)
 			if err == nil {
@@ -189,7 +191,7 @@ func TestBuildAttrsMissingPMU(t *testing.T) {
 func fuzzPMUs() map[string]*PMU {
 	return map[string]*PMU{
 		"cpu":      IntelCorePMU(),
-		"software": {Name: "software", Type: TypeSoftware},
+		"software": {Name: "software", Type: perf.TypeSoftware},
 		"uprobe": {Name: "uprobe", Type: 8, Formats: map[string]Format{
 			"retprobe": {"config", []BitRange{{0, 0}}}, "ref_ctr_offset": {"config", []BitRange{{32, 63}}}}},
 		"msr": {Name: "msr", Type: 10, Formats: map[string]Format{"event": {"config", []BitRange{{0, 63}}}},
@@ -206,10 +208,10 @@ func FuzzParseEvent(f *testing.F) {
 		f.Add(s)
 	}
 	pmus := fuzzPMUs()
-	limits := &KernelLimits{MaxSampleRate: 100000, MaxStack: 127}
+	limits := &perf.KernelLimits{MaxSampleRate: 100000, MaxStack: 127}
 	f.Fuzz(func(t *testing.T, s string) {
-		if sp, err := ParseEvent(s); err == nil && sp.Text != s {
-			t.Errorf("ParseEvent(%q).Text = %q", s, sp.Text)
+		if sp, err := Parse(s); err == nil && sp.Text != s {
+			t.Errorf("Parse(%q).Text = %q", s, sp.Text)
 		}
 		evs, err := BuildAttrs(RecordConfig{Events: []string{s}, PMUs: pmus, Limits: limits, CallGraph: "dwarf"})
 		if err != nil {
@@ -219,14 +221,14 @@ func FuzzParseEvent(f *testing.F) {
 			return
 		}
 		for _, ev := range evs {
-			if ev.Attr.Size != AttrSizeVer7 || !ev.Attr.Flags.Has(FlagSampleIDAll) {
+			if ev.Attr.Size != perf.AttrSizeVer7 || !ev.Attr.Flags.Has(perf.FlagSampleIDAll) {
 				t.Errorf("%q: attr without size or sample_id_all: %+v", s, ev.Attr)
 			}
 			var b bytes.Buffer
-			if err := FprintAttr(&b, &ev.Attr); err != nil || !strings.HasPrefix(b.String(), "perf_event_attr:\n") {
+			if err := perf.FprintAttr(&b, &ev.Attr); err != nil || !strings.HasPrefix(b.String(), "perf_event_attr:\n") {
 				t.Errorf("%q: FprintAttr = %q, %v", s, b.String(), err)
 			}
-			back, err := UnmarshalAttr(ev.Attr.Marshal())
+			back, err := perf.UnmarshalAttr(ev.Attr.Marshal())
 			if err != nil || back != ev.Attr {
 				t.Errorf("%q: marshal round trip: %+v, %v; want %+v", s, back, err, ev.Attr)
 			}

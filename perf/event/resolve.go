@@ -1,9 +1,11 @@
-package perf
+package event
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
 // This file turns a parsed Spec into perf's initial attr for it, the way
@@ -12,7 +14,7 @@ import (
 // evsel mirrors the parts of perf's struct evsel that decide its attr.
 type evsel struct {
 	name       string
-	attr       Attr
+	attr       perf.Attr
 	terms      []configTerm // record-time terms, applied last (evsel__apply_config_terms)
 	preciseMax bool
 	sampleRead bool
@@ -21,7 +23,7 @@ type evsel struct {
 }
 
 func (e *evsel) isDummy() bool {
-	return e.attr.Type == TypeSoftware && e.attr.Config == SWDummy
+	return e.attr.Type == perf.TypeSoftware && e.attr.Config == perf.SWDummy
 }
 
 // configTerm is one of the terms perf keeps on the evsel and applies
@@ -79,19 +81,19 @@ func (r *resolver) pmu(name string) (*PMU, error) {
 
 // resolve parses text and builds its initial evsel.
 func (r *resolver) resolve(text string) (*evsel, error) {
-	sp, err := ParseEvent(text)
+	sp, err := Parse(text)
 	if err != nil {
 		return nil, err
 	}
 	e := &evsel{name: text}
-	e.attr.Size = AttrSizeVer7
+	e.attr.Size = perf.AttrSizeVer7
 	var pmu *PMU
 	switch sp.Kind {
 	case SpecSymbolic:
 		s := symbolicEvents[sp.Name]
 		e.attr.Type, e.attr.Config = s.typ, s.config
 	case SpecRaw:
-		e.attr.Type, e.attr.Config = TypeRaw, sp.Raw
+		e.attr.Type, e.attr.Config = perf.TypeRaw, sp.Raw
 	case SpecPMU:
 		if pmu, err = r.pmu(sp.Name); err != nil {
 			return nil, &resolveError{text, err}
@@ -101,9 +103,9 @@ func (r *resolver) resolve(text string) (*evsel, error) {
 	if err := e.applyTerms(sp, pmu); err != nil {
 		return nil, &resolveError{text, err}
 	}
-	if e.attr.Type == TypeSoftware && e.attr.Config == SWBPFOutput && e.attr.SampleType == 0 {
+	if e.attr.Type == perf.TypeSoftware && e.attr.Config == perf.SWBPFOutput && e.attr.SampleType == 0 {
 		// evsel__new_idx: a bpf-output event samples raw data once per event.
-		e.attr.SampleType = SampleRaw | SampleTime | SampleCPU | SamplePeriod
+		e.attr.SampleType = perf.SampleRaw | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod
 		e.attr.SamplePeriod = 1
 	}
 	e.applyModifiers(sp)
@@ -172,7 +174,7 @@ func expandAliases(terms []Term, pmu *PMU) ([]Term, error) {
 	return out, nil
 }
 
-func applyFormatTerm(a *Attr, t Term, pmu *PMU) error {
+func applyFormatTerm(a *perf.Attr, t Term, pmu *PMU) error {
 	if pmu == nil {
 		return fmt.Errorf("unknown term %q (valid terms: %s)", t.Key, validGenericTerms)
 	}
@@ -311,25 +313,25 @@ func b2u(b bool) uint64 {
 // perf's default is exclude_guest (event_attr_init).
 func (e *evsel) applyModifiers(sp Spec) {
 	if !sp.HasMods {
-		e.attr.Flags |= FlagExcludeGuest
+		e.attr.Flags |= perf.FlagExcludeGuest
 		return
 	}
 	m := sp.Mods
-	set := func(f AttrFlags, on bool) {
+	set := func(f perf.AttrFlags, on bool) {
 		if on {
 			e.attr.Flags |= f
 		} else {
 			e.attr.Flags &^= f
 		}
 	}
-	set(FlagExcludeUser, m.ExcludeUser)
-	set(FlagExcludeKernel, m.ExcludeKernel)
-	set(FlagExcludeHV, m.ExcludeHV)
-	set(FlagExcludeHost, m.ExcludeHost)
-	set(FlagExcludeGuest, m.ExcludeGuest)
-	set(FlagExcludeIdle, m.ExcludeIdle)
-	set(FlagPinned, m.Pinned)
-	set(FlagExclusive, m.Exclusive)
+	set(perf.FlagExcludeUser, m.ExcludeUser)
+	set(perf.FlagExcludeKernel, m.ExcludeKernel)
+	set(perf.FlagExcludeHV, m.ExcludeHV)
+	set(perf.FlagExcludeHost, m.ExcludeHost)
+	set(perf.FlagExcludeGuest, m.ExcludeGuest)
+	set(perf.FlagExcludeIdle, m.ExcludeIdle)
+	set(perf.FlagPinned, m.Pinned)
+	set(perf.FlagExclusive, m.Exclusive)
 	e.attr.PreciseIP = m.Precise
 	e.preciseMax = m.PreciseMax
 	e.sampleRead = m.SampleRead
@@ -338,7 +340,7 @@ func (e *evsel) applyModifiers(sp Spec) {
 // systemWideDummy is the event perf record adds for -a to track mmaps,
 // comms and tasks (evlist__add_dummy): no exclude bits, period 1.
 func systemWideDummy() *evsel {
-	return &evsel{name: "dummy:HG", attr: Attr{
-		Type: TypeSoftware, Config: SWDummy, Size: AttrSizeVer7, SamplePeriod: 1,
+	return &evsel{name: "dummy:HG", attr: perf.Attr{
+		Type: perf.TypeSoftware, Config: perf.SWDummy, Size: perf.AttrSizeVer7, SamplePeriod: 1,
 	}}
 }

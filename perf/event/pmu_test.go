@@ -1,4 +1,4 @@
-package perf
+package event
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
 func TestParseFormat(t *testing.T) {
@@ -64,15 +66,15 @@ func TestFormatApply(t *testing.T) {
 		name   string
 		format string
 		v      uint64
-		want   Attr
+		want   perf.Attr
 	}{
-		{"event", "config:0-7", 0xc4, Attr{Config: 0xc4}},
-		{"umask", "config:8-15", 0x20, Attr{Config: 0x2000}},
-		{"flag bit", "config:18", 1, Attr{Config: 1 << 18}},
-		{"split range", "config1:0-15,32", 0x1ffff, Attr{Config1: 0xffff | 1<<32}},
-		{"config2", "config2:4-7", 0xf, Attr{Config2: 0xf0}},
-		{"config3", "config3:0-63", ^uint64(0), Attr{Config3: ^uint64(0)}},
-		{"zero", "config:0-7", 0, Attr{}},
+		{"event", "config:0-7", 0xc4, perf.Attr{Config: 0xc4}},
+		{"umask", "config:8-15", 0x20, perf.Attr{Config: 0x2000}},
+		{"flag bit", "config:18", 1, perf.Attr{Config: 1 << 18}},
+		{"split range", "config1:0-15,32", 0x1ffff, perf.Attr{Config1: 0xffff | 1<<32}},
+		{"config2", "config2:4-7", 0xf, perf.Attr{Config2: 0xf0}},
+		{"config3", "config3:0-63", ^uint64(0), perf.Attr{Config3: ^uint64(0)}},
+		{"zero", "config:0-7", 0, perf.Attr{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +82,7 @@ func TestFormatApply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var a Attr
+			var a perf.Attr
 			if err := f.Apply(&a, tt.v); err != nil {
 				t.Fatalf("Apply(%#x): %v", tt.v, err)
 			}
@@ -93,7 +95,7 @@ func TestFormatApply(t *testing.T) {
 
 func TestFormatApplyTooBig(t *testing.T) {
 	f, _ := ParseFormat("config:0-7")
-	a := Attr{Config: 0x5}
+	a := perf.Attr{Config: 0x5}
 	err := f.Apply(&a, 0x100)
 	if err == nil || !strings.Contains(err.Error(), "maximum is 255") {
 		t.Errorf("Apply(0x100) error = %v, want maximum is 255", err)
@@ -176,7 +178,7 @@ func TestDiscoverPMUsFake(t *testing.T) {
 	if cpu == nil {
 		t.Fatal("no cpu PMU")
 	}
-	if cpu.Type != TypeRaw || cpu.Name != "cpu" || cpu.Dir != filepath.Join(root, "cpu") {
+	if cpu.Type != perf.TypeRaw || cpu.Name != "cpu" || cpu.Dir != filepath.Join(root, "cpu") {
 		t.Errorf("cpu = %s type %d dir %s", cpu.Name, cpu.Type, cpu.Dir)
 	}
 	if cpu.BranchDepth() != 32 || cpu.CPUName() != "skylake" {
@@ -190,7 +192,7 @@ func TestDiscoverPMUsFake(t *testing.T) {
 		t.Errorf("events = %v, want %v", cpu.Events, wantEvents)
 	}
 	sw := pmus["software"]
-	if sw.Type != TypeSoftware || len(sw.Formats) != 0 || sw.BranchDepth() != 0 || sw.CPUName() != "" {
+	if sw.Type != perf.TypeSoftware || len(sw.Formats) != 0 || sw.BranchDepth() != 0 || sw.CPUName() != "" {
 		t.Errorf("software = %+v", sw)
 	}
 	if f := pmus["uprobe"].Formats["ref_ctr_offset"]; f.String() != "config:32-63" {
@@ -233,7 +235,7 @@ func TestDiscoverPMUsSysfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, typ := range map[string]EventType{"software": TypeSoftware, "tracepoint": TypeTracepoint, "breakpoint": TypeBreakpoint} {
+	for name, typ := range map[string]perf.EventType{"software": perf.TypeSoftware, "tracepoint": perf.TypeTracepoint, "breakpoint": perf.TypeBreakpoint} {
 		p := pmus[name]
 		if p == nil {
 			t.Errorf("no %s PMU", name)
@@ -249,8 +251,8 @@ func TestDiscoverPMUsSysfs(t *testing.T) {
 		}
 	}
 	if cpu := pmus["cpu"]; cpu != nil {
-		if cpu.Type != TypeRaw {
-			t.Errorf("cpu type = %d, want %d", cpu.Type, TypeRaw)
+		if cpu.Type != perf.TypeRaw {
+			t.Errorf("cpu type = %d, want %d", cpu.Type, perf.TypeRaw)
 		}
 		if _, ok := cpu.Formats["event"]; !ok {
 			t.Errorf("cpu PMU without an event format: %v", cpu.Formats)
@@ -267,7 +269,7 @@ func TestLookupPMU(t *testing.T) {
 	}
 	delete(pmus, "cpu")
 	p, err := lookupPMU(pmus, "cpu")
-	if err != nil || p.Type != TypeRaw || p.Dir != "" {
+	if err != nil || p.Type != perf.TypeRaw || p.Dir != "" {
 		t.Errorf("cpu without sysfs: %+v, %v; want the built-in, type raw", p, err)
 	}
 	_, err = lookupPMU(pmus, "cpu_core")

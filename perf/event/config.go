@@ -1,11 +1,12 @@
-package perf
+package event
 
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/hwprof/hwprof/perf"
 )
 
 // Target says what a recording watches; it changes the attrs (a command
@@ -53,44 +54,7 @@ type RecordConfig struct {
 	// lowered to the maximum sample rate, fp,N is ignored above the
 	// maximum stack depth). nil = read them from /proc/sys; a zero field
 	// means no limit.
-	Limits *KernelLimits
-}
-
-// KernelLimits are the sysctls that bound what perf asks for.
-type KernelLimits struct {
-	MaxSampleRate uint64 // kernel.perf_event_max_sample_rate
-	MaxStack      uint64 // kernel.perf_event_max_stack
-}
-
-// ReadKernelLimits reads /proc/sys/kernel/perf_event_max_sample_rate and
-// perf_event_max_stack. A missing file leaves its field zero (no limit).
-func ReadKernelLimits() (KernelLimits, error) {
-	var l KernelLimits
-	for _, f := range []struct {
-		name string
-		dst  *uint64
-	}{
-		{"perf_event_max_sample_rate", &l.MaxSampleRate},
-		{"perf_event_max_stack", &l.MaxStack},
-	} {
-		s, err := readTrimmed("/proc/sys/kernel/" + f.name)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return l, fmt.Errorf("read kernel limits: %w", err)
-		}
-		if *f.dst, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return l, fmt.Errorf("read kernel limits: %s: %q is not a number", f.name, s)
-		}
-	}
-	return l, nil
-}
-
-// Event is one event as perf record would open it.
-type Event struct {
-	Name string // perf's name: the specification as written, or its name= term
-	Attr Attr
+	Limits *perf.KernelLimits
 }
 
 // callchainMode mirrors enum perf_call_graph_mode in perf's callchain.h.
@@ -125,7 +89,7 @@ type recordOpts struct {
 	userFreq      bool
 	userInterval  bool
 	callchain     callchainParam
-	branchStack   BranchSampleType
+	branchStack   perf.BranchSampleType
 	sampleAddress bool // dwarf call graphs also sample data addresses
 	noInherit     bool
 	target        Target
@@ -135,10 +99,10 @@ type recordOpts struct {
 // in perf's order: the events of c.Events as written, then, for
 // TargetCPUs, the dummy event perf adds to track mmaps and comms. The
 // attrs equal what `perf record -vv` prints for the same options (see
-// FprintAttr), including perf's quirks: the first event alone tracks
+// perf.FprintAttr), including perf's quirks: the first event alone tracks
 // mmap/comm/task, several events with different sample types get
 // IDENTIFIER, a dwarf call graph also samples ADDR and DATA_SRC.
-func BuildAttrs(c RecordConfig) ([]Event, error) {
+func BuildAttrs(c RecordConfig) ([]perf.Event, error) {
 	opts, err := configOpts(c)
 	if err != nil {
 		return nil, err
@@ -146,7 +110,7 @@ func BuildAttrs(c RecordConfig) ([]Event, error) {
 	r := resolver{pmus: c.PMUs}
 	var evsels []*evsel
 	for _, arg := range c.Events {
-		list, err := SplitEventList(arg)
+		list, err := SplitList(arg)
 		if err != nil {
 			return nil, err
 		}
@@ -178,9 +142,9 @@ func BuildAttrs(c RecordConfig) ([]Event, error) {
 		}
 	}
 	configSampleID(evsels)
-	out := make([]Event, len(evsels))
+	out := make([]perf.Event, len(evsels))
 	for i, e := range evsels {
-		out[i] = Event{Name: e.name, Attr: e.attr}
+		out[i] = perf.Event{Name: e.name, Attr: e.attr}
 	}
 	return out, nil
 }
@@ -192,10 +156,10 @@ func configOpts(c RecordConfig) (recordOpts, error) {
 	if c.Target < TargetCommand || c.Target > TargetCPUs {
 		return o, fmt.Errorf("build attrs: unknown target %v", c.Target)
 	}
-	limits := KernelLimits{}
+	limits := perf.KernelLimits{}
 	if c.Limits != nil {
 		limits = *c.Limits
-	} else if l, err := ReadKernelLimits(); err == nil {
+	} else if l, err := perf.ReadKernelLimits(); err == nil {
 		limits = l
 	}
 	if err := o.configFreq(c, limits); err != nil {
@@ -220,7 +184,7 @@ func configOpts(c RecordConfig) (recordOpts, error) {
 }
 
 // configFreq mirrors record_opts__config_freq.
-func (o *recordOpts) configFreq(c RecordConfig, l KernelLimits) error {
+func (o *recordOpts) configFreq(c RecordConfig, l perf.KernelLimits) error {
 	o.userFreq, o.userInterval = c.Freq != 0, c.Period != 0
 	if o.userFreq && o.userInterval {
 		return errors.New("build attrs: cannot set frequency (-F) and period (-c) at the same time")
@@ -250,12 +214,12 @@ func (o *recordOpts) configFreq(c RecordConfig, l KernelLimits) error {
 // (fp, fp,MAXSTACK, dwarf, dwarf,SIZE or lbr), before the kernel's limits
 // apply.
 func CheckCallGraph(s string) error {
-	_, err := parseCallGraph(s, KernelLimits{})
+	_, err := parseCallGraph(s, perf.KernelLimits{})
 	return err
 }
 
 // parseCallGraph mirrors parse_callchain_record_opt for --call-graph.
-func parseCallGraph(s string, l KernelLimits) (callchainParam, error) {
+func parseCallGraph(s string, l perf.KernelLimits) (callchainParam, error) {
 	p := callchainParam{enabled: true}
 	mode, arg, hasArg := strings.Cut(s, ",")
 	bad := func(msg string) (callchainParam, error) {
@@ -299,27 +263,27 @@ func parseCallGraph(s string, l KernelLimits) (callchainParam, error) {
 // later perf versions.
 var branchWords = []struct {
 	word string
-	bit  BranchSampleType
+	bit  perf.BranchSampleType
 }{
-	{"u", BranchUser}, {"k", BranchKernel}, {"hv", BranchHV},
-	{"any", BranchAny}, {"any_call", BranchAnyCall}, {"any_ret", BranchAnyReturn},
-	{"ind_call", BranchIndCall}, {"abort_tx", BranchAbortTX}, {"in_tx", BranchInTX},
-	{"no_tx", BranchNoTX}, {"cond", BranchCond}, {"ind_jmp", BranchIndJump},
-	{"call", BranchCall}, {"save_type", BranchTypeSave}, {"stack", BranchCallStack},
-	{"priv", BranchPrivSave}, {"hw_index", BranchHWIndex}, {"counter", BranchCounters},
+	{"u", perf.BranchUser}, {"k", perf.BranchKernel}, {"hv", perf.BranchHV},
+	{"any", perf.BranchAny}, {"any_call", perf.BranchAnyCall}, {"any_ret", perf.BranchAnyReturn},
+	{"ind_call", perf.BranchIndCall}, {"abort_tx", perf.BranchAbortTX}, {"in_tx", perf.BranchInTX},
+	{"no_tx", perf.BranchNoTX}, {"cond", perf.BranchCond}, {"ind_jmp", perf.BranchIndJump},
+	{"call", perf.BranchCall}, {"save_type", perf.BranchTypeSave}, {"stack", perf.BranchCallStack},
+	{"priv", perf.BranchPrivSave}, {"hw_index", perf.BranchHWIndex}, {"counter", perf.BranchCounters},
 }
 
 // ParseBranchFilter reads a -j value: comma-separated words, case
 // insensitive. As in perf, a filter of privilege levels only (u, k, hv)
 // becomes ANY and loses the levels: the kernel then takes them from the
 // event's exclude_* bits.
-func ParseBranchFilter(s string) (BranchSampleType, error) {
+func ParseBranchFilter(s string) (perf.BranchSampleType, error) {
 	return orBranchFilter(0, s)
 }
 
 // orBranchFilter mirrors parse_branch_str: it ORs the words into mode and
 // turns a mode without any branch type into ANY.
-func orBranchFilter(mode BranchSampleType, s string) (BranchSampleType, error) {
+func orBranchFilter(mode perf.BranchSampleType, s string) (perf.BranchSampleType, error) {
 	for _, w := range strings.Split(s, ",") {
 		bit, ok := branchWord(w)
 		if !ok {
@@ -331,13 +295,13 @@ func orBranchFilter(mode BranchSampleType, s string) (BranchSampleType, error) {
 		}
 		mode |= bit
 	}
-	if mode&^BranchPlmAll == 0 {
-		mode = BranchAny
+	if mode&^perf.BranchPlmAll == 0 {
+		mode = perf.BranchAny
 	}
 	return mode, nil
 }
 
-func branchWord(w string) (BranchSampleType, bool) {
+func branchWord(w string) (perf.BranchSampleType, bool) {
 	for _, bw := range branchWords {
 		if strings.EqualFold(w, bw.word) {
 			return bw.bit, true

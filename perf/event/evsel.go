@@ -1,13 +1,15 @@
-package perf
+package event
+
+import "github.com/hwprof/hwprof/perf"
 
 // This file mirrors evsel__config and the helpers it calls
 // (tools/perf/util/evsel.c, perf 6.1): it adds the record options to the
 // attr each event got from its specification.
 
-func (e *evsel) set(s SampleType)   { e.attr.SampleType |= s }
-func (e *evsel) reset(s SampleType) { e.attr.SampleType &^= s }
+func (e *evsel) set(s perf.SampleType)   { e.attr.SampleType |= s }
+func (e *evsel) reset(s perf.SampleType) { e.attr.SampleType &^= s }
 
-func (e *evsel) flag(f AttrFlags, on bool) {
+func (e *evsel) flag(f perf.AttrFlags, on bool) {
 	if on {
 		e.attr.Flags |= f
 	} else {
@@ -19,58 +21,58 @@ func (e *evsel) flag(f AttrFlags, on bool) {
 func (e *evsel) config(o recordOpts) error {
 	a := &e.attr
 	track := e.tracking
-	e.flag(FlagSampleIDAll, true)
-	e.flag(FlagInherit, !o.noInherit)
-	e.flag(FlagWriteBackward, false)
-	a.ReadFormat = FormatID | FormatLost // perf record always reads ids (and lost counts on 6.0+)
-	e.set(SampleIP | SampleTID)
+	e.flag(perf.FlagSampleIDAll, true)
+	e.flag(perf.FlagInherit, !o.noInherit)
+	e.flag(perf.FlagWriteBackward, false)
+	a.ReadFormat = perf.FormatID | perf.FormatLost // perf record always reads ids (and lost counts on 6.0+)
+	e.set(perf.SampleIP | perf.SampleTID)
 	if e.sampleRead {
-		e.set(SampleRead)
+		e.set(perf.SampleRead)
 		e.setSampleID(false)
 	}
 	// The default frequency or period is a weak setting: it fills an empty
 	// sample_period and yields to -c/-F given by the user.
 	if a.SamplePeriod == 0 || o.userFreq || o.userInterval {
 		if o.freq != 0 {
-			e.flag(FlagFreq, true)
+			e.flag(perf.FlagFreq, true)
 			a.SamplePeriod = o.freq
 		} else {
 			a.SamplePeriod = o.interval
 		}
 	}
-	if a.Flags.Has(FlagFreq) {
-		e.set(SamplePeriod)
+	if a.Flags.Has(perf.FlagFreq) {
+		e.set(perf.SamplePeriod)
 	}
 	if o.sampleAddress {
-		e.set(SampleAddr)
-		e.flag(FlagMmapData, track)
+		e.set(perf.SampleAddr)
+		e.flag(perf.FlagMmapData, track)
 	}
 	if o.callchain.enabled {
 		e.configCallchain(o, o.callchain)
 	}
 	if o.target == TargetCPUs {
-		e.set(SampleCPU)
+		e.set(perf.SampleCPU)
 	}
-	e.set(SampleTime)
+	e.set(perf.SampleTime)
 	if o.sampleAddress {
-		e.set(SampleDataSrc)
+		e.set(perf.SampleDataSrc)
 	}
 	if o.branchStack != 0 {
-		e.set(SampleBranchStack)
+		e.set(perf.SampleBranchStack)
 		a.BranchSampleType = o.branchStack
 	}
-	e.flag(FlagTask, track)
-	e.flag(FlagMmap, track)
-	e.flag(FlagMmap2, track)
-	e.flag(FlagComm, track)
-	e.flag(FlagCommExec, track) // evlist__config, where the kernel has comm_exec
-	e.flag(FlagKsymbol, track)
-	e.flag(FlagBPFEvent, track)
-	e.flag(FlagDisabled, true) // every event leads its own group
-	e.flag(FlagEnableOnExec, o.target == TargetCommand)
+	e.flag(perf.FlagTask, track)
+	e.flag(perf.FlagMmap, track)
+	e.flag(perf.FlagMmap2, track)
+	e.flag(perf.FlagComm, track)
+	e.flag(perf.FlagCommExec, track) // evlist__config, where the kernel has comm_exec
+	e.flag(perf.FlagKsymbol, track)
+	e.flag(perf.FlagBPFEvent, track)
+	e.flag(perf.FlagDisabled, true) // every event leads its own group
+	e.flag(perf.FlagEnableOnExec, o.target == TargetCommand)
 	if e.immediate {
-		e.flag(FlagDisabled, false)
-		e.flag(FlagEnableOnExec, false)
+		e.flag(perf.FlagDisabled, false)
+		e.flag(perf.FlagEnableOnExec, false)
 	}
 	if e.preciseMax {
 		a.PreciseIP = 3
@@ -79,7 +81,7 @@ func (e *evsel) config(o recordOpts) error {
 		return err
 	}
 	if e.isDummy() {
-		e.reset(SampleBranchStack) // a dummy never counts, so it has no branch stack
+		e.reset(perf.SampleBranchStack) // a dummy never counts, so it has no branch stack
 	}
 	return nil
 }
@@ -87,34 +89,34 @@ func (e *evsel) config(o recordOpts) error {
 // configCallchain mirrors __evsel__config_callchain.
 func (e *evsel) configCallchain(o recordOpts, p callchainParam) {
 	a := &e.attr
-	e.set(SampleCallchain)
+	e.set(perf.SampleCallchain)
 	a.SampleMaxStack = p.maxStack
 	switch p.mode {
 	case callchainLBR:
 		// With -j, or for an event that excludes user space, perf warns
 		// and falls back to frame pointers.
-		if o.branchStack == 0 && !a.Flags.Has(FlagExcludeUser) {
-			e.set(SampleBranchStack)
-			a.BranchSampleType = BranchUser | BranchCallStack | BranchNoCycles | BranchNoFlags | BranchHWIndex
+		if o.branchStack == 0 && !a.Flags.Has(perf.FlagExcludeUser) {
+			e.set(perf.SampleBranchStack)
+			a.BranchSampleType = perf.BranchUser | perf.BranchCallStack | perf.BranchNoCycles | perf.BranchNoFlags | perf.BranchHWIndex
 		}
 	case callchainDWARF:
-		e.set(SampleRegsUser | SampleStackUser)
-		a.SampleRegsUser |= RegsUserX86_64
+		e.set(perf.SampleRegsUser | perf.SampleStackUser)
+		a.SampleRegsUser |= perf.RegsUserX86_64
 		a.SampleStackUser = p.dumpSize
-		e.flag(FlagExcludeCallchainUser, true)
+		e.flag(perf.FlagExcludeCallchainUser, true)
 	}
 }
 
 // resetCallchain mirrors evsel__reset_callgraph: it takes back what the
 // global call graph added, as far as perf does.
 func (e *evsel) resetCallchain(p callchainParam) {
-	e.reset(SampleCallchain)
+	e.reset(perf.SampleCallchain)
 	switch p.mode {
 	case callchainLBR:
-		e.reset(SampleBranchStack)
-		e.attr.BranchSampleType &^= BranchUser | BranchCallStack | BranchHWIndex
+		e.reset(perf.SampleBranchStack)
+		e.attr.BranchSampleType &^= perf.BranchUser | perf.BranchCallStack | perf.BranchHWIndex
 	case callchainDWARF:
-		e.reset(SampleRegsUser | SampleStackUser)
+		e.reset(perf.SampleRegsUser | perf.SampleStackUser)
 	}
 }
 
@@ -128,39 +130,39 @@ func (e *evsel) applyConfigTerms(o recordOpts) error {
 		switch t.key {
 		case "period":
 			a.SamplePeriod = t.num
-			e.flag(FlagFreq, false)
-			e.reset(SamplePeriod)
+			e.flag(perf.FlagFreq, false)
+			e.reset(perf.SamplePeriod)
 		case "freq":
 			a.SamplePeriod = t.num
-			e.flag(FlagFreq, true)
-			e.set(SamplePeriod)
+			e.flag(perf.FlagFreq, true)
+			e.set(perf.SamplePeriod)
 		case "time":
 			if t.num != 0 {
-				e.set(SampleTime)
+				e.set(perf.SampleTime)
 			} else {
-				e.reset(SampleTime)
+				e.reset(perf.SampleTime)
 			}
 		case "call-graph":
 			callGraph = t.str
 		case "branch_type":
 			if t.str != "no" {
-				e.set(SampleBranchStack)
+				e.set(perf.SampleBranchStack)
 				b, err := orBranchFilter(a.BranchSampleType, t.str)
 				if err != nil {
 					return err
 				}
 				a.BranchSampleType = b
 			} else {
-				e.reset(SampleBranchStack)
+				e.reset(perf.SampleBranchStack)
 			}
 		case "stack-size":
 			dumpSize = t.num
 		case "max-stack":
 			maxStack = t.num
 		case "inherit":
-			e.flag(FlagInherit, t.num != 0)
+			e.flag(perf.FlagInherit, t.num != 0)
 		case "overwrite":
-			e.flag(FlagWriteBackward, t.num != 0)
+			e.flag(perf.FlagWriteBackward, t.num != 0)
 		}
 	}
 	if callGraph == "" && dumpSize == 0 && maxStack == 0 {
@@ -196,8 +198,8 @@ func (e *evsel) applyConfigTerms(o recordOpts) error {
 	}
 	if p.enabled {
 		if sampleAddress {
-			e.set(SampleAddr | SampleDataSrc)
-			e.flag(FlagMmapData, e.tracking)
+			e.set(perf.SampleAddr | perf.SampleDataSrc)
+			e.flag(perf.FlagMmapData, e.tracking)
 		}
 		e.configCallchain(o, p)
 	}
@@ -207,10 +209,10 @@ func (e *evsel) applyConfigTerms(o recordOpts) error {
 // setSampleID mirrors evsel__set_sample_id.
 func (e *evsel) setSampleID(identifier bool) {
 	if identifier {
-		e.reset(SampleID)
-		e.set(SampleIdentifier)
+		e.reset(perf.SampleID)
+		e.set(perf.SampleIdentifier)
 	} else {
-		e.set(SampleID)
+		e.set(perf.SampleID)
 	}
-	e.attr.ReadFormat |= FormatID
+	e.attr.ReadFormat |= perf.FormatID
 }

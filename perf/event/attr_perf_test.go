@@ -1,4 +1,4 @@
-package perf_test
+package event_test
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 
 	"github.com/hwprof/hwprof/internal/perfflags"
 	"github.com/hwprof/hwprof/perf"
+
+	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // perfRows are perf record command lines (the options before "--"). Each
@@ -103,7 +106,7 @@ var perfRows = append([]perfRow{
 	{name: "a-two-dwarf", args: []string{"-a", "-e", "cpu-clock", "-e", "task-clock", "--call-graph", "dwarf"}},
 	{name: "a-dummy-first", args: []string{"-a", "-e", "dummy,cpu-clock"}},
 	{name: "a-period", args: []string{"-a", "-e", "cpu-clock", "-c", "1000"}},
-}, append(sysfsRows(perf.SysfsPMURoot), hardwareNameRows()...)...)
+}, append(sysfsRows(event.SysfsPMURoot), hardwareNameRows()...)...)
 
 type perfRow struct {
 	name     string
@@ -146,7 +149,7 @@ func sysfsRows(root string) []perfRow {
 // per row.
 func hardwareNameRows() []perfRow {
 	var rows []perfRow
-	for _, name := range perf.HardwareEventNames() {
+	for _, name := range event.HardwareEventNames() {
 		rows = append(rows, perfRow{name: "hw-" + name, args: []string{"-e", name}})
 	}
 	slices.SortFunc(rows, func(a, b perfRow) int { return strings.Compare(a.name, b.name) })
@@ -231,16 +234,16 @@ func runPerfRows(t *testing.T, perfPath, pid string) []string {
 // fresh FlagSet (plus -p and -a, which the command owns) and prints the
 // attrs BuildAttrs makes.
 func attrsFromArgs(args []string) ([][]string, error) {
-	var cfg perf.RecordConfig
+	var cfg event.RecordConfig
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
 	perfflags.Register(fs, &cfg)
-	fs.Func("p", "pid", func(string) error { cfg.Target = perf.TargetPIDs; return nil })
-	fs.BoolFunc("a", "system wide", func(string) error { cfg.Target = perf.TargetCPUs; return nil })
+	fs.Func("p", "pid", func(string) error { cfg.Target = event.TargetPIDs; return nil })
+	fs.BoolFunc("a", "system wide", func(string) error { cfg.Target = event.TargetCPUs; return nil })
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	evs, err := perf.BuildAttrs(cfg)
+	evs, err := event.BuildAttrs(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +323,7 @@ func diffBlocks(want, got [][]string) string {
 		if i < len(got) {
 			g = got[i]
 		}
-		if d := perf.LineDiff(w, g); d != "" {
+		if d := testenv.LineDiff(w, g); d != "" {
 			fmt.Fprintf(&b, "event %d:\n%s", i, d)
 		}
 	}
