@@ -229,7 +229,7 @@ func (c *Controller) Trade() string {
 	case c.lastRule == RuleBudget:
 		return "below perf's rate: " + r + ", within the budget " + pct(c.p.Budget) + " (" + c.tradeWhy + ")"
 	case rate >= c.p.RateCap()*0.98 || c.changes == 0:
-		return "below perf's rate: " + r + ", where hwprof's samples, bigger than perf's (the leaf copy, the activation key's registers), cost the program what perf's do"
+		return "below perf's rate: " + r + ", where its bigger samples (leaf copy, key registers) cost what perf's do"
 	}
 	return "below perf's rate: " + r + ", " + c.tradeWhy
 }

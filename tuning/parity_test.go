@@ -44,7 +44,7 @@ func TestParity(t *testing.T) {
 			name:   "costly hwprof beside a single-threaded program",
 			feed:   times(40, program(100*time.Millisecond, dear, 14)),
 			period: start,
-			trade:  "below perf's rate: 3597 samples/s per CPU against perf's 4000, where hwprof's samples, bigger than perf's",
+			trade:  "below perf's rate: 3597 samples/s per CPU against perf's 4000, where its bigger samples (leaf copy, key registers) cost what perf's do",
 		},
 		{
 			// A CPU-bound process beside it halves the program's CPUs:
