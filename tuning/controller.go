@@ -224,12 +224,12 @@ func (c *Controller) Trade() string {
 		return "above perf's rate: " + r
 	case c.lastRule == RuleBackOff:
 		return "below perf's rate because the kernel lost or throttled samples (" + c.tradeWhy + "): " + r
+	case rate >= c.p.RateCap()*0.98 || c.changes == 0:
+		return "below perf's rate: " + r + ", where its bigger samples (leaf copy, key registers) cost what perf's do"
 	case c.lastRule == RuleBudget && c.p.Parity():
 		return "below perf's rate " + c.tradeWhy + ": " + r
 	case c.lastRule == RuleBudget:
 		return "below perf's rate: " + r + ", within the budget " + pct(c.p.Budget) + " (" + c.tradeWhy + ")"
-	case rate >= c.p.RateCap()*0.98 || c.changes == 0:
-		return "below perf's rate: " + r + ", where its bigger samples (leaf copy, key registers) cost what perf's do"
 	}
 	return "below perf's rate: " + r + ", " + c.tradeWhy
 }

@@ -139,6 +139,9 @@ func TestParityReturns(t *testing.T) {
 	if c.Changes() != 2 {
 		t.Errorf("%d changes, want the growth and the return: %s", c.Changes(), d.Reason)
 	}
+	if tr := c.Trade(); !strings.Contains(tr, "where its bigger samples") {
+		t.Errorf("Trade() = %q after the return, want the start's reason", tr)
+	}
 
 	c, err = New(DefaultPolicy(), Time, 0)
 	if err != nil {
