@@ -229,7 +229,7 @@ func (c *Controller) Trade() string {
 	case c.lastRule == RuleBudget && c.p.Parity():
 		return "below perf's rate " + c.tradeWhy + ": " + r
 	case c.lastRule == RuleBudget:
-		return "below perf's rate: " + r + ", within the budget " + pct(c.p.Budget) + " (" + c.tradeWhy + ")"
+		return "below perf's rate: " + r + ", to keep the cost within the budget " + pct(c.p.Budget)
 	}
 	return "below perf's rate: " + r + ", " + c.tradeWhy
 }

@@ -162,3 +162,20 @@ func TestParityReturns(t *testing.T) {
 		t.Errorf("Trade() = %q", tr)
 	}
 }
+
+// Under a budget the line names the budget, not perf's cost.
+func TestTradeBudget(t *testing.T) {
+	p := budgeted()
+	c, err := New(p, Time, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hwprof's drains at 20µs a sample: 3600 × 22.5µs is over 2%
+	feed(c, times(20, program(100*time.Millisecond, 20*time.Microsecond, 14)))
+	if c.Period() <= 278_000 {
+		t.Fatalf("period %d, want the budget to grow it", c.Period())
+	}
+	if tr := c.Trade(); !strings.Contains(tr, "below perf's rate: ") || !strings.HasSuffix(tr, "to keep the cost within the budget 2%") {
+		t.Errorf("Trade() = %q", tr)
+	}
+}
