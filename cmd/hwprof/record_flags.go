@@ -105,7 +105,9 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
 	}
 	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (the default unless -c or -F is given); "+
-		"--adaptive=MIN,MAX,BUDGET sets the repetition band and the budget for the cost per sample (kernel and hwprof), default --adaptive=1%,15%,2%")
+		"by default its samples cost the program what perf's default 4000 Hz would and the period never grows past perf's for accuracy; "+
+		"--adaptive=MIN,MAX,BUDGET sets the repetition band (default 1%,15%) and a hard budget for the cost per sample (kernel and hwprof), "+
+		"under which the repetition band moves the period freely, e.g. --adaptive=1%,15%,2%")
 	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep the source's period (perf's default 4000 Hz for the timer) instead of tuning it")
 	fs.StringVar(&f.source, "source", "", "sample `SOURCE`: lbr (calls event + LBR call branch stack), calls (precise calls event), "+
 		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+

@@ -103,7 +103,7 @@ func codeMapped(pid uint32, prog string) bool {
 func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
 	needPerfEvents(t)
 	// as hwprof record does: the leaf repair's copy, then the period
-	events, p, tuned := adaptiveCPUClockWith(t, func(evs []perf.Event) { source.AddLeafCopy(evs, source.LeafStackBytes) })
+	events, p, tuned := adaptiveCPUClockWith(t, budgeted(t), func(evs []perf.Event) { source.AddLeafCopy(evs, source.LeafStackBytes) })
 	if m := events[0].Attr.SampleRegsUser; m&ScratchRegsUser != ScratchRegsUser {
 		t.Fatalf("sample_regs_user %#x lacks the caller-saved registers %#x", m, ScratchRegsUser)
 	}

@@ -107,7 +107,7 @@ func (r *recorder) finish(err error) error {
 	if r.adaptive != nil {
 		r.stats.Periods, r.stats.AdaptiveErr = r.adaptive.changes, r.adaptive.applyErr
 		r.stats.ThreadPeriods, r.stats.SampleCPU = r.adaptive.threadPeriods(), r.adaptive.drainTotal
-		r.stats.PeriodsFixed = r.adaptive.corrected
+		r.stats.PeriodsFixed, r.stats.Trades = r.adaptive.corrected, r.adaptive.trades()
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast

@@ -474,22 +474,34 @@ func recordAdaptive(t *testing.T, o Options) Stats {
 }
 
 // adaptiveCPUClock is a cpu-clock event of the command at perf's default
-// frequency, prepared for the adaptive controller with the default policy
+// frequency, prepared for the adaptive controller under a budget of 2%
 // (prepareAdaptive replaces the frequency by its start period), with
-// prepareAdaptive's tuned flags.
+// prepareAdaptive's tuned flags. With a budget the accuracy rule moves the
+// period, as these tests of how a change is applied need; the default
+// holds it near perf's rate (TestAdaptiveLoadIsNotCost).
 func adaptiveCPUClock(t *testing.T) ([]perf.Event, tuning.Policy, []bool) {
-	return adaptiveCPUClockWith(t, func([]perf.Event) {})
+	return adaptiveCPUClockWith(t, budgeted(t), func([]perf.Event) {})
 }
 
-// adaptiveCPUClockWith is adaptiveCPUClock with prepare applied to the
-// events before prepareAdaptive (hwprof record adds the leaf copy first).
-func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
+// budgeted is the policy of --adaptive=1%,15%,2%.
+func budgeted(t *testing.T) tuning.Policy {
+	t.Helper()
+	p, err := tuning.ParsePolicy("1%,15%,2%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// adaptiveCPUClockWith is adaptiveCPUClock under policy p, with prepare
+// applied to the events before prepareAdaptive (hwprof record adds the
+// leaf copy first).
+func adaptiveCPUClockWith(t *testing.T, p tuning.Policy, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
 	t.Helper()
 	ev := cpuClock(0, event.TargetCommand)
 	ev.Attr.SamplePeriod, ev.Attr.Flags = event.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
 	events := []perf.Event{ev}
 	prepare(events)
-	p := tuning.DefaultPolicy()
 	tuned, err := prepareAdaptive(events, p, false)
 	if err != nil || !tuned[0] {
 		t.Fatalf("prepareAdaptive: %v %v", tuned, err)
