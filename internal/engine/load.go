@@ -1229,7 +1229,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 		}
 	}
 	l.hookFrames = l.cframes
-	if fp {
+	if fp && !l.maps.HasJIT(s.PID) { // a jitdump's code changes with no record to clear the cache
 		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes, shape)
 		if i < 0 {
 			l.clearStacks()

@@ -64,6 +64,8 @@ type Objects struct {
 	local       map[string]bool
 	// kref is the kernel's map as the recording gives it (under mu)
 	kref kernelRef
+	// the jitdump files read (Engine.mappedJITDump), by recorded path
+	jit jitDumps
 }
 
 // NewObjects reads what the recording's header says of its objects: the
@@ -283,6 +285,9 @@ func (r *Objects) Key(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, boo
 	case procmap.KindKernel, procmap.KindModule:
 		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
 	case procmap.KindJIT:
+		if IsJITDump(obj.Path) { // a function of a jitdump (Engine.mappedJITDump)
+			return symbolize.ObjectKey{Path: obj.Path}, true
+		}
 		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
 	case procmap.KindVDSO:
 		p := r.vdsoPath()

@@ -73,7 +73,7 @@ func TestTimelineAddressReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, err := NewTimeline(r, 1000)
+	tl, err := NewTimeline(r, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,16 +83,16 @@ func TestTimelineAddressReused(t *testing.T) {
 		want       string // "" when nothing held it
 		line       int
 	}{
-		{"before any load", 0x1010, 1050, "", 0},
-		{"hot, just loaded", 0x1010, 1100, "JS:*hot a.js:3", 4},
-		{"hot's first line", 0x1000, 1250, "JS:*hot a.js:3", 3},
-		{"cold", 0x2004, 1250, "JS:~cold a.js:9", 0},
-		{"hot's old place after its move, before warm", 0x1010, 1350, "", 0},
-		{"hot at its new place", 0x3010, 1350, "JS:*hot a.js:3", 4},
-		{"hot's new place before the move", 0x3010, 1250, "", 0},
-		{"warm at hot's old place", 0x1010, 1450, "JS:*warm a.js:20", 0},
-		{"past warm's end, where hot was", 0x1038, 1450, "", 0},
-		{"past cold's end", 0x2020, 1450, "", 0},
+		{"before any load", 0x1010, 50, "", 0},
+		{"hot, just loaded", 0x1010, 100, "JS:*hot a.js:3", 4},
+		{"hot's first line", 0x1000, 250, "JS:*hot a.js:3", 3},
+		{"cold", 0x2004, 250, "JS:~cold a.js:9", 0},
+		{"hot's old place after its move, before warm", 0x1010, 350, "", 0},
+		{"hot at its new place", 0x3010, 350, "JS:*hot a.js:3", 4},
+		{"hot's new place before the move", 0x3010, 250, "", 0},
+		{"warm at hot's old place", 0x1010, 450, "JS:*warm a.js:20", 0},
+		{"past warm's end, where hot was", 0x1038, 450, "", 0},
+		{"past cold's end", 0x2020, 450, "", 0},
 	}
 	for _, tt := range tests {
 		start, _, base, ok := tl.Find(tt.addr, tt.time)
@@ -179,4 +179,22 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestShift(t *testing.T) {
+	tests := []struct {
+		name        string
+		made, first uint64
+		want        int64
+	}{
+		{"time of the file unknown", 0, 5e9, 0},
+		{"one clock: first record just after the file was made", 467_543_881_000, 467_555_697_721, 0},
+		{"first record before the file was made: another clock", 10e9, 3e9, 7e9},
+		{"first record hours later: another clock", 10e9, 10e9 + 3600e9, -3600e9},
+	}
+	for _, tt := range tests {
+		if got := Shift(tt.made, tt.first); got != tt.want {
+			t.Errorf("%s: Shift(%d, %d) = %d, want %d", tt.name, tt.made, tt.first, got, tt.want)
+		}
+	}
 }

@@ -51,11 +51,12 @@ const maxTime = ^uint64(0)
 // is at 0.
 const firstBase = 0x1000
 
-// NewTimeline reads every record of r and builds the timeline, with each
-// record's time moved by shift (a recording's time = the file's + shift).
-// What it read before an error is kept: the error (Reader.Err) is
-// returned with the timeline, which holds the records before it.
-func NewTimeline(r *Reader, shift int64) (*Timeline, error) {
+// NewTimeline reads every record of r and builds the timeline in the
+// recording's time: made is when the recording saw the file made (the
+// time of the runtime's MMAP of it; 0 when unknown). What it read before
+// an error is kept: the error (Reader.Err) is returned with the
+// timeline, which holds the records before it.
+func NewTimeline(r *Reader, made uint64) (*Timeline, error) {
 	var recs []Record
 	for r.Next() {
 		rec := r.Record()
@@ -67,6 +68,10 @@ func NewTimeline(r *Reader, shift int64) (*Timeline, error) {
 	// writers write in time order, but threads may interleave: order by
 	// time, file order within a time
 	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Time, b.Time) })
+	var shift int64
+	if len(recs) > 0 {
+		shift = Shift(made, recs[0].Time)
+	}
 	t := &Timeline{}
 	pending := map[uint64]*DebugInfo{}
 	byIndex := map[uint64]int{} // code index -> its latest span
@@ -110,6 +115,29 @@ func NewTimeline(r *Reader, shift int64) (*Timeline, error) {
 		t.maxEnd[i] = m
 	}
 	return t, r.Err()
+}
+
+// sameClock is how far after the file was made its first record may come
+// for the two clocks to be taken for one.
+const sameClock = uint64(10 * 60 * 1e9)
+
+// Shift returns what moves a file's timestamps to the recording's time,
+// given when the recording saw the file made (made, 0 when unknown) and
+// the file's first record's time. The file's clock is CLOCK_MONOTONIC;
+// the recording's is the kernel's perf clock unless it was recorded with
+// CLOCK_MONOTONIC (perf record -k mono, which perf inject -j asks for).
+// On Linux x86-64 the two count from boot alike, so a first record
+// within minutes after the file was made is taken as the same clock (0,
+// as perf takes it); one before the file was made, or much later, is a
+// clock of its own, and its first record is moved to when the file was
+// made (the runtime makes the file as it starts to compile: the names
+// are then right but for code loaded in that gap). The writer's header
+// timestamp is not used: V8 writes one in another clock.
+func Shift(made, first uint64) int64 {
+	if made == 0 || (first >= made && first-made < sameClock) {
+		return 0
+	}
+	return int64(made - first)
 }
 
 // lines turns the debug entries of code at addr (size bytes) into lines
