@@ -51,6 +51,12 @@ type Options struct {
 	// symbolic link out of its root. It may be called from several
 	// goroutines at once.
 	Refused func(error)
+	// FetchDebug, when set, is asked for the separate debug file of a
+	// build-id that no local place holds (a debuginfod client: package
+	// symbolize/debuginfod): an open regular file, whose build-id is
+	// checked as a local one's is. It may be called from several
+	// goroutines at once.
+	FetchDebug func(id buildid.ID) (*os.File, error)
 }
 
 // BuildIDMismatchError says that the file at Path has another build-id than
@@ -229,16 +235,34 @@ func (o Options) findDebug(bin *found, origPath string, f *elf.File) *os.File {
 	if df := o.openDebug(bin, cands, 0, false); df != nil {
 		return df
 	}
-	name, crc, ok := debugLink(f)
-	if !ok {
+	if name, crc, ok := debugLink(f); ok {
+		dir := path.Dir(bin.name)
+		cands = []debugCand{{bin.root, path.Join(dir, name)}, {bin.root, path.Join(dir, ".debug", name)}}
+		for _, root := range o.roots() {
+			cands = append(cands, debugCand{o.root(), path.Join("/", root, path.Dir(origPath), name)})
+		}
+		if df := o.openDebug(bin, cands, crc, true); df != nil {
+			return df
+		}
+	}
+	return o.fetchDebug(bin)
+}
+
+// fetchDebug asks FetchDebug for bin's debug file, nil when there is no
+// FetchDebug, bin has no build-id, or the file fetched has another.
+func (o Options) fetchDebug(bin *found) *os.File {
+	if o.FetchDebug == nil || bin.id.IsZero() {
 		return nil
 	}
-	dir := path.Dir(bin.name)
-	cands = []debugCand{{bin.root, path.Join(dir, name)}, {bin.root, path.Join(dir, ".debug", name)}}
-	for _, root := range o.roots() {
-		cands = append(cands, debugCand{o.root(), path.Join("/", root, path.Dir(origPath), name)})
+	f, err := o.FetchDebug(bin.id)
+	if err != nil {
+		return nil
 	}
-	return o.openDebug(bin, cands, crc, true)
+	if !debugMatches(f, bin.id, 0, false) {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // openDebug opens the first of cands that is a debug file of bin (not bin

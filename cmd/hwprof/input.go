@@ -134,3 +134,6 @@ func parseIDList(flag, s string) ([]int, error) {
 	}
 	return ids, nil
 }
+
+// offlineUsage is the usage of --offline, which the reading commands share.
+const offlineUsage = "fetch no debug file from the debuginfod servers of DEBUGINFOD_URLS (their cache is still read)"

@@ -74,6 +74,11 @@ func (e *Engine) Diagnose(log *diag.Log) {
 	for _, w := range e.Objects.JITDumpWarnings() {
 		log.Note(w)
 	}
+	if d := e.Objects.o.Debuginfod; d != nil {
+		for _, w := range d.Warnings() {
+			log.Note(w)
+		}
+	}
 }
 
 // Apply applies a side-band record to the process model, after finding

@@ -16,6 +16,7 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
+	"github.com/hwprof/hwprof/symbolize/debuginfod"
 	"github.com/hwprof/hwprof/unwind"
 )
 
@@ -29,6 +30,10 @@ type Options struct {
 	// Objects maps an object path as recorded to the local file to read
 	// for it (read as it is: not under SymFS, its build-id not checked).
 	Objects map[string]string
+	// Debuginfod, when not nil, is asked for the debug file of an object
+	// without DWARF that no local place holds (its cache, then its
+	// servers), by the object's build-id.
+	Debuginfod *debuginfod.Client
 }
 
 // Objects is the one resolver of a recording's objects: for each object
@@ -104,7 +109,11 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 // symbolizeOptions are the symbolizer's options for files looked for
 // under SymFS and DebugDirs.
 func (r *Objects) symbolizeOptions() symbolize.Options {
-	return symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms, Refused: r.noteRefused}
+	o := symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms, Refused: r.noteRefused}
+	if r.o.Debuginfod.Enabled() {
+		o.FetchDebug = r.o.Debuginfod.Open
+	}
+	return o
 }
 
 // noteRefused keeps a refused file's refusal (the *safefile.RefusedError
