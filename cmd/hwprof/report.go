@@ -113,6 +113,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if *debugDir != "" {
 		o.DebugDirs = []string{*debugDir}
 	}
+	o.DebugDirs = withBuildIDCache(o.DebugDirs)
 	o.Debuginfod = debuginfod.FromEnv(*offline)
 	if *out != "" && *out != output.Stdout {
 		if _, err := output.Check(*out); err != nil {

@@ -45,6 +45,7 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	if *debugDir != "" {
 		eo.DebugDirs = []string{*debugDir}
 	}
+	eo.DebugDirs = withBuildIDCache(eo.DebugDirs)
 	r, err := openRecording(*input)
 	if err != nil {
 		return fail(stderr, err)

@@ -71,6 +71,9 @@ type Objects struct {
 	kref kernelRef
 	// the jitdump files read (Engine.mappedJITDump), by recorded path
 	jit jitDumps
+	// inRoot are the objects found in their process's root, not ours
+	// (locateInRoot): recorded path -> /proc/PID/root (under mu)
+	inRoot map[string]string
 }
 
 // NewObjects reads what the recording's header says of its objects: the
@@ -197,7 +200,7 @@ func (r *Objects) Mapped(d perf.Record) {
 	switch m := d.(type) {
 	case *perf.Mmap:
 		r.noteKernel(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
-		r.locate(m.Filename, r.buildIDs[m.Filename])
+		r.locateIn(m.Filename, r.buildIDs[m.Filename], m.PID)
 	case *perf.Mmap2:
 		r.noteKernel(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
 		id := r.buildIDs[m.Filename]
@@ -212,7 +215,7 @@ func (r *Objects) Mapped(d perf.Record) {
 				r.mu.Unlock()
 			}
 		}
-		r.locate(m.Filename, id)
+		r.locateIn(m.Filename, id, m.PID)
 	}
 }
 
@@ -234,7 +237,11 @@ func (r *Objects) BuildIDs() map[string]buildid.ID {
 // locate finds the file for path (recorded with build-id id, or the zero ID).
 // A name that is not an absolute path is no file ("anon_inode:[perf_event]",
 // as the kernel names an anonymous inode's mapping): it is not looked for.
-func (r *Objects) locate(path string, id buildid.ID) {
+func (r *Objects) locate(path string, id buildid.ID) { r.locateIn(path, id, 0) }
+
+// locateIn is locate for a file process pid mapped (0: unknown): in the
+// process's own root first, while it lives, when that is not ours.
+func (r *Objects) locateIn(path string, id buildid.ID, pid uint32) {
 	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
 		return
 	}
@@ -247,6 +254,9 @@ func (r *Objects) locate(path string, id buildid.ID) {
 	// mappings of devices (a GPU's) are common, and nothing may sample them.
 	opts := r.symbolizeOptions()
 	opts.Refused = nil
+	if r.locateInRoot(opts, path, id, pid) {
+		return
+	}
 	file, _, err := opts.Find(symbolize.ObjectKey{Path: path, BuildID: id})
 	r.found[path] = file
 	if err != nil {
