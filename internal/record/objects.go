@@ -73,33 +73,23 @@ func (c *containerFiles) closeAll() {
 	c.held = nil
 }
 
-// objectBuildID reads the build-id of a recorded path's file (the held
-// one for a process of another mount namespace).
+// objectBuildID reads the build-id of a recorded path's file: the held
+// one for a process of another mount namespace, else the host's.
 func (r *recorder) objectBuildID(path string) (buildid.ID, error) {
-	f, closeIt, err := r.files.open(path)
+	f := r.files.held[path]
+	if f == nil {
+		return buildid.Read(path) // the host's file, as for every process of ours
+	}
+	fd, err := unix.Dup(int(f.Fd())) // the ELF reader closes its file; f stays held
 	if err != nil {
 		return buildid.ID{}, err
 	}
-	if closeIt {
-		defer f.Close()
-	}
-	ef, err := safefile.NewELF(dupFile(f))
+	ef, err := safefile.NewELF(os.NewFile(uintptr(fd), f.Name()))
 	if err != nil {
 		return buildid.ID{}, err
 	}
 	defer ef.Close()
 	return buildid.FromELF(ef.File)
-}
-
-// dupFile is a second descriptor of f (closed on its own), or f's name
-// opened again when dup fails.
-func dupFile(f *os.File) *os.File {
-	fd, err := unix.Dup(int(f.Fd()))
-	if err != nil {
-		g, _ := os.Open(f.Name())
-		return g
-	}
-	return os.NewFile(uintptr(fd), f.Name())
 }
 
 // fillCache copies every object of the build-id table ids into the
