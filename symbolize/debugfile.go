@@ -258,7 +258,7 @@ func (o Options) fetchDebug(bin *found) *os.File {
 	if err != nil {
 		return nil
 	}
-	if !debugMatches(f, bin.id, 0, false) {
+	if !debugMatches(f, bin.id, 0, false) || !addsSymbols(f) {
 		f.Close()
 		return nil
 	}
@@ -277,12 +277,26 @@ func (o Options) openDebug(bin *found, cands []debugCand, crc uint32, haveCRC bo
 		if err != nil {
 			continue
 		}
-		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) {
+		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) && addsSymbols(f) {
 			return f
 		}
 		f.Close()
 	}
 	return nil
+}
+
+// addsSymbols says whether a debug file has what its object lacks:
+// DWARF or a symbol table. A copy of the stripped object itself (a
+// build-id cache holds one under the same build-id) has neither.
+func addsSymbols(f *os.File) bool {
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return false
+	}
+	if s := ef.Section(".symtab"); s != nil && s.Type != elf.SHT_NOBITS {
+		return true
+	}
+	return hasDWARF(ef)
 }
 
 // debugMatches checks that the debug file f belongs to the object: same
