@@ -60,15 +60,17 @@ func (e *Engine) mappedJITDump(d perf.Record) {
 	if tr.Present&perf.SampleTime != 0 {
 		at = tr.Time
 	}
-	if tl := e.Objects.readJITDump(name, at); tl != nil {
+	if tl := e.Objects.readJITDump(name, at, pid); tl != nil {
 		e.Maps.SetJIT(pid, name, tl)
 	}
 }
 
-// readJITDump reads the jitdump file at the recorded path p (in SymFS),
-// mapped at time at (0: unknown), once; nil when it cannot be read, which
-// is warned of once. A file damaged after some records gives those.
-func (r *Objects) readJITDump(p string, at uint64) *jitdump.Timeline {
+// readJITDump reads the jitdump file at the recorded path p, mapped by
+// process pid at time at (0: unknown), once: in the process's own root
+// while it runs when that is not ours (a container's), else in SymFS.
+// It returns nil when the file cannot be read, which is warned of once. A
+// file damaged after some records gives those.
+func (r *Objects) readJITDump(p string, at uint64, pid uint32) *jitdump.Timeline {
 	j := &r.jit
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -78,7 +80,11 @@ func (r *Objects) readJITDump(p string, at uint64) *jitdump.Timeline {
 	if j.read == nil {
 		j.read = map[string]*jitdump.Timeline{}
 	}
-	tl, err := readTimeline(safefile.NewRoot(r.o.SymFS), p, at)
+	root := safefile.NewRoot(r.o.SymFS)
+	if dir := liveRoot(pid); dir != "" && r.o.SymFS == "" {
+		root = safefile.NewRoot(dir)
+	}
+	tl, err := readTimeline(root, p, at)
 	if err != nil {
 		r.noteRefused(err)
 		if !errors.Is(err, safefile.ErrRefused) {
