@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
@@ -42,5 +43,5 @@ func (r *Objects) rootOf(path string) string {
 	return r.inRoot[path]
 }
 
-// liveRoot is procmap.OtherRoot.
-func liveRoot(pid uint32) string { return procmap.OtherRoot(pid) }
+// liveRoot is safefile.ProcessRoot.
+func liveRoot(pid uint32) string { return safefile.ProcessRoot(pid) }

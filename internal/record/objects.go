@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/hwprof/hwprof/buildid"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/safefile"
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +30,7 @@ func (c *containerFiles) hold(pid uint32, name string) {
 	if _, ok := c.held[name]; ok || len(c.held) >= maxHeld || !c.isForeign(pid) {
 		return
 	}
-	f, err := safefile.NewRoot(procmap.OtherRoot(pid)).Open(name)
+	f, err := safefile.NewRoot(safefile.ProcessRoot(pid)).Open(name)
 	if err != nil {
 		return // gone already, or refused: the host's path is read, as for any process
 	}
@@ -42,12 +41,12 @@ func (c *containerFiles) hold(pid uint32, name string) {
 }
 
 // isForeign says whether process pid sees other files than hwprof
-// (procmap.OtherRoot), once per process.
+// (safefile.ProcessRoot), once per process.
 func (c *containerFiles) isForeign(pid uint32) bool {
 	if v, ok := c.foreign[pid]; ok {
 		return v
 	}
-	v := procmap.OtherRoot(pid) != ""
+	v := safefile.ProcessRoot(pid) != ""
 	if c.foreign == nil {
 		c.foreign = map[uint32]bool{}
 	}

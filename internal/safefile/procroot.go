@@ -1,4 +1,4 @@
-package procmap
+package safefile
 
 import (
 	"strconv"
@@ -6,13 +6,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OtherRoot returns /proc/PID/root when process pid lives and sees other
-// files than this process: another mount namespace (a container, unshare
-// --mount) or another root directory (a chroot). Its mappings' paths are
-// then names in that root, which the host may not have, or have as other
-// files. It returns "" otherwise, and for the kernel's pid.
-func OtherRoot(pid uint32) string {
-	if pid == 0 || pid == KernelPID {
+// ProcessRoot returns /proc/PID/root when process pid lives and sees
+// other files than this process: another mount namespace (a container,
+// unshare --mount) or another root directory (a chroot). The paths its
+// mappings name are then names in that root (NewRoot of it), which the
+// host may not have, or have as other files. It returns "" otherwise, and
+// for pid 0 and the kernel's pid -1.
+func ProcessRoot(pid uint32) string {
+	if pid == 0 || pid == ^uint32(0) {
 		return ""
 	}
 	dir := "/proc/" + strconv.FormatUint(uint64(pid), 10)
