@@ -149,3 +149,72 @@ func TestJavaPerfMap(t *testing.T) {
 		t.Errorf("Hot.hotLoop's object %q, want JIT memory", objectOf(f))
 	}
 }
+
+// reuseC is a tiny JIT: it writes a function at an address of executable
+// anonymous memory, runs it for the milliseconds of its argument, then
+// writes another function at the same address and runs that as long,
+// logging each in a jitdump file (jit-PID.dump in its working directory,
+// mapped executable as perf's agents and V8 map it, so that the recording
+// names it).
+const reuseC = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+static uint64_t now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec * 1000000000ull + ts.tv_nsec; }
+struct hdr { uint32_t magic, version, total_size, elf_mach, pad1, pid; uint64_t timestamp, flags; };
+struct load { uint32_t id, total_size; uint64_t timestamp; uint32_t pid, tid; uint64_t vma, code_addr, code_size, code_index; };
+static int fd;
+static void emit_load(unsigned char *addr, size_t size, uint64_t idx, const char *name) {
+	size_t n = strlen(name) + 1;
+	struct load l = {0, sizeof l + n + size, now(), getpid(), getpid(), (uint64_t)addr, (uint64_t)addr, size, idx};
+	write(fd, &l, sizeof l); write(fd, name, n); write(fd, addr, size);
+}
+static void spin(unsigned char *code, uint64_t ms) {
+	uint64_t end = now() + ms * 1000000;
+	void (*f)(long) = (void (*)(long))code;
+	while (now() < end) f(100000);
+}
+int main(int argc, char **argv) {
+	uint64_t ms = atol(argv[1]);
+	char path[64];
+	snprintf(path, sizeof path, "jit-%d.dump", getpid());
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	struct hdr h = {0x4A695444, 1, sizeof h, 62, 0, getpid(), now(), 0};
+	write(fd, &h, sizeof h);
+	mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static const unsigned char first[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3};        /* dec %rdi; jnz; ret */
+	static const unsigned char second[] = {0x90, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3}; /* nop; the same */
+	memcpy(code, first, sizeof first);
+	emit_load(code, sizeof first, 1, "jit_first");
+	spin(code, ms);
+	memcpy(code, second, sizeof second);
+	emit_load(code, sizeof second, 2, "jit_second");
+	spin(code, ms);
+	return 0;
+}
+`
+
+// One address held by two JIT functions in turn: each sample is named
+// by the function loaded there at its time, so both have about half of
+// the samples (a perf map, without times, gives them all to the last).
+func TestJITDumpAddressReused(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc")
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "reuse.c"), filepath.Join(dir, "reuse")
+	os.WriteFile(src, []byte(reuseC), 0o644)
+	if out, err := exec.Command(gcc, "-O1", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	fns, _ := recordRuntime(t, dir, bin+" 600")
+	first := hottest(t, fns, "jit_first", 0.25)
+	second := hottest(t, fns, "jit_second", 0.25)
+	if objectOf(first) != objectOf(second) || !strings.HasSuffix(objectOf(first), ".dump") {
+		t.Errorf("objects %q and %q, want the one jitdump file", objectOf(first), objectOf(second))
+	}
+}
