@@ -132,10 +132,11 @@ func buildIDNames(id string) []string {
 // found is the file found for an object, open: f's Name is its path with
 // no symbolic link in it; name is the name it was found by in root.
 type found struct {
-	f    *os.File
-	root safefile.Root
-	name string
-	id   buildid.ID
+	f      *os.File
+	root   safefile.Root
+	name   string
+	id     buildid.ID
+	symtab bool // the file has a .symtab (set by findDebug)
 }
 
 // Find returns the file to read for the object key names and that file's
@@ -232,6 +233,7 @@ func (o Options) findDebug(bin *found, origPath string, f *elf.File) *os.File {
 			}
 		}
 	}
+	bin.symtab = f.Section(".symtab") != nil
 	if df := o.openDebug(bin, cands, 0, false); df != nil {
 		return df
 	}
@@ -258,7 +260,7 @@ func (o Options) fetchDebug(bin *found) *os.File {
 	if err != nil {
 		return nil
 	}
-	if !debugMatches(f, bin.id, 0, false) || !addsSymbols(f) {
+	if !debugMatches(f, bin.id, 0, false) || !addsSymbols(f, bin.symtab) {
 		f.Close()
 		return nil
 	}
@@ -277,7 +279,7 @@ func (o Options) openDebug(bin *found, cands []debugCand, crc uint32, haveCRC bo
 		if err != nil {
 			continue
 		}
-		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) && addsSymbols(f) {
+		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) && addsSymbols(f, bin.symtab) {
 			return f
 		}
 		f.Close()
@@ -285,15 +287,16 @@ func (o Options) openDebug(bin *found, cands []debugCand, crc uint32, haveCRC bo
 	return nil
 }
 
-// addsSymbols says whether a debug file has what its object lacks:
-// DWARF or a symbol table. A copy of the stripped object itself (a
-// build-id cache holds one under the same build-id) has neither.
-func addsSymbols(f *os.File) bool {
+// addsSymbols says whether a debug file has what its object, which has
+// no DWARF, lacks: DWARF, or a symbol table when the object has none
+// (symtab). A copy of the object itself (a build-id cache holds one
+// under the same build-id) adds nothing.
+func addsSymbols(f *os.File, symtab bool) bool {
 	ef, err := elf.NewFile(f)
 	if err != nil {
 		return false
 	}
-	if s := ef.Section(".symtab"); s != nil && s.Type != elf.SHT_NOBITS {
+	if s := ef.Section(".symtab"); !symtab && s != nil && s.Type != elf.SHT_NOBITS {
 		return true
 	}
 	return hasDWARF(ef)
