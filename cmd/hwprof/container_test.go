@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,13 +94,14 @@ func TestContainerBuildIDCache(t *testing.T) {
 func TestContainerLive(t *testing.T) {
 	unshare, bin, nsbin := containerSetup(t)
 	dir := t.TempDir()
-	args := nsCommand(unshare, nsbin, bin, 6000)
+	args := nsCommand(unshare, nsbin, bin, 60000) // killed when done: it must outlive the report
 	prog := exec.Command(args[0], args[1:]...)
 	if err := prog.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { prog.Process.Kill(); prog.Wait() }()
 	pid := nsChild(t, prog.Process.Pid, nsbin+"/prog")
+	defer syscall.Kill(pid, syscall.SIGKILL) // the namespace's init: unshare's end does not end it
 	env := []string{"HWPROF_BUILDID_DIR=" + filepath.Join(dir, "none")}
 	data := filepath.Join(dir, "live.data")
 	if r := hwprofEnv(t, env, "record", "-q", "--no-buildid-cache", "-e", "cpu-clock", "-g", "-p", strconv.Itoa(pid), "--duration", "1s", "-o", data); r.code != 0 {
