@@ -70,7 +70,8 @@
 //
 // It does not unwind stacks, does not map runtime addresses to objects, does
 // not read perf.data files, and does not fetch debug files from the network
-// (debuginfod). It does not read dwz's .gnu_debugaltlink files (names held
+// itself (a debuginfod client, package symbolize/debuginfod, is given as
+// [Options.FetchDebug]). It does not read dwz's .gnu_debugaltlink files (names held
 // there are missing), nor the vdso from memory (the caller passes a file
 // holding the vdso image, if it has one).
 package symbolize

@@ -59,6 +59,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	o.Interrupt = sig
+	o.BuildIDCache = f.buildIDCache()
 	sl := newStatusLine(stderr) // status.go
 	if !f.quiet {
 		o.Notice = func(msg string) { fmt.Fprintln(sl, "hwprof: "+msg) }

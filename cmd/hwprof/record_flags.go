@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/objcache"
 	"github.com/hwprof/hwprof/internal/perfflags"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
@@ -31,6 +32,8 @@ type recordFlags struct {
 	exact     exactFlags      // the exact source's options
 	maxStack  uint            // --max-stack: frames per stack (0: the kernel's limit)
 	leafCopy  uint            // --leaf-copy: bytes of user stack per frame-pointer sample, -e's too (0: none)
+	noCache   bool            // --no-buildid-cache
+	cacheDir  string          // --buildid-dir
 	set       map[string]bool // the flags given on the command line
 	// trying: building the events for hwprof check to try, so a source
 	// judged not to work is built all the same (check.go)
@@ -100,6 +103,8 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	for _, n := range []string{"m", "mmap-pages"} {
 		fs.StringVar(&f.mmap, n, "", "ring buffer size per event and CPU: `PAGES` (a power of two) or a size like 512K or 4M (default 512K)")
 	}
+	fs.BoolVar(&f.noCache, "no-buildid-cache", false, "do not copy the recorded objects into the build-id cache (see --buildid-dir)")
+	fs.StringVar(&f.cacheDir, "buildid-dir", "", "keep a copy of every object the recorded processes mapped, by build-id, in `DIR` (default $HWPROF_BUILDID_DIR, else ~/.cache/hwprof/buildid), for report to read later or elsewhere")
 	fs.BoolVar(&f.printAttr, "print-attr", false, "print each perf_event_attr as `perf record -vv` does and exit")
 	for _, n := range []string{"q", "quiet"} {
 		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
@@ -198,4 +203,18 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 		o.DataPages, err = perfflags.ParseRingSize(f.mmap)
 	}
 	return o, err
+}
+
+// buildIDCache is the build-id cache record fills: --buildid-dir, else
+// objcache.DefaultDir; nil with --no-buildid-cache or when no directory
+// is known.
+func (f *recordFlags) buildIDCache() *objcache.Cache {
+	dir := f.cacheDir
+	if dir == "" {
+		dir = objcache.DefaultDir()
+	}
+	if f.noCache || dir == "" {
+		return nil
+	}
+	return &objcache.Cache{Dir: dir}
 }

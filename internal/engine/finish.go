@@ -95,6 +95,9 @@ func (l *loader) symbolize() []symbolize.Location {
 			l.symbolizeWarning(ke.Key, ke.Err)
 		}
 	}
+	for _, key := range syms.Unnamed() {
+		l.warn(fmt.Sprintf("no symbols in %s: stripped, and no debug file found (by build-id, .gnu_debuglink or debuginfod): its functions show as [object+0xoffset]", key.Path))
+	}
 	locs := make([]symbolize.Location, len(keys))
 	for i, h := range hs {
 		locs[i], _ = syms.Location(h)

@@ -16,6 +16,7 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
+	"github.com/hwprof/hwprof/symbolize/debuginfod"
 	"github.com/hwprof/hwprof/unwind"
 )
 
@@ -43,6 +44,9 @@ type LoadOptions struct {
 	// for it, for recordings of programs whose file has another name here
 	// (not under SymFS; its build-id is not checked).
 	Objects map[string]string
+	// Debuginfod, when not nil, fetches the debug files of stripped
+	// objects by build-id (see engine.Options).
+	Debuginfod *debuginfod.Client
 	// SiteLines resolves the source file and line of every call site
 	// from the objects' DWARF (slow for large debug packages: it reads
 	// all of their DWARF). Without it, functions are named by the objects'
@@ -288,7 +292,7 @@ type lbrSum struct {
 }
 
 func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
-	eng := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects})
+	eng := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects, Debuginfod: o.Debuginfod})
 	l := &loader{
 		r: r, o: o, test: t,
 		eng:      eng,
@@ -1229,7 +1233,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 		}
 	}
 	l.hookFrames = l.cframes
-	if fp {
+	if fp && !l.maps.HasJIT(s.PID) { // a jitdump's code changes with no record to clear the cache
 		i := l.stacks.put(h, s.PID, s.Callchain, l.cframes, shape)
 		if i < 0 {
 			l.clearStacks()

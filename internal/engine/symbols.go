@@ -326,8 +326,12 @@ func (s *Symbols) opener(key symbolize.ObjectKey, opts symbolize.Options, dwarf 
 			}
 			return m, nil
 		}
+	case IsJITDump(key.Path):
+		return func() (symbolize.Resolver, error) { return s.objs.jitDump(key.Path) }
 	case s.objs.isLocal(key.Path):
 		opts = symbolize.Options{DebugDirs: opts.DebugDirs, Refused: opts.Refused}
+	case s.objs.rootOf(key.Path) != "":
+		opts.SymFS = s.objs.rootOf(key.Path) // a process's own root: see Objects.locateInRoot
 	}
 	open := symbolize.OpenSymbols
 	if dwarf {

@@ -136,13 +136,17 @@ func (r *recorder) finish(err error) error {
 
 func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 	var ids []perfdata.BuildID
+	objs := map[string]buildid.ID{}
 	for path, pid := range r.buildIDs {
-		id, err := buildid.Read(path)
+		id, err := r.objectBuildID(path)
 		if err != nil {
 			continue // not an ELF file, or one without a build-id
 		}
 		ids = append(ids, perfdata.BuildID{PID: pid, Misc: perf.MiscUser, ID: id, Path: path})
+		objs[path] = id
 	}
+	r.fillCache(objs)
+	r.files.closeAll()
 	// The kernel's, when an event samples it, as perf record writes it:
 	// a report then knows whether /proc/kallsyms (or a kallsyms saved for
 	// that build-id) names the kernel addresses.
