@@ -52,6 +52,10 @@ type LoadOptions struct {
 	// build-id their Go build-id (Recording.GoBuildIDs): what a pprof
 	// profile needs.
 	SiteLines bool
+	// Instrs lists the self weight of every sampled instruction with
+	// its source frames (profile.Profile.Instrs, for sample-based FDO
+	// profiles); it needs SiteLines.
+	Instrs bool
 	// Workers, DedupRatio and Seed configure the folding (package
 	// pipeline): the number of folding goroutines (0: GOMAXPROCS), which
 	// is also the number of goroutines preparing samples (decoding and
