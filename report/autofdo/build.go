@@ -71,7 +71,13 @@ func samples(p *profile.Profile, obj string) *Profile {
 			out.NoLine += n
 			continue
 		}
-		node.Body[loc] += n
+		// A line's count is its most sampled instruction's (AutoFDO's
+		// convention: every instruction of a line runs as often), times
+		// the copies the compiler made of it (an unrolled loop's
+		// instruction runs once every duplication factor iterations).
+		n *= duplication(uint32(in.Frames[0].Discriminator))
+		node.Body[loc] = max(node.Body[loc], n)
+		node.Sampled += n
 	}
 	for _, e := range p.Map.Edges(ccmap.Total) {
 		n := round(float64(e.Total) / per)
@@ -198,6 +204,22 @@ func baseDiscriminator(d uint32) uint32 {
 		return (d>>1)&0xfe0 | d&0x1f
 	}
 	return d & 0x1f
+}
+
+// duplication decodes the duplication factor of an LLVM discriminator
+// (DILocation::getDuplicationFactorFromDiscriminator: its second
+// component); 1 when it has none.
+func duplication(d uint32) uint64 {
+	if d&1 == 0 {
+		if d&0x40 != 0 {
+			d >>= 14
+		} else {
+			d >>= 7
+		}
+	} else {
+		d >>= 1
+	}
+	return uint64(max(baseDiscriminator(d), 1))
 }
 
 // linkName is the name clang knows a function by: its symbol's (mangled)

@@ -32,6 +32,10 @@ type Func struct {
 	Targets map[Loc]map[string]uint64
 	// Inlined are the functions inlined at each call site, by name.
 	Inlined map[Loc]map[string]*Func
+	// Sampled is the sum of the counts of the sampled instructions of
+	// the function's own lines (each line counts its most sampled one);
+	// 0 in a profile of calls.
+	Sampled uint64
 }
 
 func newFunc(name string) *Func {
@@ -45,6 +49,7 @@ func (f *Func) Total() uint64 {
 	for _, n := range f.Body {
 		t += n
 	}
+	t = max(t, f.Sampled)
 	for _, in := range f.Inlined {
 		for _, g := range in {
 			t += g.Total()
@@ -80,6 +85,7 @@ func (f *Func) addTarget(loc Loc, name string, n uint64) {
 // add adds g's counts to f's.
 func (f *Func) add(g *Func) {
 	f.Head += g.Head
+	f.Sampled += g.Sampled
 	for l, n := range g.Body {
 		f.Body[l] += n
 	}
@@ -99,6 +105,7 @@ func (f *Func) add(g *Func) {
 func (f *Func) scaled(s float64) *Func {
 	g := newFunc(f.Name)
 	g.Head = round(float64(f.Head) * s)
+	g.Sampled = round(float64(f.Sampled) * s)
 	for l, n := range f.Body {
 		g.Body[l] = round(float64(n) * s)
 	}
