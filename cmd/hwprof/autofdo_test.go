@@ -1,0 +1,189 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hwprof/hwprof/internal/testenv"
+	"github.com/hwprof/hwprof/internal/testprog"
+)
+
+// fdoFlags build testdata/c/fdobench.c as a program to profile for
+// sample-based FDO: DWARF 4 (what the autofdo package's create_llvm_prof
+// reads), discriminators, frame pointers for the timer's stacks.
+var fdoFlags = []string{"-O2", "-gdwarf-4", "-fdebug-info-for-profiling", "-fno-omit-frame-pointer"}
+
+// fdoRecordings records fdobench with the timer (1 s of its CPU) and with
+// the exact source on its four functions (0.3 s), and returns the binary
+// and the two recordings.
+func fdoRecordings(t *testing.T) (bin, timer, exact string) {
+	t.Helper()
+	needPerfEvents(t)
+	needUprobes(t)
+	bin = testprog.BuildCC(t, "clang-19", "c/fdobench.c", fdoFlags...)
+	dir := t.TempDir()
+	timer, exact = filepath.Join(dir, "timer.data"), filepath.Join(dir, "exact.data")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1000"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "--probe-filter", "^(square|polygon|classify|round_shapes)$",
+		"-o", exact, "--", bin, "300"); r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
+	}
+	return bin, timer, exact
+}
+
+// afdoLines reads a text sample profile into counts by "function line"
+// (top-level functions' body lines: "offset[.disc]"), and call targets by
+// "function line target".
+func afdoLines(text string) map[string]uint64 {
+	out := map[string]uint64{}
+	fn := ""
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case l == "":
+		case l[0] != ' ':
+			fn = l[:strings.IndexByte(l, ':')]
+		case l[1] != ' ':
+			f := strings.Fields(l)
+			if len(f) < 2 {
+				continue
+			}
+			n, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				continue // an inlined function's line
+			}
+			loc := strings.TrimSuffix(f[0], ":")
+			out[fn+" "+loc] = n
+			for _, tc := range f[2:] {
+				name, c, _ := strings.Cut(tc, ":")
+				n, _ := strconv.ParseUint(c, 10, 64)
+				out[fn+" "+loc+" "+name] = n
+			}
+		}
+	}
+	return out
+}
+
+func runTool(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestAutoFDOLive: the sample profile of a timer and an exact recording of
+// fdobench is read by llvm-profdata-19 with the counts hwprof wrote (the
+// call targets of the indirect call: the exact call counts), and clang-19
+// builds with it without a warning about the profile, promoting the
+// indirect call to its frequent target.
+func TestAutoFDOLive(t *testing.T) {
+	profdata := testenv.Tool(t, "llvm-profdata-19")
+	_, timer, exact := fdoRecordings(t)
+	dir := t.TempDir()
+	afdo := filepath.Join(dir, "prog.afdo")
+	if r := hwprof(t, "report", "-i", timer, "-i", exact, "--format", "autofdo", "-o", afdo); r.code != 0 {
+		t.Fatalf("report --format autofdo: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", exact)
+	_, square, ok1 := rep.edge("round_shapes", "square")
+	_, polygon, ok2 := rep.edge("round_shapes", "polygon")
+	if !ok1 || !ok2 || square <= polygon {
+		t.Fatalf("exact recording: round_shapes -> square %d, -> polygon %d calls: want both, square more", square, polygon)
+	}
+
+	// The extensible binary format through llvm-profdata, and back to text.
+	ext, back := filepath.Join(dir, "prog.extbinary"), filepath.Join(dir, "back.afdo")
+	runTool(t, profdata, "merge", "--sample", "--extbinary", afdo, "-o", ext)
+	runTool(t, profdata, "merge", "--sample", "--text", ext, "-o", back)
+	mine, theirs := afdoLines(readFile(t, afdo)), afdoLines(readFile(t, back))
+	if len(mine) == 0 {
+		t.Fatalf("no lines in the profile:\n%s", readFile(t, afdo))
+	}
+	for k, n := range mine {
+		if n > 0 && theirs[k] != n {
+			t.Errorf("%s: hwprof wrote %d, llvm-profdata read %d", k, n, theirs[k])
+		}
+	}
+	show := runTool(t, profdata, "show", "--sample", ext)
+	for _, want := range []string{"square:" + strconv.FormatUint(square, 10), "polygon:" + strconv.FormatUint(polygon, 10)} {
+		if !strings.Contains(show, want) {
+			t.Errorf("llvm-profdata show --sample has no call target %s (the exact calls):\n%s", want, show)
+		}
+	}
+
+	// clang-19 takes it without a word about the profile, and promotes
+	// the indirect call to square.
+	src := filepath.Join(mustRoot(t), "testdata", "c", "fdobench.c")
+	out := runTool(t, "clang-19", append(append([]string{}, fdoFlags...), "-fprofile-sample-use="+afdo,
+		"-Wprofile-instr-out-of-date", "-Wprofile-instr-unprofiled", "-Wprofile-instr-missing", "-Rpass=pgo-icall-prom|sample-profile-icp|sample-profile-inline",
+		"-c", "-o", filepath.Join(dir, "fdobench.o"), src)...)
+	if strings.Contains(out, "warning") {
+		t.Errorf("clang-19 warned with hwprof's profile:\n%s", out)
+	}
+	if !regexp.MustCompile(`Promote indirect call to square with count \d+`).MatchString(out) {
+		t.Errorf("clang-19 did not promote the indirect call to square with hwprof's profile:\n%s", out)
+	}
+}
+
+// TestAutoFDOTimerMatchesCreateLLVMProf: on the same timer recording
+// (cpu-clock without callchains),
+// hwprof's line counts are those of the autofdo package's
+// create_llvm_prof --use_lbr=false (the most sampled instruction of each
+// line, times its duplication factor).
+func TestAutoFDOTimerMatchesCreateLLVMProf(t *testing.T) {
+	create := testenv.Tool(t, "create_llvm_prof")
+	needPerfEvents(t)
+	bin := testprog.BuildCC(t, "clang-19", "c/fdobench.c", fdoFlags...)
+	dir := t.TempDir()
+	// Without -g: create_llvm_prof 0.19 reads no user registers (the
+	// stack copy of the leaf repair).
+	timer := filepath.Join(dir, "timer.data")
+	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-o", timer, "--", bin, "1000"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	mine, ref := filepath.Join(dir, "hwprof.afdo"), filepath.Join(dir, "ref.afdo")
+	if r := hwprof(t, "report", "-i", timer, "--format", "autofdo", "-o", mine); r.code != 0 {
+		t.Fatalf("report --format autofdo: exit %d\n%s", r.code, r.stderr)
+	}
+	runTool(t, create, "--use_lbr=false", "--binary="+bin, "--profile="+timer, "--out="+ref, "--format=text")
+	m, r := afdoLines(readFile(t, mine)), afdoLines(readFile(t, ref))
+	compared := 0
+	for k, n := range r {
+		if strings.Count(k, " ") != 1 || n == 0 {
+			continue
+		}
+		compared++
+		if m[k] != n {
+			t.Errorf("%s: create_llvm_prof %d, hwprof %d", k, n, m[k])
+		}
+	}
+	if compared < 5 {
+		t.Errorf("create_llvm_prof gave %d lines with counts:\n%s", compared, readFile(t, ref))
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustRoot(t *testing.T) string {
+	t.Helper()
+	root, err := testprog.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
