@@ -254,8 +254,8 @@ func cmpOr(a, b string) string {
 func pickObject(p *profile.Profile, object string) (string, bool) {
 	given := object != ""
 	weight := map[string]uint64{}
-	for _, in := range p.Instrs {
-		weight[p.Funcs[in.Func].Object] += in.Self
+	for _, f := range p.Map.Functions(ccmap.Self) {
+		weight[p.Funcs[f.Func].Object] += f.Self
 	}
 	for _, e := range p.Map.Edges(ccmap.Calls) {
 		weight[p.Funcs[e.Site.Caller].Object] += e.Calls
