@@ -187,3 +187,39 @@ func mustRoot(t *testing.T) string {
 	}
 	return root
 }
+
+// TestBOLTNoLBR: perf2bolt-19 in its no-LBR mode reads a timer recording
+// hwprof wrote (cpu-clock without callchains: perf2bolt reads `perf
+// script`'s one line per sample, which a callchain breaks, perf's own
+// recordings too), and llvm-bolt-19 optimizes fdobench with the profile it
+// makes: the rewritten program computes what the original does.
+func TestBOLTNoLBR(t *testing.T) {
+	perf2bolt, bolt := testenv.Tool(t, "perf2bolt-19"), testenv.Tool(t, "llvm-bolt-19")
+	testenv.Tool(t, "perf") // perf2bolt reads the recording through perf script
+	needPerfEvents(t)
+	bin := testprog.BuildCC(t, "clang-19", "c/fdobench.c", fdoFlags...)
+	dir := t.TempDir()
+	timer, fdata, opt := filepath.Join(dir, "timer.data"), filepath.Join(dir, "prog.fdata"), filepath.Join(dir, "fdobench.bolt")
+	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-o", timer, "--", bin, "500"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	// Named perf2bolt-19, the tool runs as llvm-bolt unless told to only
+	// aggregate.
+	out := runTool(t, perf2bolt, "-aggregate-only", "-nl", "-p", timer, "-o", fdata, bin)
+	m := regexp.MustCompile(`PERF2BOLT: read (\d+) samples`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" {
+		t.Fatalf("perf2bolt read no samples of hwprof's recording:\n%s", out)
+	}
+	if !strings.Contains(readFile(t, fdata), "round_shapes") {
+		t.Errorf("perf2bolt's profile has no round_shapes:\n%s", readFile(t, fdata))
+	}
+	out = runTool(t, bolt, bin, "-o", opt, "-data="+fdata, "-reorder-blocks=ext-tsp")
+	m = regexp.MustCompile(`BOLT-INFO: (\d+) out of \d+ functions in the binary \([^)]*\) have non-empty execution profile`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" {
+		t.Fatalf("llvm-bolt used no profile of hwprof's recording:\n%s", out)
+	}
+	want, got := runTool(t, bin, "rounds=100"), runTool(t, opt, "rounds=100")
+	if strings.Fields(want)[1] != strings.Fields(got)[1] {
+		t.Errorf("the BOLT-optimized program computes %q, the original %q", got, want)
+	}
+}
