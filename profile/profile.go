@@ -34,6 +34,14 @@ type Profile struct {
 	// was loaded with them (engine's Instrs, which takes source
 	// positions too); a merge (Merger) leaves them out.
 	Instrs []Instr
+	// Executed and BranchCalls are what an LBR recording loaded with
+	// Instrs gives sample-based FDO, counted in branch-stack entries as
+	// AutoFDO counts them: how often each instruction ran (in the
+	// stretches of code between two taken branches; Instr.Self is the
+	// count), and each call taken (from the call instruction at
+	// BranchCall.Site, Site.Self times). Empty for other recordings.
+	Executed    []Instr
+	BranchCalls []BranchCall
 	// HasCalls says whether a source that counts calls (lbr, calls,
 	// exact) gave samples: then edge counts are Calls; for timer there are
 	// no call counts.
@@ -116,6 +124,12 @@ type SourceFrame struct {
 	// the blocks of one Line (0 when none).
 	LinkName      string
 	Discriminator int
+}
+
+// BranchCall is a call taken from a call site, counted in branch stacks.
+type BranchCall struct {
+	Site   Instr // the call instruction; Self counts the calls
+	Callee ccmap.FuncID
 }
 
 // Instr is the self weight sampled at one instruction.

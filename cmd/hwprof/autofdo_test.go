@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
@@ -221,5 +222,53 @@ func TestBOLTNoLBR(t *testing.T) {
 	want, got := runTool(t, bin, "rounds=100"), runTool(t, opt, "rounds=100")
 	if strings.Fields(want)[1] != strings.Fields(got)[1] {
 		t.Errorf("the BOLT-optimized program computes %q, the original %q", got, want)
+	}
+}
+
+// TestAutoFDOLBRFixture: the sample profile of a real LBR recording (the
+// autofdo project's test.lbr of test.binary, every taken branch) counts
+// lines as create_llvm_prof counts them on the same file: each line its
+// most executed instruction's count in the ranges between taken
+// branches, and each call site its calls taken, a jump to another
+// function's entry (a tail call) included. (create_llvm_prof 0.19
+// names the functions inlined in this old binary with bytes of garbage,
+// so only the top-level lines are compared.) llvm-profdata-19 reads it.
+func TestAutoFDOLBRFixture(t *testing.T) {
+	auto := filepath.Join(fixtures.Dir(t), "autofdo")
+	dir := t.TempDir()
+	symfs := filepath.Join(dir, "symfs")
+	bin := filepath.Join(symfs, "export", "hda3", "tmp", "test.binary")
+	fixtures.Place(t, filepath.Join(auto, "test.binary"), bin)
+	afdo := filepath.Join(dir, "test.afdo")
+	if r := hwprof(t, "report", "-i", filepath.Join(auto, "test.lbr"), "--symfs", symfs, "--format", "autofdo", "-o", afdo); r.code != 0 {
+		t.Fatalf("report --format autofdo: exit %d\n%s", r.code, r.stderr)
+	}
+	mine := afdoLines(readFile(t, afdo))
+	if mine["longest_match 42"] == 0 {
+		t.Fatalf("no count for longest_match's line 42 (its loop):\n%s", readFile(t, afdo))
+	}
+	if profdata, err := exec.LookPath("llvm-profdata-19"); err == nil {
+		runTool(t, profdata, "merge", "--sample", "--extbinary", afdo, "-o", filepath.Join(dir, "test.extbinary"))
+	}
+	create, err := exec.LookPath("create_llvm_prof")
+	if err != nil {
+		t.Skipf("create_llvm_prof not installed: %v", err)
+	}
+	ref := filepath.Join(dir, "ref.afdo")
+	runTool(t, create, "--binary="+bin, "--profile="+filepath.Join(auto, "test.lbr"), "--out="+ref, "--format=text")
+	compared := 0
+	for k, n := range afdoLines(readFile(t, ref)) {
+		if n == 0 {
+			continue
+		}
+		compared++
+		// A call target: hwprof adds up the calls of a line's call
+		// instructions to one callee, create_llvm_prof keeps one's.
+		if target := strings.Count(k, " ") == 2; mine[k] != n && (!target || mine[k] < n) {
+			t.Errorf("%s: create_llvm_prof %d, hwprof %d", k, n, mine[k])
+		}
+	}
+	if compared < 100 {
+		t.Errorf("only %d lines with counts compared", compared)
 	}
 }

@@ -23,6 +23,9 @@ func (l *loader) finish() *profile.Profile {
 	l.clearStacks()
 	l.flushLBR()
 	addrMap := l.fold.Close()
+	if l.o.Instrs && l.ranges.ranges != nil {
+		l.rangeIDs()
+	}
 	locs := l.symbolize()
 	funcs, fmap, funcObj := l.functions(locs)
 	if l.test.funcMap != nil {
@@ -35,6 +38,7 @@ func (l *loader) finish() *profile.Profile {
 		p.Leaves = l.leafChains(addrMap, locs, fmap)
 		if l.o.Instrs {
 			p.Instrs = l.instrs(addrMap, locs, fmap)
+			l.rangeProfile(p, locs, fmap)
 		}
 		p.Recording.GoBuildIDs = l.goBuildIDs(funcs, funcObj, p.Recording.BuildIDs)
 	}

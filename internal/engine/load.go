@@ -155,6 +155,7 @@ type loader struct {
 	per      periodHistory
 	filter   processFilter
 	lbr      lbrState
+	ranges   rangeState // LBR's ranges and calls for sample-based FDO (LoadOptions.Instrs)
 	probes   exactState
 	warnings []string
 	// the perf_event_max_stack sysctl, read once when needed (maxStack)
@@ -1039,6 +1040,9 @@ func (l *loader) sample(s *perf.Sample, p *prepSample) {
 	case profile.LBR:
 		l.stack(s, ev, weight, p)
 		l.branches(s, period)
+		if l.o.Instrs {
+			l.countRanges(s)
+		}
 	case profile.Calls:
 		l.stack(s, ev, weight, p)
 		l.callSample(s, ev, weight)

@@ -31,6 +31,12 @@ func FromProfile(p *profile.Profile, object string) (Counts, error) {
 	if !ok {
 		return c, fmt.Errorf("no samples or calls in an object %q", object)
 	}
+	if len(p.Executed) > 0 {
+		// An LBR recording: counts of executions and calls taken, in one
+		// unit, as AutoFDO makes them of LBR.
+		c.Samples = executed(p, obj)
+		return c, nil
+	}
 	if len(p.Instrs) > 0 {
 		c.Samples = samples(p, obj)
 	}
@@ -84,6 +90,43 @@ func samples(p *profile.Profile, obj string) *Profile {
 		out.edge(p, e.Site, e.Callee, obj, n)
 	}
 	entryHeads(out)
+	return out
+}
+
+// executed folds the instruction executions and calls an LBR
+// recording's branch stacks give into line counts (each line its most
+// executed instruction's count, times its duplication factor), call
+// targets and heads (the calls taken into each function).
+func executed(p *profile.Profile, obj string) *Profile {
+	out := NewProfile()
+	for _, in := range p.Executed {
+		f := &p.Funcs[in.Func]
+		if f.Object != obj {
+			out.OtherObjects += in.Self
+			continue
+		}
+		node, loc, ok := out.at(f, in.Frames)
+		if !ok {
+			out.NoLine += in.Self
+			continue
+		}
+		n := in.Self * duplication(uint32(in.Frames[0].Discriminator))
+		node.Body[loc] = max(node.Body[loc], n)
+		node.Sampled += n
+	}
+	for _, bc := range p.BranchCalls {
+		callee := &p.Funcs[bc.Callee]
+		if callee.Object == obj {
+			out.fn(linkName(callee)).Head += bc.Site.Self
+		}
+		caller := &p.Funcs[bc.Site.Func]
+		if caller.Object != obj || strings.HasPrefix(callee.Object, "[") {
+			continue
+		}
+		if node, loc, ok := out.at(caller, bc.Site.Frames); ok {
+			node.addTarget(loc, linkName(callee), bc.Site.Self)
+		}
+	}
 	return out
 }
 
