@@ -14,7 +14,8 @@ import (
 // instructions: a timer recording's samples and an exact recording's
 // calls are counts of different kinds, which autofdo.Combine puts
 // together.
-func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, stdout, stderr io.Writer) int {
+// With gcc it writes GCC's format (autofdo.WriteGCOV) instead of LLVM's.
+func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bool, stdout, stderr io.Writer) int {
 	o.SiteLines, o.Instrs = true, true
 	var counts []autofdo.Counts
 	status := 0
@@ -38,7 +39,11 @@ func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, stdout
 		fmt.Fprintf(stderr, "hwprof: autofdo: %d functions; left out: %d samples or calls in other objects, %d without a source line\n",
 			len(prof.Funcs), prof.OtherObjects, prof.NoLine)
 	}
-	if err := writeReport(out, stdout, func(w io.Writer) error { return autofdo.WriteText(w, prof) }); err != nil {
+	write := autofdo.WriteText
+	if gcc {
+		write = autofdo.WriteGCOV
+	}
+	if err := writeReport(out, stdout, func(w io.Writer) error { return write(w, prof) }); err != nil {
 		return fail(stderr, err)
 	}
 	return status

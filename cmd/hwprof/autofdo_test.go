@@ -272,3 +272,35 @@ func TestAutoFDOLBRFixture(t *testing.T) {
 		t.Errorf("only %d lines with counts compared", compared)
 	}
 }
+
+// TestAutoFDOGCCLive: GCC 12 reads hwprof's gcov-format profile
+// (--format autofdo-gcov) of a timer and an exact recording of fdobench
+// built by gcc, without a word about the profile, and makes the indirect
+// call a direct call to its frequent target.
+func TestAutoFDOGCCLive(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc")
+	needPerfEvents(t)
+	needUprobes(t)
+	flags := []string{"-O2", "-gdwarf-4", "-fno-omit-frame-pointer"}
+	bin := testprog.Build(t, "c/fdobench.c", flags...)
+	dir := t.TempDir()
+	timer, exact, prof := filepath.Join(dir, "timer.data"), filepath.Join(dir, "exact.data"), filepath.Join(dir, "prog.gcov")
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1000"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "--probe-filter", "^(square|polygon|classify|round_shapes)$",
+		"-o", exact, "--", bin, "300"); r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := hwprof(t, "report", "-i", timer, "-i", exact, "--format", "autofdo-gcov", "-o", prof); r.code != 0 {
+		t.Fatalf("report --format autofdo-gcov: exit %d\n%s", r.code, r.stderr)
+	}
+	src := filepath.Join(mustRoot(t), "testdata", "c", "fdobench.c")
+	out := runTool(t, gcc, append(flags, "-fauto-profile="+prof, "-fopt-info-ipa", "-Wall", "-c", "-o", filepath.Join(dir, "fdobench.o"), src)...)
+	if strings.Contains(out, "warning") || strings.Contains(out, "error") {
+		t.Errorf("gcc warned with hwprof's profile:\n%s", out)
+	}
+	if !regexp.MustCompile(`Indirect call -> direct call \S+ => square`).MatchString(out) {
+		t.Errorf("gcc did not make the indirect call a direct call to square with hwprof's profile:\n%s", out)
+	}
+}

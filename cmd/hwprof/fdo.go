@@ -66,5 +66,5 @@ func cmdFdo(args []string, stdout, stderr io.Writer) int {
 	if code := cmdRecord(append([]string{"-q", "--source", "exact", "--max-slowdown", strconv.Itoa(*slow), "--probe-filter", filter, "-o", exact, "--"}, cmd...), stdout, stderr); code != 0 {
 		return code
 	}
-	return runAutoFDO([]string{timer, exact}, engine.LoadOptions{}, *object, *out, stdout, stderr)
+	return runAutoFDO([]string{timer, exact}, engine.LoadOptions{}, *object, *out, false, stdout, stderr)
 }

@@ -32,13 +32,13 @@ func cmdFlamegraph(args []string, stdout, stderr io.Writer) int {
 }
 
 // reportFormats are the formats of --format.
-var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo", "autofdo"}
+var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo", "autofdo", "autofdo-gcov"}
 
 func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo|autofdo] [--object PATH] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
+	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo|autofdo|autofdo-gcov] [--object PATH] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
 	var in inputs
 	fs.Var(&in, "i", inputsUsage)
-	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz), pgo (a pprof for go build -pgo) or autofdo (an LLVM sample profile for clang -fprofile-sample-use)")
+	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz), pgo (a pprof for go build -pgo), autofdo (an LLVM sample profile for clang -fprofile-sample-use) or autofdo-gcov (for gcc -fauto-profile)")
 	object := fs.String("object", "", "autofdo: profile the object `PATH` (a path as recorded or a base name; default: the program)")
 	pgo := fs.Bool("pgo", false, "the same as --format pgo")
 	pgoWeight := fs.String("pgo-weight", "", "pprof and pgo: what call edges weigh, `calls` (measured call counts) or time (default: calls when the source counts them)")
@@ -117,8 +117,8 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 			return fail(stderr, err)
 		}
 	}
-	if *format == "autofdo" {
-		return runAutoFDO(paths, o, *object, *out, stdout, stderr)
+	if *format == "autofdo" || *format == "autofdo-gcov" {
+		return runAutoFDO(paths, o, *object, *out, *format == "autofdo-gcov", stdout, stderr)
 	}
 	p, err := loadProfile(paths, o)
 	if p == nil {
