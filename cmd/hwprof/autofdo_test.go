@@ -304,3 +304,37 @@ func TestAutoFDOGCCLive(t *testing.T) {
 		t.Errorf("gcc did not make the indirect call a direct call to square with hwprof's profile:\n%s", out)
 	}
 }
+
+// TestFdoCommandLive: hwprof fdo records a timer run and an exact run of
+// the hottest functions and writes the profile, the recordings beside it;
+// the indirect call's targets in the profile are the exact run's calls.
+func TestFdoCommandLive(t *testing.T) {
+	needPerfEvents(t)
+	needUprobes(t)
+	bin := testprog.BuildCC(t, "clang-19", "c/fdobench.c", fdoFlags...)
+	afdo := filepath.Join(t.TempDir(), "prog.afdo")
+	if r := hwprof(t, "fdo", "-o", afdo, "--", bin, "500"); r.code != 0 {
+		t.Fatalf("fdo: exit %d\n%s", r.code, r.stderr)
+	}
+	rep := runReportJSON(t, "-i", afdo+".exact.data")
+	_, square, ok := rep.edge("round_shapes", "square")
+	if !ok || square == 0 {
+		t.Fatalf("the exact run counted no calls round_shapes -> square: %+v", rep.Edges)
+	}
+	lines := afdoLines(readFile(t, afdo))
+	found := false
+	for k, n := range lines {
+		if strings.HasPrefix(k, "round_shapes ") && strings.HasSuffix(k, " square") {
+			found = true
+			if n != square {
+				t.Errorf("%s: %d in the profile, the exact run counted %d calls", k, n, square)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no call target square in round_shapes:\n%s", readFile(t, afdo))
+	}
+	if r := hwprof(t, "fdo", "-o", afdo); r.code != exitUsage || !strings.Contains(r.stderr, "no program to run") {
+		t.Errorf("fdo without a program: exit %d, %q; want %d and a message", r.code, r.stderr, exitUsage)
+	}
+}
