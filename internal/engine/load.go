@@ -56,6 +56,10 @@ type LoadOptions struct {
 	// build-id their Go build-id (Recording.GoBuildIDs): what a pprof
 	// profile needs.
 	SiteLines bool
+	// Instrs lists the self weight of every sampled instruction with
+	// its source frames (profile.Profile.Instrs, for sample-based FDO
+	// profiles); it needs SiteLines.
+	Instrs bool
 	// Workers, DedupRatio and Seed configure the folding (package
 	// pipeline): the number of folding goroutines (0: GOMAXPROCS), which
 	// is also the number of goroutines preparing samples (decoding and
@@ -155,6 +159,7 @@ type loader struct {
 	per      periodHistory
 	filter   processFilter
 	lbr      lbrState
+	ranges   rangeState // LBR's ranges and calls for sample-based FDO (LoadOptions.Instrs)
 	probes   exactState
 	warnings []string
 	// the perf_event_max_stack sysctl, read once when needed (maxStack)
@@ -1039,6 +1044,9 @@ func (l *loader) sample(s *perf.Sample, p *prepSample) {
 	case profile.LBR:
 		l.stack(s, ev, weight, p)
 		l.branches(s, period)
+		if l.o.Instrs {
+			l.countRanges(s)
+		}
 	case profile.Calls:
 		l.stack(s, ev, weight, p)
 		l.callSample(s, ev, weight)
