@@ -63,8 +63,11 @@
 // # Concurrency
 //
 // An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
-// tables are built once, on first use. Nothing here starts goroutines,
-// logs, or panics on input.
+// tables are built once, on first use. Goroutines start here only when the
+// caller asks ([Ahead]): [ReadKallsymsAhead] and [OpenAhead] read on one of
+// their own, which ends with the read ([Ahead.Wait] returns what it read);
+// [EachObject] resolves objects on at most GOMAXPROCS and returns when all
+// have ended. Nothing here logs or panics on input.
 //
 // # What it does not do
 //
