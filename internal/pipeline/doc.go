@@ -18,15 +18,15 @@
 // the fold stage may keep state from sample to sample: each thread's period
 // history and the exact source's Go restarts (a morestack hit, then its
 // thread's next hit) rely on it, and the address ids, stack caches and LBR
-// sums come out the same whatever the number of preparers. The prepare stage depends on a record, the process
-// model and the event table alone: a record that changes those (Barrier,
-// BarrierSample: MMAP, COMM, FORK, EXIT, a new event) waits until every
-// sample read before it is folded, and no later sample is prepared before
-// Apply has taken it. The leaf repair and unwinding are thus done against
-// the process model as of the sample. The Folder's packets are folded by
-// any worker in any order: every packet is self-contained and ccmap.Merge
-// is commutative and associative, so the map is the same (ccmap.Equal)
-// whatever the number of workers.
+// sums come out the same whatever the number of preparers. The prepare
+// stage depends on a record, the process model and the event table alone:
+// a record that changes those (Barrier, BarrierSample: MMAP, COMM, FORK,
+// EXIT, a new event) waits until every sample read before it is folded,
+// and no later sample is prepared before Apply has taken it, so leaves are
+// repaired and stacks unwound against the process model as of the sample.
+// The Folder's packets are folded by any worker in any order: each is
+// self-contained and ccmap.Merge is commutative and associative, so the
+// map is the same (ccmap.Equal) whatever the number of workers.
 //
 // Batches and back-pressure. Sample records are handed over in batches of
 // 1,024 records or 256 KiB (copied unless the source's bytes are stable);
@@ -49,7 +49,10 @@
 //
 // Goroutines. Run starts the preparers (Options.Preparers, 0: GOMAXPROCS)
 // and one folding goroutine, and ends them before it returns; NewFolder
-// starts the Folder's workers (FoldOptions.Workers), Close ends them.
+// starts the Folder's workers (FoldOptions.Workers), Close ends them. A
+// preparer writes only its batch's Prep; the folding goroutine alone writes
+// the fold stage's state and feeds the Folder; Apply runs while both are
+// idle; a worker touches only the packets it takes and its own shard.
 // Sharded and Each run jobs on a few goroutines and return when all are
 // done (engine.LoadAll's recordings, the recorder's closing of thousands
 // of events). Goroutines start in two other packages only, each saying so:

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"runtime"
 
 	"github.com/hwprof/hwprof/ccmap"
@@ -31,6 +32,20 @@ const (
 	// BarrierSample: as Barrier, then as Sample.
 	BarrierSample
 )
+
+func (r Route) String() string {
+	switch r {
+	case Handled:
+		return "handled"
+	case Sample:
+		return "sample"
+	case Barrier:
+		return "barrier"
+	case BarrierSample:
+		return "barrier+sample"
+	}
+	return fmt.Sprintf("Route(%d)", uint8(r))
+}
 
 // Stages are the engine's work at each stage, on batches of sample
 // records whose per-batch state (what the preparers found of each record)

@@ -262,3 +262,11 @@ func TestSharded(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteString(t *testing.T) {
+	for r, want := range map[Route]string{Handled: "handled", Sample: "sample", Barrier: "barrier", BarrierSample: "barrier+sample", 9: "Route(9)"} {
+		if got := r.String(); got != want {
+			t.Errorf("Route %d is %q, want %q", uint8(r), got, want)
+		}
+	}
+}
