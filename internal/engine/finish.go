@@ -16,13 +16,11 @@ import (
 	"github.com/hwprof/hwprof/symbolize"
 )
 
-// finish folds what is pending, symbolizes the address ids, projects the
-// map onto functions and fills in the recording's facts.
-func (l *loader) finish() *profile.Profile {
+// finish symbolizes the address ids of addrMap (the pipeline's merged
+// map), projects the map onto functions and fills in the recording's
+// facts.
+func (l *loader) finish(addrMap *ccmap.Map) *profile.Profile {
 	l.growEvents()
-	l.clearStacks()
-	l.flushLBR()
-	addrMap := l.fold.Close()
 	if l.o.Instrs && l.ranges.ranges != nil {
 		l.rangeIDs()
 	}
