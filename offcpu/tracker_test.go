@@ -27,6 +27,8 @@ func run(start, end uint64, steps []step) (ivs []Interval[string], tr *Tracker[s
 			if iv, ok := tr.Exit(s.tid, s.t); ok {
 				ivs = append(ivs, iv)
 			}
+		case 'f':
+			tr.Fork(1, s.tid, s.t)
 		}
 	}
 	tr.End(end, func(iv Interval[string]) { ivs = append(ivs, iv) })
@@ -70,6 +72,8 @@ func TestTracker(t *testing.T) {
 		{"a stack is not kept past its interval", []step{{'s', 7, 100, "a"}, {'o', 7, 101, ""}, {'i', 7, 110, ""}, {'o', 7, 200, ""}, {'i', 7, 210, ""}},
 			[]want{{7, 101, 110, "a", false, Whole}, {7, 200, 210, "", false, Whole}}, 0},
 		{"a stack no switch out took", []step{{'s', 7, 100, "a"}}, nil, 1},
+		{"a new thread waits for its first turn", []step{{'f', 9, 100, ""}, {'i', 9, 130, ""}, {'s', 9, 200, "w"}, {'o', 9, 200, ""}, {'i', 9, 260, ""}},
+			[]want{{9, 100, 130, "", true, Whole}, {9, 200, 260, "w", false, Whole}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,27 +98,50 @@ func TestTracker(t *testing.T) {
 	}
 }
 
-// TestTrackerAccounts: a thread's intervals on and off the CPU, between
-// its first and last record, cover its whole life.
+// TestTrackerAccounts: a thread's time on and off the CPU covers its
+// whole life: one that ran from the start, one forked later that exits,
+// and one first seen coming in.
 func TestTrackerAccounts(t *testing.T) {
 	var steps []step
 	now := uint64(1000)
-	var on uint64
+	var on3 uint64
+	steps = append(steps, step{'i', 5, 1003, ""}) // thread 5: off since the start
 	for i := range 100 {
 		run := uint64(10 + i%7)
 		now += run
-		on += run
+		on3 += run
 		steps = append(steps, step{'s', 3, now, "k"}, step{'o', 3, now, ""})
+		if i == 10 {
+			steps = append(steps, step{'f', 4, now + 1, ""}, step{'i', 4, now + 5, ""})
+		}
+		if i == 50 {
+			steps = append(steps, step{'o', 4, now + 2, ""}, step{'x', 4, now + 3, ""})
+		}
 		now += uint64(100 + i*13%50)
 		steps = append(steps, step{'i', 3, now, ""})
 	}
-	ivs, _ := run(1000, now, steps)
-	var off uint64
+	end := now + 7
+	ivs, tr := run(1000, end, steps)
+	var off3 uint64
 	for _, iv := range ivs {
-		off += iv.NS()
+		if iv.TID == 3 {
+			off3 += iv.NS()
+		}
 	}
-	if on+off != now-1000 {
-		t.Errorf("on %d + off %d = %d, want the life %d", on, off, on+off, now-1000)
+	th := tr.Threads()
+	if len(th) != 3 {
+		t.Fatalf("threads %+v, want 3", th)
+	}
+	for _, x := range th {
+		if x.OnNS+x.OffNS != x.Last-x.First {
+			t.Errorf("thread %d: on %d + off %d = %d, want its life %d (%d to %d)", x.TID, x.OnNS, x.OffNS, x.OnNS+x.OffNS, x.Last-x.First, x.First, x.Last)
+		}
+	}
+	if th[0].TID != 3 || th[0].OnNS != on3+7 || th[0].OffNS != off3 || th[0].First != 1000 || th[0].Last != end {
+		t.Errorf("thread 3: %+v, want on %d off %d from 1000 to %d", th[0], on3+7, off3, end)
+	}
+	if th[2].TID != 5 || th[2].First != 1000 || th[2].OffNS != 3 {
+		t.Errorf("thread 5: %+v, want off 3 ns from the start", th[2])
 	}
 }
 
