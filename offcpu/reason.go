@@ -12,7 +12,7 @@ var reasons = []struct {
 	{"futex", []string{"futex_wait*", "__x64_sys_futex*", "futex_q_lock*"}},
 	{"sleep", []string{"do_nanosleep", "hrtimer_nanosleep*", "__x64_sys_nanosleep", "__x64_sys_clock_nanosleep", "common_nsleep"}},
 	{"child", []string{"do_wait", "kernel_wait4", "kernel_waitid", "__do_sys_wait4", "__x64_sys_wait4", "__x64_sys_waitid"}},
-	{"pipe", []string{"pipe_read", "pipe_write", "pipe_wait*", "wait_for_partner"}},
+	{"pipe", []string{"pipe_read", "pipe_write", "anon_pipe_read", "anon_pipe_write", "pipe_wait*", "wait_for_partner"}},
 	{"socket", []string{"sk_wait_data", "unix_stream_read_generic", "unix_dgram_recvmsg", "tcp_recvmsg*", "udp_recvmsg",
 		"inet_csk_accept", "__sys_accept4*", "sock_alloc_send_pskb", "sk_stream_wait_memory", "__skb_wait_for_more_packets", "__inet_stream_connect"}},
 	{"poll", []string{"do_sys_poll", "do_select", "core_sys_select", "ep_poll", "do_epoll_wait", "__x64_sys_poll", "__x64_sys_ppoll", "__x64_sys_epoll_wait", "__x64_sys_epoll_pwait*", "__x64_sys_select", "__x64_sys_pselect6"}},

@@ -291,6 +291,10 @@ type Event struct {
 	Name   string
 	Period uint64
 	Freq   uint64
+	// OffCPU: the event samples the stacks threads leave the CPU with
+	// (record --off-cpu); its samples are Profile.OffCPU's stacks, not
+	// weight of their own.
+	OffCPU bool
 }
 
 // ThreadPeriod is the period of one thread's last sample of an event.

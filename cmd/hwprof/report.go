@@ -145,7 +145,14 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if err := checkWeight(fs, fw, []string{""}, p); err != nil {
 		return fail(stderr, err)
 	}
-	if p, err = wf.weighted(p, ""); err != nil {
+	// pprof has every weight, as sample types: --weight picks the first
+	var defType string
+	if isPProf(*format) {
+		if _, err := wf.weighted(p, ""); err != nil {
+			return fail(stderr, err)
+		}
+		defType = map[profile.Measure]string{profile.OffCPUTime: "off-cpu", profile.WallTime: "wall"}[wf.measure]
+	} else if p, err = wf.weighted(p, ""); err != nil {
 		return fail(stderr, err)
 	}
 	render := func(w io.Writer) error {
@@ -157,7 +164,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		case "folded":
 			return report.Folded(w, p, fw)
 		case "pprof", "pgo":
-			return writePProf(w, p, *format == "pgo", *pgoWeight, stderr)
+			return writePProf(w, p, *format == "pgo", *pgoWeight, defType, stderr)
 		}
 		return report.Text(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/offcpu"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 )
@@ -279,7 +280,7 @@ func (l *loader) recording() profile.Recording {
 		rec.DurationNS = l.per.last - l.per.first
 	}
 	for _, a := range l.r.Attrs() {
-		e := profile.Event{Name: a.Name}
+		e := profile.Event{Name: a.Name, OffCPU: offcpu.IsEvent(&a.Attr)}
 		if a.Attr.Freq() {
 			e.Freq = a.Attr.SamplePeriod
 		} else {
