@@ -15,6 +15,9 @@ type Interval[K any] struct {
 	Stack    K
 	HasStack bool
 	Cut      Cut
+	// New: the wait of a new thread for its first turn on a CPU (from
+	// its creation), which has no stack.
+	New bool
 }
 
 // NS is the interval's length in nanoseconds.
@@ -83,6 +86,7 @@ type thread[K any] struct {
 	known bool   // since is known: the thread's state has been seen
 	// the current interval off the CPU
 	preempted bool
+	new       bool // the wait for the first turn
 	stack     K
 	hasStack  bool
 	// a stack sampled for the next switch out (the kernel samples it
@@ -110,7 +114,7 @@ func (t *Tracker[K]) thread(pid, tid uint32) *thread[K] {
 // Fork feeds the creation of a thread: it waits, runnable, for its first
 // turn on a CPU.
 func (t *Tracker[K]) Fork(pid, tid uint32, time uint64) {
-	th := &thread[K]{life: Thread{PID: pid, TID: tid, First: time, Last: time}, since: time, known: true, off: true, preempted: true}
+	th := &thread[K]{life: Thread{PID: pid, TID: tid, First: time, Last: time}, since: time, known: true, off: true, preempted: true, new: true}
 	t.threads[tid] = th
 }
 
@@ -163,9 +167,9 @@ func (t *Tracker[K]) Switch(pid, tid uint32, time uint64, out, preempted bool) (
 // close returns a thread's current interval ended at end, and counts it.
 func (t *Tracker[K]) close(tid uint32, th *thread[K], end uint64, cut Cut) Interval[K] {
 	iv := Interval[K]{PID: th.life.PID, TID: tid, Start: min(th.since, end), End: end, Preempted: th.preempted,
-		Stack: th.stack, HasStack: th.hasStack, Cut: cut}
+		Stack: th.stack, HasStack: th.hasStack, Cut: cut, New: th.new}
 	var zero K
-	th.preempted, th.stack, th.hasStack = false, zero, false
+	th.preempted, th.stack, th.hasStack, th.new = false, zero, false, false
 	th.life.OffNS += iv.NS()
 	th.life.Intervals++
 	th.life.Last = max(th.life.Last, end)

@@ -199,6 +199,7 @@ func addOffCPU(a, b *OffCPUStats, first bool) {
 	a.Preempted += b.Preempted
 	a.NoStack += b.NoStack
 	a.NoStackNS += b.NoStackNS
+	a.StackLost += b.StackLost
 	a.OpenAtStart += b.OpenAtStart
 	a.OpenAtEnd += b.OpenAtEnd
 	a.EndedByExit += b.EndedByExit

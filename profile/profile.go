@@ -223,6 +223,10 @@ type OffCPUStats struct {
 	// the CPU with (no off-CPU event: a recording that could not sample
 	// the kernel; or its sample lost), NoStackNS their time.
 	NoStack, NoStackNS uint64
+	// StackLost counts the intervals without a stack that had one
+	// coming: a switch out seen whole, not a new thread's first wait, in
+	// a recording with the off-CPU event (its sample was lost).
+	StackLost uint64
 	// Open counts the intervals the recording did not see whole: threads
 	// off the CPU at its start (first seen coming in), at its end, or
 	// when they exited.

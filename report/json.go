@@ -53,6 +53,7 @@ type jsonOffCPU struct {
 	PreemptedNS uint64 `json:"preempted_ns"`
 	NoStack     uint64 `json:"no_stack"`
 	NoStackNS   uint64 `json:"no_stack_ns"`
+	StackLost   uint64 `json:"stack_lost"`
 	OpenAtStart uint64 `json:"open_at_start"`
 	OpenAtEnd   uint64 `json:"open_at_end"`
 	EndedByExit uint64 `json:"ended_by_exit"`
@@ -250,7 +251,7 @@ func recordingJSON(p *profile.Profile, warnings []string) jsonRecording {
 	if st := &rec.OffCPU; st.Recorded {
 		ns := st.NS
 		r.OffCPUNS = &ns
-		o := &jsonOffCPU{Intervals: st.Intervals, PreemptedNS: st.PreemptedNS, NoStack: st.NoStack, NoStackNS: st.NoStackNS,
+		o := &jsonOffCPU{Intervals: st.Intervals, PreemptedNS: st.PreemptedNS, NoStack: st.NoStack, NoStackNS: st.NoStackNS, StackLost: st.StackLost,
 			OpenAtStart: st.OpenAtStart, OpenAtEnd: st.OpenAtEnd, EndedByExit: st.EndedByExit, Unmatched: st.Unmatched,
 			Reasons: []jsonReason{}, Threads: make([]jsonThread, 0, len(st.Threads))}
 		for _, rr := range offCPUReasons(p) {

@@ -92,6 +92,9 @@ func offCPUText(b *strings.Builder, p *profile.Profile) {
 		fmt.Fprintf(b, "; threads' lives %s: %.1f%% on the CPU, %.1f%% off", fmtNS(life), 100*float64(on)/float64(life), 100*float64(off)/float64(life))
 	}
 	b.WriteString("\n")
+	if st.NoStack == st.Intervals && !slices.ContainsFunc(p.Recording.Events, func(e profile.Event) bool { return e.OffCPU }) {
+		b.WriteString("           without stacks: the recording has switch records and no off-CPU event (record --off-cpu, where the kernel may be sampled, has both)\n")
+	}
 	if p.Measure == profile.Sampled {
 		b.WriteString("           report --weight off-cpu (or wall) shows where\n")
 	}

@@ -162,7 +162,7 @@ func TestOffCPUWeights(t *testing.T) {
 	if rep.Recording.Measure != "off-cpu" {
 		t.Errorf("measure %q, want off-cpu", rep.Recording.Measure)
 	}
-	r := hwprof(t, "report", "-i", data, "--weight", "off-cpu")
+	r := hwprof(t, "report", "-i", data, "--weight", "off-cpu", "--top", "0")
 	if r.code != 0 || !strings.Contains(r.stdout, "shares of") || !strings.Contains(r.stdout, "nanoseconds off the CPU") || !strings.Contains(r.stdout, "wait_sleep") {
 		t.Errorf("report --weight off-cpu: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -172,6 +172,9 @@ func (l *loader) foldInterval(iv offcpu.Interval[[]ccmap.Frame]) {
 	} else {
 		st.NoStack++
 		st.NoStackNS += ns
+		if iv.Cut == offcpu.Whole && !iv.New {
+			st.StackLost++
+		}
 		o.frames = append(o.frames, ccmap.Frame{Func: l.addrs.id(noStackKey)})
 	}
 	o.fold.AddStacks(o.frames, ns, 1)
@@ -210,13 +213,11 @@ func (l *loader) offWarnings() {
 	if !st.Recorded || st.NS == 0 {
 		return
 	}
-	if st.NoStack > 0 {
-		why := "their off-CPU samples were lost"
-		if !slices.Contains(l.ev.offcpu, true) {
-			why = "the recording has no off-CPU event: it could not sample the kernel (perf_event_paranoid 2 without CAP_PERFMON), so it has the intervals alone"
-		}
-		l.warn(fmt.Sprintf("%d intervals off the CPU (%.2f%% of the off-CPU time) have no stack: %s; they show as %s",
-			st.NoStack, 100*float64(st.NoStackNS)/float64(st.NS), why, profile.NoOffCPUStack))
+	// Without an off-CPU event (a recording that could not sample the
+	// kernel, or perf's --switch-events) no interval has a stack: the
+	// report's header says so. With one, a stack missing was lost.
+	if st.StackLost > 0 && slices.Contains(l.ev.offcpu, true) {
+		l.warn(fmt.Sprintf("%d intervals off the CPU have no stack (their off-CPU samples were lost): they show as %s", st.StackLost, profile.NoOffCPUStack))
 	}
 	if st.Unmatched > 0 {
 		l.warn(fmt.Sprintf("%d off-CPU stacks had no switch record to measure them by (records lost): left out", st.Unmatched))
