@@ -82,10 +82,12 @@ func waitTruths(t *testing.T, stdout string) map[string]uint64 {
 // a pipe fed on a schedule, a mutex another thread holds, a child), and
 // checks each waiting function's time off the CPU within 2% of the
 // program's own measure, every thread's time on and off the CPU against
-// its life, and the reasons the kernel frames give. With frame pointers
-// the walk through libc's lock skips wait_mutex (its caller's frame is
-// next on the chain), so the mutex wait is checked in the DWARF
-// recording.
+// its life, and the reasons the kernel frames give. The DWARF recording
+// holds each function within 2%. With frame pointers the walk through
+// libc skips a frame where libc keeps none: wait_mutex always (the lock
+// wait is two calls deep in libc), and the others' time preempted inside
+// libc's wrappers, which a busy machine makes common; so the
+// frame-pointer recording is held within 10%, wait_mutex left out.
 func TestOffCPUKnownWaits(t *testing.T) {
 	needPerfEvents(t)
 	if p, err := perf.Paranoid(); err == nil && p > perf.ParanoidKernel && os.Geteuid() != 0 {
@@ -97,9 +99,10 @@ func TestOffCPUKnownWaits(t *testing.T) {
 		name  string
 		graph []string
 		funcs []string
+		tol   float64
 	}{
-		{"fp", nil, []string{"wait_sleep", "wait_pipe", "wait_child"}},
-		{"dwarf", []string{"--call-graph", "dwarf,4096"}, []string{"wait_sleep", "wait_pipe", "wait_mutex", "wait_child"}},
+		{"fp", nil, []string{"wait_sleep", "wait_pipe", "wait_child"}, 0.10},
+		{"dwarf", []string{"--call-graph", "dwarf,4096"}, []string{"wait_sleep", "wait_pipe", "wait_mutex", "wait_child"}, 0.02},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "w.data")
@@ -119,8 +122,8 @@ func TestOffCPUKnownWaits(t *testing.T) {
 			for _, fn := range tc.funcs {
 				dev := (float64(got[fn]) - float64(truth[fn])) / float64(truth[fn])
 				t.Logf("%-10s off the CPU %12d ns, the program measured %12d ns: %+.3f%%", fn, got[fn], truth[fn], 100*dev)
-				if math.Abs(dev) > 0.02 {
-					t.Errorf("%s: %d ns off the CPU, the program measured %d ns (%+.2f%%, more than 2%%)", fn, got[fn], truth[fn], 100*dev)
+				if math.Abs(dev) > tc.tol {
+					t.Errorf("%s: %d ns off the CPU, the program measured %d ns (%+.2f%%, more than %.0f%%)", fn, got[fn], truth[fn], 100*dev, 100*tc.tol)
 				}
 			}
 			off := rep.Recording.OffCPU
