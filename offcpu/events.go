@@ -33,13 +33,20 @@ const tracking = perf.FlagMmap | perf.FlagComm | perf.FlagTask | perf.FlagMmapDa
 const kept = perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod |
 	perf.SampleCallchain | perf.SampleRegsUser | perf.SampleStackUser
 
+// SwitchEventName is the name of the event that carries the switch
+// records (perf's name of the software dummy event it is).
+const SwitchEventName = "dummy"
+
 // Events returns the events of a recording that measures off-CPU time:
-// evs, with switch records asked of the event that tracks the processes,
-// and, when kernel is true, the off-CPU event: the software
+// evs; when kernel is true, the off-CPU event: the software
 // context-switch event with period 1, sampling the stack of every switch
 // out (the kernel's part says why the thread left: a futex, a read, a
-// sleep) with the first event's call graph. Every event then carries a
-// sample id, as perf gives several events.
+// sleep) with the first event's call graph; and the switch event: the
+// software dummy event, which samples nothing and asks for switch
+// records, so that they have a ring of their own, which samples never
+// fill (a switch whose stack sample was lost keeps its interval). Every
+// event then carries PERF_SAMPLE_IDENTIFIER, as perf gives several
+// events of different sample types.
 //
 // kernel must say whether this process may sample the kernel
 // (perf_event_paranoid ≤ 1, or CAP_PERFMON): the kernel takes the
@@ -50,20 +57,24 @@ func Events(evs []perf.Event, kernel bool) ([]perf.Event, error) {
 	if len(evs) == 0 {
 		return nil, errors.New("off-cpu: no event to add to")
 	}
-	out := make([]perf.Event, len(evs), len(evs)+1)
+	out := make([]perf.Event, len(evs), len(evs)+2)
 	copy(out, evs)
-	track := 0
-	for i := range out {
-		if out[i].Attr.Flags&(perf.FlagComm|perf.FlagMmap|perf.FlagMmap2) != 0 {
-			track = i
-			break
-		}
+	first := out[0].Attr
+	sw := perf.Attr{
+		Type:         perf.TypeSoftware,
+		Size:         first.Size,
+		Config:       perf.SWDummy,
+		SamplePeriod: 1,
+		SampleType:   first.SampleType&(perf.SampleTID|perf.SampleTime|perf.SampleCPU) | perf.SampleIP | perf.SampleTID | perf.SampleTime,
+		ReadFormat:   first.ReadFormat,
+		Flags:        first.Flags&^(tracking|perf.FlagFreq) | perf.FlagContextSwitch | perf.FlagSampleIDAll,
+		ClockID:      first.ClockID,
 	}
-	out[track].Attr.Flags |= perf.FlagContextSwitch
 	if !kernel {
+		out = append(out, perf.Event{Name: SwitchEventName, Attr: sw})
+		setSampleIDs(out)
 		return out, nil
 	}
-	first := out[0].Attr
 	a := perf.Attr{
 		Type:            perf.TypeSoftware,
 		Size:            first.Size,
@@ -84,7 +95,7 @@ func Events(evs []perf.Event, kernel bool) ([]perf.Event, error) {
 	if a.SampleType&perf.SampleCallchain == 0 {
 		a.SampleMaxStack = 0
 	}
-	out = append(out, perf.Event{Name: EventName, Attr: a})
+	out = append(out, perf.Event{Name: EventName, Attr: a}, perf.Event{Name: SwitchEventName, Attr: sw})
 	setSampleIDs(out)
 	return out, nil
 }

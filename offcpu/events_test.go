@@ -1,16 +1,17 @@
 package offcpu
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
 )
 
-// TestEventsAsPerf: the off-CPU events are what perf opens for
-// `perf record -e cpu-clock -c 250000 -e cs/period=1/ --switch-events -g`
-// (perf's attrs as BuildAttrs builds them, the first event tracking the
-// switches), for a command and system-wide.
+// TestEventsAsPerf: the recording's events and the off-CPU event are what
+// perf opens for `perf record -e cpu-clock -c 250000 -e cs/period=1/ -g`
+// (BuildAttrs builds perf's attrs), for a command and system-wide; the
+// switch event is the software dummy event asking for switch records
+// alone, with the first event's sample id fields; every event carries
+// PERF_SAMPLE_IDENTIFIER.
 func TestEventsAsPerf(t *testing.T) {
 	for _, target := range []perf.Target{perf.TargetPIDs, perf.TargetCPUs} {
 		t.Run(target.String(), func(t *testing.T) {
@@ -29,24 +30,31 @@ func TestEventsAsPerf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			track := 0
 			if target == perf.TargetCPUs {
-				track = len(want) - 1 // perf's dummy
+				want[1], want[2] = want[2], want[1] // the off-CPU event after -a's dummy
 			}
-			want[track].Attr.Flags |= perf.FlagContextSwitch
-			// the off-CPU event comes last, after -a's dummy
-			if target == perf.TargetCPUs {
-				want[1], want[2] = want[2], want[1]
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d events, want %d", len(got), len(want))
+			if len(got) != len(want)+1 {
+				t.Fatalf("%d events, want %d", len(got), len(want)+1)
 			}
 			for i := range want {
-				if got[i].Attr != want[i].Attr {
-					t.Errorf("event %d (%s):\n got %+v\nwant %+v", i, want[i].Name, got[i].Attr, want[i].Attr)
+				w := want[i].Attr
+				w.SampleType = w.SampleType&^perf.SampleID | perf.SampleIdentifier
+				if got[i].Attr != w {
+					t.Errorf("event %d (%s):\n got %+v\nwant %+v", i, want[i].Name, got[i].Attr, w)
 				}
 			}
-			if !IsEvent(&got[len(got)-1].Attr) || IsEvent(&got[0].Attr) {
+			sw := got[len(got)-1]
+			if sw.Name != SwitchEventName || sw.Attr.Type != perf.TypeSoftware || sw.Attr.Config != perf.SWDummy ||
+				!HasSwitches(&sw.Attr) || sw.Attr.SampleType&perf.SampleIdentifier == 0 || !sw.Attr.Flags.Has(perf.FlagSampleIDAll) ||
+				sw.Attr.Flags&(perf.FlagComm|perf.FlagMmap|perf.FlagMmap2|perf.FlagTask) != 0 {
+				t.Errorf("switch event %+v", sw)
+			}
+			for i, ev := range got[:len(got)-1] {
+				if HasSwitches(&ev.Attr) {
+					t.Errorf("event %d (%s) asks for switch records too", i, ev.Name)
+				}
+			}
+			if off := got[len(got)-2]; !IsEvent(&off.Attr) || IsEvent(&got[0].Attr) {
 				t.Error("IsEvent does not tell the off-CPU event from the others")
 			}
 		})
@@ -54,23 +62,22 @@ func TestEventsAsPerf(t *testing.T) {
 }
 
 // TestEventsUserOnly: without the kernel, no off-CPU event (the kernel
-// would drop its every sample), only the switch records.
+// would drop its every sample), only the switch event.
 func TestEventsUserOnly(t *testing.T) {
 	evs, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock:u"}, CallGraph: "fp",
 		Limits: &perf.KernelLimits{}, PMUs: map[string]*perf.PMU{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := evs[0].Attr
 	got, err := Events(evs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := evs[0].Attr
-	want.Flags |= perf.FlagContextSwitch
-	if len(got) != 1 || !reflect.DeepEqual(got[0].Attr, want) {
-		t.Errorf("got %+v, want the event with context_switch", got)
+	if len(got) != 2 || IsEvent(&got[1].Attr) || !HasSwitches(&got[1].Attr) || !got[1].Attr.Flags.Has(perf.FlagExcludeKernel) {
+		t.Errorf("got %+v, want the event and the user-space switch event", got)
 	}
-	if evs[0].Attr.Flags.Has(perf.FlagContextSwitch) {
+	if evs[0].Attr != first {
 		t.Error("Events changed its argument")
 	}
 }

@@ -204,6 +204,7 @@ func addOffCPU(a, b *OffCPUStats, first bool) {
 	a.OpenAtEnd += b.OpenAtEnd
 	a.EndedByExit += b.EndedByExit
 	a.Unmatched += b.Unmatched
+	a.SwitchesLost += b.SwitchesLost
 	a.Threads = append(a.Threads, b.Threads...)
 }
 

@@ -234,6 +234,9 @@ type OffCPUStats struct {
 	// Unmatched counts off-CPU stacks no switch record took (lost
 	// records).
 	Unmatched uint64
+	// SwitchesLost counts the records the kernel lost from the ring of
+	// the switch records (PERF_RECORD_LOST of their event).
+	SwitchesLost uint64
 	// Threads is each kept thread's life: on the CPU and off it.
 	Threads []ThreadTime
 }

@@ -58,6 +58,8 @@ type jsonOffCPU struct {
 	OpenAtEnd   uint64 `json:"open_at_end"`
 	EndedByExit uint64 `json:"ended_by_exit"`
 	Unmatched   uint64 `json:"unmatched"`
+	// records lost from the ring of the switch records
+	SwitchesLost uint64 `json:"switches_lost"`
 	// the time off the CPU by why threads left it, most first
 	Reasons []jsonReason `json:"reasons"`
 	Threads []jsonThread `json:"threads"`
@@ -252,7 +254,7 @@ func recordingJSON(p *profile.Profile, warnings []string) jsonRecording {
 		ns := st.NS
 		r.OffCPUNS = &ns
 		o := &jsonOffCPU{Intervals: st.Intervals, PreemptedNS: st.PreemptedNS, NoStack: st.NoStack, NoStackNS: st.NoStackNS, StackLost: st.StackLost,
-			OpenAtStart: st.OpenAtStart, OpenAtEnd: st.OpenAtEnd, EndedByExit: st.EndedByExit, Unmatched: st.Unmatched,
+			OpenAtStart: st.OpenAtStart, OpenAtEnd: st.OpenAtEnd, EndedByExit: st.EndedByExit, Unmatched: st.Unmatched, SwitchesLost: st.SwitchesLost,
 			Reasons: []jsonReason{}, Threads: make([]jsonThread, 0, len(st.Threads))}
 		for _, rr := range offCPUReasons(p) {
 			o.Reasons = append(o.Reasons, jsonReason{Reason: rr.reason, NS: rr.ns, Intervals: rr.intervals})

@@ -299,6 +299,7 @@ func (l *loader) Route(raw []byte) pipeline.Route {
 		if d, ok := l.decode(); ok {
 			if x, ok := d.(*perf.Lost); ok {
 				l.rec.Lost += x.Lost
+				l.offLost(x)
 			}
 		}
 	case perf.RecordLostSamples:

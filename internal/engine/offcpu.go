@@ -120,6 +120,14 @@ func (l *loader) offSample(s *perf.Sample, p *prepSample) {
 	l.offTracker().Stack(s.PID, s.TID, s.Time, slices.Clone(o.frames))
 }
 
+// offLost counts the records lost from the ring of an event that asks
+// for switch records (the read stage): switches the tracker cannot see.
+func (l *loader) offLost(x *perf.Lost) {
+	if ev, ok := l.r.Format().EventOfID(x.ID); ok && offcpu.HasSwitches(l.r.Format().Attr(ev)) {
+		l.off.stats.SwitchesLost += x.Lost
+	}
+}
+
 // offFork and offExit feed a thread's creation and end to the tracker
 // (Apply: no sample in flight).
 func (l *loader) offFork(f *perf.Fork) {
@@ -218,6 +226,9 @@ func (l *loader) offWarnings() {
 	// report's header says so. With one, a stack missing was lost.
 	if st.StackLost > 0 && slices.Contains(l.ev.offcpu, true) {
 		l.warn(fmt.Sprintf("%d intervals off the CPU have no stack (their off-CPU samples were lost): they show as %s", st.StackLost, profile.NoOffCPUStack))
+	}
+	if st.SwitchesLost > 0 {
+		l.warn(fmt.Sprintf("%d records were lost from the ring of the switch records: the intervals off the CPU around them are too long or missing", st.SwitchesLost))
 	}
 	if st.Unmatched > 0 {
 		l.warn(fmt.Sprintf("%d off-CPU stacks had no switch record to measure them by (records lost): left out", st.Unmatched))
