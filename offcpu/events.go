@@ -17,6 +17,13 @@ func IsEvent(a *perf.Attr) bool {
 	return a.Type == perf.TypeSoftware && a.Config == perf.SWContextSwitches && !a.Freq() && a.SamplePeriod == 1
 }
 
+// IsSwitchEvent reports whether an attr is the switch event of Events:
+// the software dummy event asking for switch records, which samples
+// nothing.
+func IsSwitchEvent(a *perf.Attr) bool {
+	return a.Type == perf.TypeSoftware && a.Config == perf.SWDummy && HasSwitches(a)
+}
+
 // HasSwitches reports whether an attr asks for switch records
 // (attr.context_switch: PERF_RECORD_SWITCH, or SWITCH_CPU_WIDE for an
 // event of a CPU).

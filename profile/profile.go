@@ -298,10 +298,13 @@ type Event struct {
 	Name   string
 	Period uint64
 	Freq   uint64
-	// OffCPU: the event samples the stacks threads leave the CPU with
-	// (record --off-cpu); its samples are Profile.OffCPU's stacks, not
+	// OffCPU: the off-CPU event (record --off-cpu), whose samples are
+	// the stacks threads leave the CPU with (Profile.OffCPU's), not
 	// weight of their own.
 	OffCPU bool
+	// Switches: an event that carries switch records and samples nothing
+	// (the software dummy event of record --off-cpu, or perf's).
+	Switches bool
 }
 
 // ThreadPeriod is the period of one thread's last sample of an event.

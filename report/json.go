@@ -97,9 +97,10 @@ type jsonEvent struct {
 	Name   string `json:"name"`
 	Period uint64 `json:"period"`
 	Freq   uint64 `json:"freq"`
-	// the event samples the stacks threads leave the CPU with (record
-	// --off-cpu)
-	OffCPU bool `json:"offcpu"`
+	// the off-CPU event, and the event that carries the switch records
+	// (profile.Event.OffCPU and Switches)
+	OffCPU   bool `json:"offcpu"`
+	Switches bool `json:"switches"`
 }
 
 type jsonPeriod struct {

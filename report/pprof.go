@@ -95,10 +95,11 @@ func clockEvents(evs []profile.Event) bool {
 // onCPUEvents are the events whose samples weigh (all but the off-CPU
 // event).
 func onCPUEvents(evs []profile.Event) []profile.Event {
-	if !slices.ContainsFunc(evs, func(e profile.Event) bool { return e.OffCPU }) {
+	other := func(e profile.Event) bool { return e.OffCPU || e.Switches }
+	if !slices.ContainsFunc(evs, other) {
 		return evs
 	}
-	return slices.DeleteFunc(slices.Clone(evs), func(e profile.Event) bool { return e.OffCPU })
+	return slices.DeleteFunc(slices.Clone(evs), other)
 }
 
 // weightType names the sample type of a non-clock event's weight: the

@@ -227,7 +227,7 @@ func TestOffCPUDiffMerge(t *testing.T) {
 		sum += *readOffReport(t, data).Recording.OffCPUNS
 		datas = append(datas, data)
 	}
-	d := hwprof(t, "diff", "--weight", "off-cpu", datas[0], datas[1])
+	d := hwprof(t, "diff", "--weight", "off-cpu", "--top", "0", datas[0], datas[1])
 	if d.code != 0 || !strings.Contains(d.stdout, "wait_") {
 		t.Errorf("diff --weight off-cpu: exit %d\n%s\n%s", d.code, d.stdout, d.stderr)
 	}

@@ -280,7 +280,7 @@ func (l *loader) recording() profile.Recording {
 		rec.DurationNS = l.per.last - l.per.first
 	}
 	for _, a := range l.r.Attrs() {
-		e := profile.Event{Name: a.Name, OffCPU: offcpu.IsEvent(&a.Attr)}
+		e := profile.Event{Name: a.Name, OffCPU: offcpu.IsEvent(&a.Attr), Switches: offcpu.IsSwitchEvent(&a.Attr)}
 		if a.Attr.Freq() {
 			e.Freq = a.Attr.SamplePeriod
 		} else {
