@@ -145,9 +145,11 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if err := checkWeight(fs, fw, []string{""}, p); err != nil {
 		return fail(stderr, err)
 	}
-	// pprof has every weight, as sample types: --weight picks the first
+	// pprof has every weight, as sample types: --weight picks the first;
+	// the flame graph has them all too, on a switch: --weight picks the
+	// one it opens on.
 	var defType string
-	if isPProf(*format) {
+	if isPProf(*format) || *format == "flamegraph" {
 		if _, err := wf.weighted(p, ""); err != nil {
 			return fail(stderr, err)
 		}
@@ -160,7 +162,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		case "json":
 			return report.JSON(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 		case "flamegraph":
-			return report.Flamegraph(w, p, flamegraph.Options{Weight: fw})
+			return report.Flamegraph(w, p, flamegraph.Options{Weight: report.MeasureWeight(wf.measure, fw)})
 		case "folded":
 			return report.Folded(w, p, fw)
 		case "pprof", "pgo":

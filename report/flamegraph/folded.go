@@ -37,7 +37,7 @@ func foldedName(f Frame) string {
 // and stacks whose weight rounds to 0 are left out, as flamegraph.pl would
 // draw nothing for them. A stack without frames is written as "[no stack]".
 func WriteFolded(w io.Writer, stacks []Stack, weight Weight) error {
-	if weight > WeightSamples {
+	if weight > WeightWall {
 		return fmt.Errorf("folded stacks: unknown weight %v", weight)
 	}
 	sums := map[string]float64{}
