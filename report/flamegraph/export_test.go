@@ -49,6 +49,26 @@ func (p *page) Hover(f drawnFrame) map[string]string { return p.hover(f) }
 // Find returns the drawn frame at path ("a;b;c").
 func (p *page) Find(path string) drawnFrame { return p.find(path) }
 
+// CheckOffColours holds the frames drawn under weight against the
+// off-CPU palette's rule; it returns how many are blue, [preempted] teal
+// and of their kind's colour.
+func (p *page) CheckOffColours(ref *refTree, weight string) (blue, preempted, others int) {
+	return checkOffColours(p.t, p, ref, weight)
+}
+
+// Total is the reference's total of the frame at path under weight
+// ("time", "off-cpu", "wall"); ok is false when it has no such frame.
+func (r *refTree) Total(path, weight string) (float64, bool) {
+	n := r.byPath[path]
+	if n == nil {
+		return 0, false
+	}
+	return n.total[weightIndex[weight]], true
+}
+
+// Dur formats nanoseconds as the page does.
+func Dur(ns float64) string { return dur(ns) }
+
 // Time is the reference's time total of the frame at path; ok is false
 // when the reference has no such frame.
 func (r *refTree) Time(path string) (float64, bool) {

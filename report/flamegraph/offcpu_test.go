@@ -247,7 +247,13 @@ func TestBrowserOffCPU(t *testing.T) {
 		if got := eval[string](p, `document.getElementById('total-shown').textContent`); got != view.total {
 			t.Errorf("%s: header total %q, want %q", view.button, got, view.total)
 		}
-		checkOffColours(t, p, ref, view.weight)
+		blue, preempted, others := checkOffColours(t, p, ref, view.weight)
+		switch {
+		case view.weight == "time" && (blue+preempted != 0 || others == 0),
+			view.weight == "off-cpu" && (blue < 5 || preempted != 1 || others != 0),
+			view.weight == "wall" && (blue < 5 || preempted != 1 || others < 5):
+			t.Errorf("%s view: %d frames drawn blue, %d [preempted] teal, %d in their kind's colour", view.button, blue, preempted, others)
+		}
 		p.screenshot("offcpu-" + view.weight)
 	}
 	// The tooltip gives the frame's off-CPU and wall time in time units.
@@ -278,12 +284,12 @@ func TestBrowserOffCPU(t *testing.T) {
 }
 
 // checkOffColours holds every frame drawn wide enough against the rule:
-// in the off-CPU palette (blue: hue 215-255) exactly when its weight in
+// in the off-CPU palette (indigo: hue 228-262, apart from the kernel's sky blue, 198-212) exactly when its weight in
 // the view is all off-CPU time, [preempted] teal (hue 160-185), and
-// others in their kind's colour (not those hues).
-func checkOffColours(t *testing.T, p *page, ref *refTree, weight string) {
+// others in their kind's colour (not those hues). It returns how many
+// frames it found of each.
+func checkOffColours(t *testing.T, p *page, ref *refTree, weight string) (offBlue, preempted, others int) {
 	t.Helper()
-	offBlue, preempted, others := 0, 0, 0
 	for _, f := range p.frames() {
 		if f.Depth == 0 || f.Width < 4 {
 			continue
@@ -302,30 +308,17 @@ func checkOffColours(t *testing.T, p *page, ref *refTree, weight string) {
 			}
 		case allOff && !IsNarrowName(f.Name):
 			offBlue++
-			if h < 215 || h > 255 {
-				t.Errorf("%s view: off-CPU frame %q drawn at hue %.0f, want blue (215-255)", weight, f.Path, h)
+			if h < 228 || h > 262 {
+				t.Errorf("%s view: off-CPU frame %q drawn at hue %.0f, want indigo (228-262)", weight, f.Path, h)
 			}
 		case !allOff:
 			others++
-			if h >= 160 && h <= 185 || h >= 215 && h <= 255 {
+			if h >= 160 && h <= 185 || h >= 225 && h <= 265 {
 				t.Errorf("%s view: frame %q, on the CPU too, drawn at hue %.0f, in the off-CPU palette", weight, f.Path, h)
 			}
 		}
 	}
-	switch weight {
-	case "time":
-		if offBlue+preempted != 0 || others == 0 {
-			t.Errorf("CPU view: %d off-CPU frames, %d others", offBlue+preempted, others)
-		}
-	case "off-cpu":
-		if offBlue < 5 || preempted != 1 {
-			t.Errorf("Off-CPU view: %d blue frames, %d [preempted]", offBlue, preempted)
-		}
-	case "wall":
-		if offBlue < 5 || preempted != 1 || others < 5 {
-			t.Errorf("Wall view: %d blue frames, %d [preempted], %d others", offBlue, preempted, others)
-		}
-	}
+	return offBlue, preempted, others
 }
 
 // IsNarrowName reports whether name is a merged "[N narrow frames]" frame.

@@ -110,7 +110,7 @@
   // frame of the off-CPU view, those without time on the CPU in the wall
   // view. They take the off-CPU palette (blues; a thread preempted while
   // runnable, teal), whatever their object.
-  var OFF = [222, 250, 58, 64], PREEMPTED = 'hsl(172,48%,48%)', OFFNARROW = 'hsl(230,28%,84%)';
+  var OFF = [232, 258, 55, 62], PREEMPTED = 'hsl(172,48%,48%)', OFFNARROW = 'hsl(230,28%,84%)';
   function offFrame(n) {
     if (n === 0) return false;
     if (st.weight === 'off-cpu') return true;

@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
@@ -244,4 +245,82 @@ func TestBrowserRealTooltip(t *testing.T) {
 		}
 	}
 	pg.Screenshot("real-tooltip-zoom")
+}
+
+// TestBrowserRealOffCPU: a live off-CPU recording (cpu-clock samples,
+// switch records and the stacks threads leave the CPU with, as record
+// --off-cpu makes) of testdata/c/waits.c, whose threads sleep, read a
+// pipe, wait for a mutex and a child, and spin. The page's buttons switch
+// CPU → Off-CPU → Wall; each view draws every frame at its width under
+// that weight, says the profile's total in the header, and draws the
+// frames whose weight is all off the CPU in the off-CPU palette.
+func TestBrowserRealOffCPU(t *testing.T) {
+	prog := testprog.Build(t, "c/waits.c", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread")
+	dir := t.TempDir()
+	// Whether this machine lets a process open a cpu-clock event at all.
+	probe, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Target: perf.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
+		t.Skipf("cannot open perf events here: %v", err)
+	}
+	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := record.Options{Events: events, Argv: []string{prog, "0.5"}, Output: filepath.Join(dir, "off.data")}
+	facts := source.Gather()
+	if err := o.OffCPU(!facts.UserOnly()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := record.Record(o); err != nil {
+		t.Fatalf("record --off-cpu: %v", err)
+	}
+	p, err := engine.Load(o.Output, engine.LoadOptions{})
+	if p == nil {
+		t.Fatal(err)
+	}
+	if p.OffCPU == nil || p.OffCPU.Totals().Samples == 0 || !p.Recording.OffCPU.OnCPUTime {
+		t.Fatalf("the recording has no time off the CPU (%+v) or its samples are not of a clock", p.Recording.OffCPU)
+	}
+	meta, stacks := report.FlameStacks(p)
+	var b bytes.Buffer
+	if err := report.Flamegraph(&b, p, flamegraph.Options{Weight: report.MeasureWeight(profile.OffCPUTime, flamegraph.WeightTime)}); err != nil {
+		t.Fatal(err)
+	}
+	pg := flamegraph.OpenPage(t, b.Bytes())
+	if st := pg.State(); st.Weight != "off-cpu" || strings.Join(st.Weights, ",") != "time,off-cpu,wall" {
+		t.Fatalf("page opens on %q with weights %v; want off-cpu of time, off-cpu, wall", st.Weight, st.Weights)
+	}
+	ref := flamegraph.BuildRef(stacks, meta)
+	off := float64(p.OffCPU.Totals().Samples)
+	for _, w := range []struct {
+		weight string
+		total  float64
+	}{{"time", float64(p.Map.Totals().Samples)}, {"off-cpu", off}, {"wall", float64(p.Map.Totals().Samples) + off}} {
+		pg.JS(`document.querySelector('#weights button[data-weight="` + w.weight + `"]').click()`)
+		if st := pg.State(); st.Weight != w.weight {
+			t.Fatalf("weight %q after clicking %s", st.Weight, w.weight)
+		}
+		pg.CheckLayout(ref)
+		if got := pg.Eval(`(function(){ var t = document.getElementById('total-shown').textContent; return t === ` +
+			strconv.Quote(flamegraph.Dur(w.total)) + ` ? 1 : 0; })()`); got != 1 {
+			t.Errorf("%s: the header's total is not %s", w.weight, flamegraph.Dur(w.total))
+		}
+		blue, preempted, others := pg.CheckOffColours(ref, w.weight)
+		t.Logf("%s view: total %s; %d frames drawn blue, %d [preempted], %d in their kind's colour", w.weight, flamegraph.Dur(w.total), blue, preempted, others)
+		if w.weight == "off-cpu" && (blue == 0 || others != 0) || w.weight == "time" && blue+preempted != 0 {
+			t.Errorf("%s view: %d blue, %d [preempted], %d other frames", w.weight, blue, preempted, others)
+		}
+		pg.Screenshot("real-offcpu-" + w.weight)
+	}
+	// The sleeper's wait: wait_sleep's frame holds its time off the CPU.
+	for _, f := range pg.Frames() {
+		if f.Name == "wait_sleep" {
+			tot, _ := ref.Total(f.Path, "off-cpu")
+			t.Logf("%s: %s off the CPU", f.Path, flamegraph.Dur(tot))
+		}
+	}
+	pg.CheckNoNetwork()
 }
