@@ -316,6 +316,14 @@ func checkOffColours(t *testing.T, p *page, ref *refTree, weight string) (offBlu
 			if h >= 160 && h <= 185 || h >= 225 && h <= 265 {
 				t.Errorf("%s view: frame %q, on the CPU too, drawn at hue %.0f, in the off-CPU palette", weight, f.Path, h)
 			}
+			// In Wall, a bar along its top as long as its share off the
+			// CPU: sampled at its first pixels, where it is long enough.
+			if n == nil || weight != "wall" || n.total[wOffCPU]/n.total[wWall]*f.Width < 3 {
+				continue
+			}
+			if bh := hueOf(p, f.X+1.5, f.Y+1.5); bh < 228 || bh > 262 {
+				t.Errorf("wall view: frame %q, %.0f%% off the CPU, has no off-CPU bar (hue %.0f atop it)", f.Path, 100*n.total[wOffCPU]/n.total[wWall], bh)
+			}
 		}
 	}
 	return offBlue, preempted, others
@@ -325,10 +333,13 @@ func checkOffColours(t *testing.T, p *page, ref *refTree, weight string) (offBlu
 func IsNarrowName(name string) bool { return narrowName.MatchString(name) }
 
 // hueAt is the hue of frame f's pixel at its top left, clear of its label.
-func hueAt(p *page, f drawnFrame) float64 {
+func hueAt(p *page, f drawnFrame) float64 { return hueOf(p, f.X+1.5, f.Y+3) }
+
+// hueOf is the hue of the canvas's pixel at x, y (CSS pixels).
+func hueOf(p *page, x, y float64) float64 {
 	rgb := eval[[]int](p, fmt.Sprintf(`(function(){ var c = document.getElementById('flame'), r = window.devicePixelRatio || 1;
 		var d = c.getContext('2d').getImageData(Math.floor(%f * r), Math.floor(%f * r), 1, 1).data; return [d[0], d[1], d[2]]; })()`,
-		f.X+1.5, f.Y+3))
+		x, y))
 	r, g, b := float64(rgb[0])/255, float64(rgb[1])/255, float64(rgb[2])/255
 	mx, mn := math.Max(r, math.Max(g, b)), math.Min(r, math.Min(g, b))
 	if mx == mn {

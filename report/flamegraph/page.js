@@ -127,6 +127,16 @@
     offCache.set(f, c);
     return c;
   }
+  // offBar marks the part of a frame of the wall view, on the CPU and off
+  // it, that is off it: a bar along its top, as long as that share.
+  var OFFBAR = 'hsl(' + (OFF[0] + OFF[1]) / 2 + ',' + OFF[2] + '%,' + (OFF[3] - 12) + '%)';
+  function offBar(n, f, y) {
+    if (st.weight !== 'wall' || n === 0 || diff || (st.match && st.match[n]) || offFrame(n) || f.w < 3) return;
+    var share = W['off-cpu'].total[n] / W.wall.total[n];
+    if (!(share > 0)) return;
+    ctx.fillStyle = OFFBAR;
+    ctx.fillRect(f.x, y + 1, (f.w - 0.5) * share, 2); // along the top, clear of the label
+  }
   var maxDelta = 0;
   function deltaOf(n) {
     var w = st.weight, a = W[w].total, b = B[w].total;
@@ -201,6 +211,7 @@
       ctx.globalAlpha = dim ? 0.55 : 1;
       ctx.fillStyle = st.match && st.match[n] ? 'hsl(291,64%,52%)' : diff ? diffColour(n) : offFrame(n) ? offColour(n) : kindColour(n);
       ctx.fillRect(f.x, y + 1, f.w >= 3 ? f.w - 0.5 : f.w, ROW - 1); // a gap between frames wide enough to show one
+      offBar(n, f, y);
       if (f.w > 3 * charW) {
         var name = n === 0 ? 'all' : fname(n), fit = Math.floor((f.w - 6) / charW);
         if (name.length > fit) name = fit > 2 ? name.slice(0, fit - 1) + '…' : '';
@@ -303,6 +314,7 @@
     if (offPage && !diff) {
       item('', 'hsl(' + (OFF[0] + OFF[1]) / 2 + ',' + OFF[2] + '%,' + OFF[3] + '%)', 'off the CPU (every frame of Off-CPU; in Wall, frames never on the CPU)');
       item('', PREEMPTED, '[preempted]: runnable, waiting for a CPU');
+      if (W.wall) item('', OFFBAR, 'in Wall, a bar atop a frame also on the CPU: its share off it');
     }
     item('', 'hsl(291,64%,52%)', 'search match');
   }
