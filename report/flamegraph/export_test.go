@@ -1,7 +1,11 @@
 package flamegraph
 
 import (
+	"fmt"
+	"math"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +72,25 @@ func (r *refTree) Total(path, weight string) (float64, bool) {
 
 // Dur formats nanoseconds as the page does.
 func Dur(ns float64) string { return dur(ns) }
+
+// ParseDur reads a time the page shows ("1.31 s", "134 ms") into
+// nanoseconds and the value of its last digit.
+func ParseDur(s string) (ns, ulp float64, err error) {
+	num, unit, ok := strings.Cut(s, " ")
+	scale := map[string]float64{"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1}[unit]
+	v, perr := strconv.ParseFloat(num, 64)
+	if !ok || scale == 0 || perr != nil {
+		return 0, 0, fmt.Errorf("not a time: %q", s)
+	}
+	ulp = scale
+	if i := strings.IndexByte(num, '.'); i >= 0 {
+		ulp = scale / math.Pow(10, float64(len(num)-i-1))
+	}
+	return v * scale, ulp, nil
+}
+
+// Text evaluates a JavaScript expression of a string.
+func (p *page) Text(expr string) string { return eval[string](p, expr) }
 
 // Time is the reference's time total of the frame at path; ok is false
 // when the reference has no such frame.
