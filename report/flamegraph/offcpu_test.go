@@ -273,6 +273,12 @@ func TestBrowserOffCPU(t *testing.T) {
 	if want := dur(ref.byPath[f.Path].total[wOffCPU]); !strings.Contains(tip["total"], "("+want+")") || !strings.HasSuffix(want, " s") {
 		t.Errorf("schedule's tooltip in Off-CPU: total %q, want %s", tip["total"], want)
 	}
+	// A search's share is of the off-CPU time.
+	const query = "^schedule$|preempted"
+	share := eval[float64](p, `hwprofFlame.search(`+fmt.Sprintf("%q", query)+`)`)
+	if want := ref.matchShare(stacks, regexp.MustCompile(query), wOffCPU); math.Abs(share-want) > 1e-9 || want == 0 {
+		t.Errorf("search %q in Off-CPU: share %.6f, want %.6f", query, share, want)
+	}
 	p.checkNoNetwork()
 
 	// Without on-CPU time of a clock event there is no Wall button.
