@@ -142,7 +142,9 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	// err, if any, stopped reading: it is among the warnings, and the
 	// profile is incomplete.
 	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
-	if err := checkWeight(fs, fw, []string{""}, p); err != nil {
+	// the time off the CPU is checked by weighted: a recording with no
+	// sampled time can have it
+	if err := checkWeight(fs, fw, []string{""}, p); wf.measure == profile.Sampled && err != nil {
 		return fail(stderr, err)
 	}
 	// pprof has every weight, as sample types: --weight picks the first;
