@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // TestEventsAsPerf: the recording's events and the off-CPU event are what
@@ -13,11 +14,11 @@ import (
 // alone, with the first event's sample id fields; every event carries
 // PERF_SAMPLE_IDENTIFIER.
 func TestEventsAsPerf(t *testing.T) {
-	for _, target := range []perf.Target{perf.TargetPIDs, perf.TargetCPUs} {
+	for _, target := range []event.Target{event.TargetPIDs, event.TargetCPUs} {
 		t.Run(target.String(), func(t *testing.T) {
-			cfg := perf.RecordConfig{Events: []string{"cpu-clock"}, Period: 250000, CallGraph: "fp",
-				Target: target, Limits: &perf.KernelLimits{}, PMUs: map[string]*perf.PMU{}}
-			evs, err := perf.BuildAttrs(cfg)
+			cfg := event.RecordConfig{Events: []string{"cpu-clock"}, Period: 250000, CallGraph: "fp",
+				Target: target, Limits: &perf.KernelLimits{}, PMUs: map[string]*event.PMU{}}
+			evs, err := event.BuildAttrs(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -26,11 +27,11 @@ func TestEventsAsPerf(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.Events = []string{"cpu-clock", "cs/period=1/"}
-			want, err := perf.BuildAttrs(cfg)
+			want, err := event.BuildAttrs(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if target == perf.TargetCPUs {
+			if target == event.TargetCPUs {
 				want[1], want[2] = want[2], want[1] // the off-CPU event after -a's dummy
 			}
 			if len(got) != len(want)+1 {
@@ -64,8 +65,8 @@ func TestEventsAsPerf(t *testing.T) {
 // TestEventsUserOnly: without the kernel, no off-CPU event (the kernel
 // would drop its every sample), only the switch event.
 func TestEventsUserOnly(t *testing.T) {
-	evs, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock:u"}, CallGraph: "fp",
-		Limits: &perf.KernelLimits{}, PMUs: map[string]*perf.PMU{}})
+	evs, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock:u"}, CallGraph: "fp",
+		Limits: &perf.KernelLimits{}, PMUs: map[string]*event.PMU{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
@@ -118,14 +119,7 @@ func TestBrowserRealTimer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Target: event.TargetCommand})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
-		t.Skipf("cannot open perf events here: %v", err)
-	}
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
 	data := filepath.Join(dir, "live.data")
 	st, err := record.Record(record.Options{Events: events, Argv: []string{prog, "1500"}, Output: data})
 	if err != nil {
@@ -151,14 +145,7 @@ func TestBrowserRealTimer(t *testing.T) {
 func TestBrowserRealTooltip(t *testing.T) {
 	prog := testprog.Build(t, "c/flamelive.c", "-O0", "-fno-omit-frame-pointer")
 	dir := t.TempDir()
-	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Target: event.TargetCommand})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
-		t.Skipf("cannot open perf events here: %v", err)
-	}
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
 	const period = 500000 // ns of CPU time
 	events, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Period: period, Target: event.TargetCommand})
 	if err != nil {
@@ -257,15 +244,8 @@ func TestBrowserRealTooltip(t *testing.T) {
 func TestBrowserRealOffCPU(t *testing.T) {
 	prog := testprog.Build(t, "c/waits.c", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread")
 	dir := t.TempDir()
-	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Target: perf.TargetCommand})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
-		t.Skipf("cannot open perf events here: %v", err)
-	}
-	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand})
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
+	events, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: event.TargetCommand})
 	if err != nil {
 		t.Fatal(err)
 	}
