@@ -121,6 +121,9 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 			return evs, err
 		}
 	}
+	if f.offCPU && d.Source == source.Exact {
+		return record.Options{}, "", errors.New("--off-cpu goes with the timer, calls and lbr sources and -e, not --source exact")
+	}
 	o, err := f.options(argv, build, d.Planned())
 	if d.Source == source.Exact {
 		o.ShareRing = true
@@ -187,7 +190,16 @@ func (f *recordFlags) options(argv []string, build eventBuilder, planned bool) (
 		if err != nil {
 			return o, err
 		}
-		return o, o.Adapt(p, planned)
+		if err := o.Adapt(p, planned); err != nil {
+			return o, err
+		}
+	}
+	if f.offCPU {
+		facts, err := f.facts()
+		if err != nil {
+			return o, err
+		}
+		return o, o.OffCPU(!facts.UserOnly())
 	}
 	return o, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hwprof/hwprof/internal/pipeline"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/lbr"
+	"github.com/hwprof/hwprof/offcpu"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
@@ -167,6 +168,7 @@ type loader struct {
 	lbr      lbrState
 	ranges   rangeState // LBR's ranges and calls for sample-based FDO (LoadOptions.Instrs)
 	probes   exactState
+	off      offState
 	warnings []string
 	// the perf_event_max_stack sysctl, read once when needed (maxStack)
 	sysMaxStack uint64
@@ -218,6 +220,9 @@ type eventTable struct {
 	fpOnly []bool // unwound from the callchain alone
 	fast   []bool // its samples may take foldFast
 	exact  []exactEvent
+	// offcpu: the event samples the stacks threads leave the CPU with
+	// (offcpu.IsEvent), folded by the time off the CPU that follows
+	offcpu []bool
 	// per event whether it probes Go's morestack (its event is named
 	// after it: "GROUP:runtime_morestack_noctxt_abi0"), and whether any
 	// does (else goRestart has nothing to match)
@@ -288,10 +293,13 @@ func (l *loader) Route(raw []byte) pipeline.Route {
 		return pipeline.Sample
 	case perf.RecordMmap, perf.RecordMmap2, perf.RecordFork, perf.RecordExit, perf.RecordComm:
 		return pipeline.Barrier
+	case perf.RecordSwitch, perf.RecordSwitchCPUWide:
+		return pipeline.Sample // folded in order with the samples (switchRecord)
 	case perf.RecordLost:
 		if d, ok := l.decode(); ok {
 			if x, ok := d.(*perf.Lost); ok {
 				l.rec.Lost += x.Lost
+				l.offLost(x)
 			}
 		}
 	case perf.RecordLostSamples:
@@ -330,6 +338,11 @@ func (l *loader) Apply(raw []byte) {
 		if d, ok := l.decode(); ok {
 			l.maps.Apply(d)
 			clear(l.filter.now)
+			if f, ok := d.(*perf.Fork); ok && f.Type == perf.RecordFork {
+				l.offFork(f)
+			} else if ok {
+				l.offExit(f)
+			}
 		}
 	case perf.RecordComm:
 		if d, ok := l.decode(); ok {
@@ -393,10 +406,13 @@ func (l *loader) growEvents() {
 			l.per.periodsSeen = append(l.per.periodsSeen, map[uint64]bool{})
 			l.ev.fpOnly = append(l.ev.fpOnly, unwind.MethodFor(a) == unwind.MethodFP)
 		}
-		l.ev.fast = l.ev.fast[:0]
+		l.ev.fast, l.ev.offcpu = l.ev.fast[:0], l.ev.offcpu[:0]
 		for i, src := range l.ev.srcs {
-			copied := l.r.Attrs()[i].Attr.SampleType&perf.SampleStackUser != 0 // repaired by repairLeaf
-			l.ev.fast = append(l.ev.fast, l.ev.fpOnly[i] && !copied && src != profile.Exact && src != profile.LBR && src != profile.Calls &&
+			a := &l.r.Attrs()[i].Attr
+			off := offcpu.IsEvent(a)
+			l.ev.offcpu = append(l.ev.offcpu, off)
+			copied := a.SampleType&perf.SampleStackUser != 0 // repaired by repairLeaf
+			l.ev.fast = append(l.ev.fast, l.ev.fpOnly[i] && !copied && !off && src != profile.Exact && src != profile.LBR && src != profile.Calls &&
 				(l.o.Event == "" || l.r.Attrs()[i].Name == l.o.Event))
 		}
 	}

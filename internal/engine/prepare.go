@@ -34,6 +34,10 @@ func (l *loader) prepare(b *pipeline.Batch[prepared], ps *prepScratch) {
 		p.fast = append(p.fast, make([]fastPrep, n-len(p.fast))...)
 	}
 	for i, raw := range b.Records {
+		if perf.RecordType(binary.LittleEndian.Uint32(raw)) != perf.RecordSample {
+			p.fast[i] = fastPrep{state: prepOther} // a switch record: folded as it is
+			continue
+		}
 		if l.prepareFast(&p.fast[i], raw) {
 			continue
 		}
@@ -120,6 +124,7 @@ const (
 	prepDecoded                  // decoded only (its stack, if any, is done when folded)
 	prepStack                    // decoded, leaf repaired, frame-pointer chain hashed
 	prepUnwound                  // decoded, leaf repaired, unwound and keyed
+	prepOther                    // not a sample: a switch record (switchRecord)
 )
 
 // prepareFast and prepareSlow do for the sample record raw what depends on

@@ -25,6 +25,7 @@ func (l *loader) Fold(b *pipeline.Batch[prepared]) {
 func (l *loader) Flush() {
 	l.clearStacks()
 	l.flushLBR()
+	l.flushOff()
 }
 
 // foldPrepared folds a prepared sample record (on the folding goroutine):
@@ -52,6 +53,8 @@ func (l *loader) foldPrepared(f *fastPrep, p *prepSample, raw []byte) {
 		l.sample(s, nil)
 	case prepBad:
 		l.eng.Skips.Samples++
+	case prepOther:
+		l.switchRecord(raw)
 	case prepDecoded:
 		l.sample(&p.s, nil)
 	default:
@@ -143,6 +146,11 @@ func (l *loader) sample(s *perf.Sample, p *prepSample) {
 		return
 	}
 	if !l.keep(s.PID, s.TID, s.Has(perf.SampleTID)) {
+		return
+	}
+	if ev < len(l.ev.offcpu) && l.ev.offcpu[ev] {
+		l.ev.used[ev] = true
+		l.offSample(s, p) // a stack, weighted by the time off the CPU that follows
 		return
 	}
 	l.rec.Samples++
