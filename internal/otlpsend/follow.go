@@ -2,10 +2,9 @@ package otlpsend
 
 import (
 	"errors"
+	"runtime/debug"
 	"sync"
 	"time"
-
-	gprofile "github.com/google/pprof/profile"
 
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -16,9 +15,15 @@ import (
 // per interval: every interval it reads the file again (what the recorder
 // has written so far: it brings the file's header up to date about once a
 // second), makes its pprof profile, and submits the difference from the
-// last one it sent (otlp.Delta). Samples that reach the file late are in
+// last one it sent (otlp.Deltas). Samples that reach the file late are in
 // the next interval's request, so the requests of a whole recording add
 // up to its profile.
+//
+// It reads the recording without source positions (engine.LoadOptions
+// without SiteLines: functions by their symbols, no files, lines or
+// inlined frames), as `hwprof report` does: reading every object's DWARF
+// again at each interval would cost the recording far more than its
+// budget. `hwprof push` of the finished recording sends them.
 type Follower struct {
 	path  string
 	names Names
@@ -31,7 +36,7 @@ type Follower struct {
 	done chan struct{}
 
 	mu     sync.Mutex // held while a request is made
-	prev   *gprofile.Profile
+	deltas *otlp.Deltas
 	warned map[string]bool
 	sent   int // requests submitted
 }
@@ -42,7 +47,7 @@ type Follower struct {
 // wrong reading the file or making a request.
 func Follow(path string, interval time.Duration, n Names, s *Sender, warn func(string)) *Follower {
 	f := &Follower{
-		path: path, names: n, o: LoadOptions(), s: s, warn: warn,
+		path: path, names: n, s: s, warn: warn, deltas: otlp.NewDeltas(),
 		stop: make(chan struct{}), done: make(chan struct{}), warned: map[string]bool{},
 	}
 	go f.run(interval)
@@ -79,6 +84,9 @@ func (f *Follower) Stop() int {
 func (f *Follower) step(final bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// What a reading took goes back to the system until the next: a
+	// reading of a whole recording takes far more than a recorder keeps.
+	defer debug.FreeOSMemory()
 	if f.host == "" {
 		f.host = hostOf(f.path)
 	}
@@ -94,11 +102,7 @@ func (f *Follower) step(final bool) {
 		f.once(err.Error())
 		return
 	}
-	d, err := otlp.Delta(f.prev, pp)
-	if err != nil {
-		f.once(err.Error())
-		return
-	}
+	d := f.deltas.Next(pp)
 	if len(d.Sample) == 0 {
 		return
 	}
@@ -107,7 +111,6 @@ func (f *Follower) step(final bool) {
 		f.once(err.Error())
 		return
 	}
-	f.prev = pp
 	f.sent++
 	if err := f.s.Submit(req); err != nil {
 		f.once(err.Error())

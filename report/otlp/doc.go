@@ -23,8 +23,8 @@
 // (a Go build-id); the resource attributes are OpenTelemetry's semantic
 // conventions (Resource).
 //
-// Delta subtracts one cumulative profile from a later one, for a recording
-// sent interval by interval while it runs.
+// Deltas subtracts each cumulative profile of a recording from the next,
+// for a recording sent interval by interval while it runs.
 //
 // The package does no I/O and starts no goroutines; sending is
 // internal/otlpsend's.
