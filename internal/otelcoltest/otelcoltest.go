@@ -21,7 +21,7 @@ import (
 type Collector struct {
 	t          testing.TB
 	bin, dir   string
-	grpc, http string // HOST:PORT
+	grpc, http string      // HOST:PORT
 	proc       *os.Process // nil while killed
 	exited     chan error  // the running process's end
 	starts     int         // outputs written so far: out-N.jsonl
