@@ -46,9 +46,11 @@ type Sender struct {
 	sp *Spool
 	o  Options
 
-	wake chan struct{}
-	stop chan time.Time // the deadline of the last sends
-	done chan struct{}
+	wake   chan struct{}
+	stop   chan time.Time // the deadline of the last sends
+	done   chan struct{}
+	ctx    context.Context // cancelled at the deadline: ends a send under way
+	cancel context.CancelFunc
 
 	mu sync.Mutex
 	st Stats
@@ -67,6 +69,7 @@ func Start(c *Client, sp *Spool, o Options) *Sender {
 		o.MaxBackoff = max(DefaultMaxBackoff, o.MinBackoff)
 	}
 	s := &Sender{c: c, sp: sp, o: o, wake: make(chan struct{}, 1), stop: make(chan time.Time, 1), done: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	go s.run()
 	return s
 }
@@ -87,7 +90,10 @@ func (s *Sender) Submit(req []byte) error {
 // What is left stays in the spool for the next run.
 func (s *Sender) Close(wait time.Duration) Stats {
 	s.stop <- time.Now().Add(wait)
+	t := time.AfterFunc(wait, s.cancel)
 	<-s.done
+	t.Stop()
+	s.cancel()
 	return s.Stats()
 }
 
@@ -144,7 +150,7 @@ func (s *Sender) send(seq int64, req []byte, deadline time.Time) bool {
 	if !deadline.IsZero() {
 		timeout = min(timeout, time.Until(deadline))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	res, err := s.c.Send(ctx, req)
 	cancel()
 	s.mu.Lock()
