@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/hwprof/hwprof/internal/otlpsend"
 )
@@ -91,10 +90,4 @@ func (f *otlpFlags) endpoint() (otlpsend.Endpoint, error) {
 // names are the resource names of the flags.
 func (f *otlpFlags) names() otlpsend.Names {
 	return otlpsend.Names{Service: f.service, Host: f.host, Version: version}
-}
-
-// hostName is this machine's name, "" when unknown.
-func hostName() string {
-	h, _ := os.Hostname()
-	return h
 }

@@ -129,7 +129,7 @@ func (r *otlpRun) finish(quiet bool, stderr io.Writer) {
 	r.client.Close()
 	msg := fmt.Sprintf("%d profiles made, %d requests sent to %v", made, st.Sent, r.ep)
 	if st.Waiting > 0 {
-		msg += fmt.Sprintf("; %d wait in %s (the next record --otlp with this spool sends them)", st.Waiting, r.spool.Dir())
+		msg += fmt.Sprintf("; %d (%d bytes) wait in %s (the next record --otlp with this spool sends them)", st.Waiting, st.Bytes, r.spool.Dir())
 	}
 	if st.Dropped > 0 {
 		msg += fmt.Sprintf("; %d dropped: the spool was full", st.Dropped)

@@ -36,6 +36,7 @@ type Stats struct {
 	Rejected int64 // profiles it refused in requests it took (partial success)
 	Failures int   // sends that failed (each retried later)
 	Waiting  int   // requests left in the spool
+	Bytes    int64 // their size
 	Dropped  int   // requests the spool dropped (no room, unreadable)
 	LastErr  error // the last send's error, nil once one succeeded
 }
@@ -102,7 +103,7 @@ func (s *Sender) Stats() Stats {
 	s.mu.Lock()
 	st := s.st
 	s.mu.Unlock()
-	st.Waiting, st.Dropped = s.sp.Len(), s.sp.Dropped()
+	st.Waiting, st.Bytes, st.Dropped = s.sp.Len(), s.sp.Bytes(), s.sp.Dropped()
 	return st
 }
 
