@@ -254,3 +254,36 @@ func TestRecordOTLPFleet(t *testing.T) {
 		t.Errorf("cpu/nanoseconds: the Collector got %d in all, hwprof merge of both recordings has %d", sum, merged)
 	}
 }
+
+// TestRecordOTLPFlags: --otlp needs a file to read back, its options go
+// with it, and a bad value is a usage error, before anything is recorded.
+func TestRecordOTLPFlags(t *testing.T) {
+	needPerfEvents(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--otlp", "http://127.0.0.1:1", "-o", "-"}, "give -o a regular file"},
+		{[]string{"--interval", "5s"}, "--interval goes with --otlp"},
+		{[]string{"--otlp", "http://127.0.0.1:1", "--interval", "10ms"}, "at least 1s"},
+		{[]string{"--otlp", "udp://127.0.0.1:1"}, "scheme"},
+		{[]string{"--otlp", "http://127.0.0.1:1", "--otlp-spool-size", "lots"}, "--otlp-spool-size"},
+		{[]string{"--otlp", "http://127.0.0.1:1", "--otlp-spool", filepath.Join(dir, "file")}, "not a directory"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"record"}, tc.args...)
+		if !slices.Contains(tc.args, "-o") {
+			args = append(args, "-o", filepath.Join(dir, "x.data"))
+		}
+		r := hwprofExec(t, append(args, "--", "true")...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", tc.args, r.code, tc.want, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "x.data")); err == nil {
+			t.Errorf("%v: a recording was written", tc.args)
+		}
+	}
+}
