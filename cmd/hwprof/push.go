@@ -72,7 +72,7 @@ type otlpFlags struct {
 func (f *otlpFlags) registerEndpoint(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "otlp", "", "send OTLP profiles to `URL`: http://HOST:PORT (OTLP/HTTP) or grpc://HOST:PORT (OTLP/gRPC) of an OpenTelemetry Collector")
 	fs.StringVar(&f.service, "service", "", "the profiles' service.name `NAME` (default: the program's name)")
-	fs.StringVar(&f.host, "host-name", "", "the profiles' host.name `NAME` (default: the recording's host name)")
+	fs.StringVar(&f.host, "host-name", "", "the profiles' host.name `NAME` (default: the recording's host name; record: this machine's)")
 }
 
 // endpoint parses --otlp.
