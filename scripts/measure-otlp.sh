@@ -40,13 +40,14 @@ ref=$!
   --otlp "http://127.0.0.1:$http" --otlp-spool "$work/spool" 2>"$work/otlp.log" &
 otlp=$!
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+peak() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, clock ticks
 hz=$(getconf CLK_TCK)
 sleep 60
 echo "RSS at 1 min: with --otlp $(rss $otlp) KB, without $(rss $ref) KB"
 sleep $((secs - 62))
 t_otlp=$(cpu $otlp) t_ref=$(cpu $ref)
-echo "RSS at $((secs - 2)) s: with --otlp $(rss $otlp) KB, without $(rss $ref) KB"
+echo "RSS at $((secs - 2)) s: with --otlp $(rss $otlp) KB, without $(rss $ref) KB; peak so far $(peak $otlp) KB and $(peak $ref) KB"
 awk -v a="$t_otlp" -v b="$t_ref" -v hz="$hz" -v s="$((secs - 2))" 'BEGIN {
   printf "own CPU over %d s: with --otlp %.2f%% of one core, without %.2f%%\n", s, 100*a/hz/s, 100*b/hz/s }'
 wait $otlp $ref

@@ -86,6 +86,7 @@ func sameSamples(t *testing.T, got, want map[otelcoltest.Key]int64) {
 // own pprof report of them: a time recording made here and a real LBR
 // recording with call counts.
 func TestPushMatchesReport(t *testing.T) {
+	t.Parallel()
 	recs := []string{filepath.Join(fixtures.Dir(t), "autofdo", "test.lbr")}
 	c := otelcoltest.Start(t)
 	if testing.Short() {
@@ -127,6 +128,7 @@ func TestPushMatchesReport(t *testing.T) {
 // TestPushDeadEndpoint: a push to a port where nothing listens, or to one
 // that never answers, fails within its timeout with one line and exit 1.
 func TestPushDeadEndpoint(t *testing.T) {
+	t.Parallel()
 	rec := filepath.Join(fixtures.Dir(t), "autofdo", "test.lbr")
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -169,6 +171,7 @@ func TestPushDeadEndpoint(t *testing.T) {
 // context (report/otlp.Deltas), to hwprof's report of it, and the totals
 // of both to hwprof merge of both.
 func TestRecordOTLPFleet(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	c := otelcoltest.Start(t)
 	dir := t.TempDir()
@@ -187,7 +190,7 @@ func TestRecordOTLPFleet(t *testing.T) {
 			time.Sleep(time.Duration(i) * 300 * time.Millisecond)
 			rn.r = hwprofExec(t, "record", "-g", "-o", rn.data, "--otlp", c.HTTP(), "--interval", "1s",
 				"--service", rn.service, "--host-name", rn.host, "--otlp-spool", rn.spool,
-				"--", hwprofBin, workloadArg, "3s")
+				"--", hwprofBin, workloadArg, "2s")
 		}()
 	}
 	// Once both sent something, the Collector goes away until both have
@@ -228,7 +231,7 @@ func TestRecordOTLPFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(ps) < 4 {
-		t.Errorf("the Collector got %d exports of two recordings of 3s of CPU time at --interval 1s", len(ps))
+		t.Errorf("the Collector got %d exports of two recordings of 2s of CPU time at --interval 1s", len(ps))
 	}
 	want := map[otelcoltest.Key]int64{}
 	for _, rn := range runs {
@@ -258,6 +261,7 @@ func TestRecordOTLPFleet(t *testing.T) {
 // TestRecordOTLPFlags: --otlp needs a file to read back, its options go
 // with it, and a bad value is a usage error, before anything is recorded.
 func TestRecordOTLPFlags(t *testing.T) {
+	t.Parallel()
 	needPerfEvents(t)
 	dir := t.TempDir()
 	for _, tc := range []struct {
