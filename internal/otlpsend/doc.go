@@ -11,15 +11,16 @@
 //     oldest ones (counted). It only ever writes, reads and removes its own
 //     regular files (see Spool), so a spool directory left by a run that
 //     was killed is taken up again by the next.
-//   - Sender owns one goroutine (started by Start, ended by Close) that
+//   - A Sender owns one goroutine (started by Start, ended by Close) that
 //     sends the spool's requests oldest first, retrying with exponential
 //     backoff while the endpoint is down, slow or refusing (any error or
 //     non-2xx answer): Submit only writes to the spool, so a Collector that
 //     is away never blocks nor slows the caller (a recording).
-//   - Message and Follower build the requests: Message of whole recordings
-//     (hwprof push), Follower of a recording being written, one request
-//     per interval of what was added to it since the last (hwprof record
-//     --otlp).
+//   - Recording and Follow build the requests: Recording of a whole
+//     recording (Push sends them: hwprof push), a Follower of a recording
+//     being written, one request per interval of what was added to it
+//     since the last (report/otlp.Deltas; hwprof record --otlp). The
+//     Follower's goroutine is started by Follow and ended by Stop.
 //
 // Library code: it never prints; it reports through Options.Warn.
 package otlpsend
