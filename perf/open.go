@@ -16,6 +16,13 @@ const (
 	FlagFDCloexec = 1 << 3 // PERF_FLAG_FD_CLOEXEC
 )
 
+// Event is one event to open: its name and its attr (package perf/event
+// builds them as perf record would).
+type Event struct {
+	Name string // perf's name: the specification as written, or its name= term
+	Attr Attr
+}
+
 // OpenError is a failed perf_event_open(2), with the attr it was given and
 // an explanation a user can act on.
 type OpenError struct {

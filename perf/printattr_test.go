@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/internal/testenv"
 )
 
 var updatePrintAttr = flag.Bool("update-printattr", false, "rewrite testdata/fprintattr-all-fields.golden")
@@ -22,7 +24,7 @@ var updatePrintAttr = flag.Bool("update-printattr", false, "rewrite testdata/fpr
 //  2. -e mem:0x1000/8:rw (a hardware breakpoint)
 //  3. -e cpu-clock, perf's own side-band dummy event (the second block)
 //
-// They reach fields BuildAttrs never sets: sample bits in perf's non-bit
+// They reach fields event.BuildAttrs never sets: sample bits in perf's non-bit
 // order, clockid, sample_regs_intr, bp_*, wakeup_watermark.
 func TestFprintAttrPerfBlocks(t *testing.T) {
 	track := FlagDisabled | FlagInherit | FlagMmap | FlagComm | FlagEnableOnExec | FlagTask |
@@ -60,7 +62,7 @@ func TestFprintAttrPerfBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := lineDiff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); d != "" {
+	if d := testenv.LineDiff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); d != "" {
 		t.Errorf("FprintAttr differs from perf (- perf, + hwprof):\n%s", d)
 	}
 }
@@ -91,7 +93,7 @@ func TestFprintAttrAllFields(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run with -update-printattr to create it)", err)
 	}
-	if d := lineDiff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); d != "" {
+	if d := testenv.LineDiff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); d != "" {
 		t.Errorf("FprintAttr differs from %s (- golden, + got):\n%s", path, d)
 	}
 	for _, line := range []string{
@@ -111,43 +113,4 @@ func TestFprintAttrZero(t *testing.T) {
 	if err := FprintAttr(&b, &Attr{}); err != nil || b.String() != "perf_event_attr:\n" {
 		t.Errorf("zero attr: %q, %v; want only the header", b.String(), err)
 	}
-}
-
-// lineDiff is a small LCS diff: "  " common, "- " only in a, "+ " only in
-// b. It returns "" when a and b are equal.
-func lineDiff(a, b []string) string {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	same := true
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			out.WriteString("  " + a[i] + "\n")
-			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + b[j] + "\n")
-			j, same = j+1, false
-		default:
-			out.WriteString("- " + a[i] + "\n")
-			i, same = i+1, false
-		}
-	}
-	if same {
-		return ""
-	}
-	return out.String()
 }

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -93,4 +94,36 @@ func ParseCPUList(s string) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// KernelLimits are the sysctls that bound what perf asks for.
+type KernelLimits struct {
+	MaxSampleRate uint64 // kernel.perf_event_max_sample_rate
+	MaxStack      uint64 // kernel.perf_event_max_stack
+}
+
+// ReadKernelLimits reads /proc/sys/kernel/perf_event_max_sample_rate and
+// perf_event_max_stack. A missing file leaves its field zero (no limit).
+func ReadKernelLimits() (KernelLimits, error) {
+	var l KernelLimits
+	for _, f := range []struct {
+		name string
+		dst  *uint64
+	}{
+		{"perf_event_max_sample_rate", &l.MaxSampleRate},
+		{"perf_event_max_stack", &l.MaxStack},
+	} {
+		b, err := os.ReadFile("/proc/sys/kernel/" + f.name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return l, fmt.Errorf("read kernel limits: %w", err)
+		}
+		s := strings.TrimSpace(string(b))
+		if *f.dst, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return l, fmt.Errorf("read kernel limits: %s: %q is not a number", f.name, s)
+		}
+	}
+	return l, nil
 }

@@ -29,6 +29,19 @@ type Profile struct {
 	// SiteLines) and debug information gives inlined frames; nil
 	// otherwise. A merge (Merger) adds up the chains of an address.
 	Leaves map[ccmap.FuncID][]LeafChain
+	// Instrs are the sampled instructions: the self weight sampled at
+	// each address, with its source frames. Set only when the profile
+	// was loaded with them (engine's Instrs, which takes source
+	// positions too); a merge (Merger) leaves them out.
+	Instrs []Instr
+	// Executed and BranchCalls are what an LBR recording loaded with
+	// Instrs gives sample-based FDO, counted in branch-stack entries as
+	// AutoFDO counts them: how often each instruction ran (in the
+	// stretches of code between two taken branches; Instr.Self is the
+	// count), and each call taken (from the call instruction at
+	// BranchCall.Site, Site.Self times). Empty for other recordings.
+	Executed    []Instr
+	BranchCalls []BranchCall
 	// HasCalls says whether a source that counts calls (lbr, calls,
 	// exact) gave samples: then edge counts are Calls; for timer there are
 	// no call counts.
@@ -47,6 +60,9 @@ type Profile struct {
 type Func struct {
 	Name   string
 	Object string // path of the object as recorded ("" when unknown)
+	// LinkName is the symbol's name as in the symbol table (mangled);
+	// "" when no symbol covers the function.
+	LinkName string
 	// Start is the function's first address in its object (its symbol's
 	// start; the address of an unnamed "[object+0x...]" function); 0 when
 	// unknown.
@@ -103,6 +119,27 @@ type SourceFrame struct {
 	File      string
 	Line      int
 	StartLine int // line where the function is declared; 0 when unknown
+	// LinkName is the function's linkage name (mangled, as in DWARF's
+	// DW_AT_linkage_name or the symbol table); Discriminator tells apart
+	// the blocks of one Line (0 when none).
+	LinkName      string
+	Discriminator int
+}
+
+// BranchCall is a call taken from a call site, counted in branch stacks.
+type BranchCall struct {
+	Site   Instr // the call instruction; Self counts the calls
+	Callee ccmap.FuncID
+}
+
+// Instr is the self weight sampled at one instruction.
+type Instr struct {
+	Func ccmap.FuncID // the function the instruction is in
+	Addr uint64       // its address in the function's object
+	// Frames are its source frames, innermost first, as LeafChain's:
+	// one per function inlined there, the last the function itself.
+	Frames []SourceFrame
+	Self   uint64 // self weight (summed periods) sampled there
 }
 
 // Recording holds the facts of the recording a profile was read from.

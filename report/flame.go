@@ -134,6 +134,7 @@ func (b *frameBuilder) path(t *ccmap.CCT, i int) []flamegraph.Frame {
 // Broken for the "[broken]" and "[truncated]" frames of a broken stack;
 // from the object's path otherwise: the kernel ("[kernel.kallsyms]",
 // "[kernel...]", modules *.ko), JIT code (a perf map /tmp/perf-PID.map,
+// a jitdump file jit-PID.dump,
 // anonymous memory "//anon", "[anon...]", "memfd:"), a shared library
 // (*.so, *.so.N, and the vdso), the program (any other file), unknown
 // (no object).
@@ -147,7 +148,7 @@ func frameKind(name, obj string) flamegraph.Kind {
 	case strings.HasPrefix(obj, "[kernel") || strings.HasSuffix(obj, ".ko") || strings.Contains(base, ".ko."):
 		return flamegraph.Kernel
 	case strings.HasPrefix(obj, "/tmp/perf-") || strings.HasPrefix(obj, "//anon") || strings.HasPrefix(obj, "[anon") ||
-		strings.HasPrefix(obj, "memfd:") || strings.HasPrefix(obj, "/memfd:"):
+		strings.HasPrefix(obj, "memfd:") || strings.HasPrefix(obj, "/memfd:") || isJITDump(base):
 		return flamegraph.JIT
 	case obj == "[vdso]" || obj == "[vsyscall]" || strings.HasSuffix(base, ".so") || strings.Contains(base, ".so."):
 		return flamegraph.Library
@@ -220,4 +221,12 @@ func Folded(w io.Writer, p *profile.Profile, weight flamegraph.Weight) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// isJITDump says whether a file's base name is a jitdump file's,
+// jit-PID.dump.
+func isJITDump(base string) bool {
+	pid, ok := strings.CutPrefix(base, "jit-")
+	pid, ok2 := strings.CutSuffix(pid, ".dump")
+	return ok && ok2 && pid != "" && strings.Trim(pid, "0123456789") == ""
 }

@@ -11,6 +11,16 @@
 #            reaches only the events hwprof opened, and the threads may
 #            take turns with those and with the copies they inherited (see
 #            internal/record/adaptive.go)
+#   sqlite   a real program with deep stacks: SQLite's amalgamation under
+#            a driver (testdata/c/adaptive_sqlite.c: inserts in a
+#            transaction, two index builds, grouped and joined queries).
+#            The amalgamation is not in the repository: the script takes
+#            it from the npm package better-sqlite3 (npm pack, then its
+#            deps/sqlite3) and builds it once into BENCH_CACHE (default
+#            ${XDG_CACHE_HOME:-~/.cache}/hwprof-bench); needs npm
+#   xz       a real multi-threaded program: xz's compressor (liblzma's
+#            multi-threaded encoder, two workers, as xz -T2 -1) on
+#            generated text (testdata/c/adaptive_xz.c); needs liblzma-dev
 # Every program (testdata/c/adaptive_*.c) runs until it has used SECS
 # seconds of CPU (its command line), then prints the work it did.
 #
@@ -38,7 +48,8 @@
 #            functions of the smaller self share) with the reference
 #            recorded in the same round
 # and for hwprof the period of each thread's last sample (last round).
-# Then a verdict line per program, from the rounds paired (each round has
+# and hwprof's summary line saying how its rate compares with perf's
+# (last round). Then a verdict line per program, from the rounds paired (each round has
 # its own reference and its own load): hwprof's overlap minus perf's and
 # hwprof's work lost minus perf's, as median [smallest..largest round],
 # and whether hwprof is at least as good (median), worse (in the median
@@ -58,10 +69,32 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
 hw=$tmp/hwprof
 
-progs=${BENCH_PROGS:-phased recurse threads}
+progs=${BENCH_PROGS:-phased recurse threads sqlite xz}
+cflags=(-O2 -g -fno-omit-frame-pointer -pthread)
 for p in phased recurse threads; do
-	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$tmp/$p" "$root/testdata/c/adaptive_$p.c"
+	gcc "${cflags[@]}" -o "$tmp/$p" "$root/testdata/c/adaptive_$p.c"
 done
+
+# sqlite: the amalgamation from better-sqlite3 12, fetched and compiled
+# once into the cache (compiling it takes a minute or more).
+sqlite_version=12
+if [[ " $progs " == *" sqlite "* ]]; then
+	cache=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hwprof-bench}/sqlite-$sqlite_version
+	if [ ! -f "$cache/sqlite3.o" ]; then
+		command -v npm >/dev/null || { echo "bench-adaptive: sqlite needs npm (or leave it out: BENCH_PROGS)" >&2; exit 1; }
+		mkdir -p "$cache"
+		(cd "$cache" && npm pack --silent "better-sqlite3@$sqlite_version" >/dev/null && tar xzf better-sqlite3-*.tgz package/deps/sqlite3)
+		echo "bench-adaptive: compiling SQLite's amalgamation into $cache" >&2
+		gcc "${cflags[@]}" -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -c \
+			-o "$cache/sqlite3.o.tmp" "$cache/package/deps/sqlite3/sqlite3.c"
+		mv "$cache/sqlite3.o.tmp" "$cache/sqlite3.o"
+	fi
+	gcc "${cflags[@]}" -I"$cache/package/deps/sqlite3" -o "$tmp/sqlite" "$root/testdata/c/adaptive_sqlite.c" "$cache/sqlite3.o" -lm
+fi
+if [[ " $progs " == *" xz "* ]]; then
+	gcc "${cflags[@]}" -o "$tmp/xz" "$root/testdata/c/adaptive_xz.c" -llzma ||
+		{ echo "bench-adaptive: xz needs liblzma-dev (or leave it out: BENCH_PROGS)" >&2; exit 1; }
+fi
 
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
@@ -113,7 +146,10 @@ for prog in $progs; do
 		if [ $((r % 2)) = 1 ]; then order="hwprof perf"; else order="perf hwprof"; fi
 		for tool in $order; do
 			case $tool in
-			hwprof) run hwprof "$hw" record -q -g -o "$tmp/hw.data" -- "$tmp/$prog" "$secs" ;;
+			hwprof)
+				run hwprof "$hw" record -g -o "$tmp/hw.data" -- "$tmp/$prog" "$secs"
+				sed -n "s/^hwprof: [^ ]*: \(.*perf's rate.*\)/\1/p" "$tmp/err" | tail -1 > "$tmp/trade"
+				;;
 			perf) run perf perf record -q -g -o "$tmp/perf.data" -- "$tmp/$prog" "$secs" ;;
 			esac
 		done
@@ -136,6 +172,7 @@ for prog in $progs; do
 		printf '%-8s %-14s %6.1f%% %6.1f%% %7.2f%% %8.0f %8s %7s%%  %s\n' "$prog" "$label" \
 			"$(echo "100 * ($w - $aw) / $aw" | bc -l)" "$wl" "$sc" "$(col "$tool" 5)" "$n" "$(median < "$tmp/$tool.ov")" "$f"
 	done
+	printf '%-8s hwprof: %s\n' "$prog" "$(cat "$tmp/trade")"
 	# The verdict compares the tools round by round (each round has its
 	# own reference and its own load): the median of hwprof minus perf,
 	# with the smallest and largest round, and how many rounds hwprof was

@@ -51,6 +51,12 @@ type Options struct {
 	// symbolic link out of its root. It may be called from several
 	// goroutines at once.
 	Refused func(error)
+	// FetchDebug, when set, is asked for the separate debug file of a
+	// build-id that no local place holds (a debuginfod client: package
+	// symbolize/debuginfod): an open regular file, whose build-id is
+	// checked as a local one's is. It may be called from several
+	// goroutines at once.
+	FetchDebug func(id buildid.ID) (*os.File, error)
 }
 
 // BuildIDMismatchError says that the file at Path has another build-id than
@@ -126,10 +132,11 @@ func buildIDNames(id string) []string {
 // found is the file found for an object, open: f's Name is its path with
 // no symbolic link in it; name is the name it was found by in root.
 type found struct {
-	f    *os.File
-	root safefile.Root
-	name string
-	id   buildid.ID
+	f      *os.File
+	root   safefile.Root
+	name   string
+	id     buildid.ID
+	symtab bool // the file has a .symtab (set by findDebug)
 }
 
 // Find returns the file to read for the object key names and that file's
@@ -226,19 +233,38 @@ func (o Options) findDebug(bin *found, origPath string, f *elf.File) *os.File {
 			}
 		}
 	}
+	bin.symtab = f.Section(".symtab") != nil
 	if df := o.openDebug(bin, cands, 0, false); df != nil {
 		return df
 	}
-	name, crc, ok := debugLink(f)
-	if !ok {
+	if name, crc, ok := debugLink(f); ok {
+		dir := path.Dir(bin.name)
+		cands = []debugCand{{bin.root, path.Join(dir, name)}, {bin.root, path.Join(dir, ".debug", name)}}
+		for _, root := range o.roots() {
+			cands = append(cands, debugCand{o.root(), path.Join("/", root, path.Dir(origPath), name)})
+		}
+		if df := o.openDebug(bin, cands, crc, true); df != nil {
+			return df
+		}
+	}
+	return o.fetchDebug(bin)
+}
+
+// fetchDebug asks FetchDebug for bin's debug file, nil when there is no
+// FetchDebug, bin has no build-id, or the file fetched has another.
+func (o Options) fetchDebug(bin *found) *os.File {
+	if o.FetchDebug == nil || bin.id.IsZero() {
 		return nil
 	}
-	dir := path.Dir(bin.name)
-	cands = []debugCand{{bin.root, path.Join(dir, name)}, {bin.root, path.Join(dir, ".debug", name)}}
-	for _, root := range o.roots() {
-		cands = append(cands, debugCand{o.root(), path.Join("/", root, path.Dir(origPath), name)})
+	f, err := o.FetchDebug(bin.id)
+	if err != nil {
+		return nil
 	}
-	return o.openDebug(bin, cands, crc, true)
+	if !debugMatches(f, bin.id, 0, false) || !addsSymbols(f, bin.symtab) {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // openDebug opens the first of cands that is a debug file of bin (not bin
@@ -253,12 +279,27 @@ func (o Options) openDebug(bin *found, cands []debugCand, crc uint32, haveCRC bo
 		if err != nil {
 			continue
 		}
-		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) {
+		if fi, err := f.Stat(); err == nil && !os.SameFile(fi, binInfo) && debugMatches(f, bin.id, crc, haveCRC) && addsSymbols(f, bin.symtab) {
 			return f
 		}
 		f.Close()
 	}
 	return nil
+}
+
+// addsSymbols says whether a debug file has what its object, which has
+// no DWARF, lacks: DWARF, or a symbol table when the object has none
+// (symtab). A copy of the object itself (a build-id cache holds one
+// under the same build-id) adds nothing.
+func addsSymbols(f *os.File, symtab bool) bool {
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return false
+	}
+	if s := ef.Section(".symtab"); !symtab && s != nil && s.Type != elf.SHT_NOBITS {
+		return true
+	}
+	return hasDWARF(ef)
 }
 
 // debugMatches checks that the debug file f belongs to the object: same

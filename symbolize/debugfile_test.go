@@ -329,3 +329,28 @@ func TestOpenSymbolsLines(t *testing.T) {
 		}
 	}
 }
+
+// A build-id cache holds a copy of a stripped object under its own
+// build-id: that copy is not its debug file (it adds nothing), and the
+// debug file found after it (FetchDebug, as a debuginfod client) is used.
+func TestCopyOfStrippedIsNoDebugFile(t *testing.T) {
+	dir := t.TempDir()
+	bin, full, dbg, id := stripped(t, dir, false)
+	run(t, dir, nil, "objcopy", "--strip-all", bin)
+	cache := filepath.Join(dir, "cache")
+	os.MkdirAll(filepath.Join(cache, ".build-id", id[:2]), 0o755)
+	run(t, dir, nil, "cp", bin, filepath.Join(cache, ".build-id", id[:2], id[2:]))
+	fetched := 0
+	opts := Options{DebugRoots: []string{}, DebugDirs: []string{cache}, FetchDebug: func(buildid.ID) (*os.File, error) {
+		fetched++
+		return os.Open(dbg)
+	}}
+	o, err := Open(ObjectKey{Path: bin}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetched != 1 || o.DebugPath() != dbg {
+		t.Fatalf("debug file %q, fetched %d times: want %s, fetched once", o.DebugPath(), fetched, dbg)
+	}
+	sameAsFull(t, o, full)
+}

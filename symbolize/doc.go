@@ -63,14 +63,17 @@
 // # Concurrency
 //
 // An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
-// tables are built once, on first use. Nothing here starts goroutines,
-// logs, or panics on input.
+// tables are built once, on first use. Goroutines start here only when
+// asked: [ReadKallsymsAhead] and [OpenAhead] read on one of their own, which
+// ends with the read ([Ahead.Wait]); [EachObject] resolves objects on at
+// most GOMAXPROCS, all ended when it returns. Nothing here logs or panics.
 //
 // # What it does not do
 //
 // It does not unwind stacks, does not map runtime addresses to objects, does
 // not read perf.data files, and does not fetch debug files from the network
-// (debuginfod). It does not read dwz's .gnu_debugaltlink files (names held
+// itself (a debuginfod client, package symbolize/debuginfod, is given as
+// [Options.FetchDebug]). It does not read dwz's .gnu_debugaltlink files (names held
 // there are missing), nor the vdso from memory (the caller passes a file
 // holding the vdso image, if it has one).
 package symbolize

@@ -15,6 +15,10 @@ import (
 // instead of DW_AT_linkage_name.
 const attrMIPSLinkageName dwarf.Attr = 0x2007
 
+// attrGNUDiscriminator is DW_AT_GNU_discriminator, the discriminator of
+// an inlined call (LLVM writes it on DW_TAG_inlined_subroutine).
+const attrGNUDiscriminator dwarf.Attr = 0x2136
+
 // inlRange is the address range of one DW_TAG_inlined_subroutine.
 type inlRange struct {
 	lo, hi   uint64
@@ -24,6 +28,7 @@ type inlRange struct {
 	callFile int32 // index into dwarfIndex.files, -1 if unknown
 	callLine int32
 	callCol  int32
+	callDisc uint32 // DW_AT_GNU_discriminator of the call, 0 if none
 }
 
 // funcGroup is one subprogram with the inlined calls in it.
@@ -50,6 +55,7 @@ type lineRow struct {
 	file   int32
 	line   int32
 	col    int32
+	disc   uint32 // the row's discriminator (DWARF 4+), 0 if none
 	endSeq bool
 }
 
@@ -170,7 +176,7 @@ func (x *dwarfIndex) lineTable(cu *dwarf.Entry) error {
 			}
 			return fmt.Errorf("read DWARF line table: %w", err)
 		}
-		row := lineRow{addr: le.Address, line: int32(le.Line), col: int32(le.Column), endSeq: le.EndSequence, file: -1}
+		row := lineRow{addr: le.Address, line: int32(le.Line), col: int32(le.Column), disc: uint32(le.Discriminator), endSeq: le.EndSequence, file: -1}
 		if le.File != nil {
 			if i, ok := byEntry[le.File]; ok {
 				row.file = i
@@ -236,6 +242,9 @@ func (x *dwarfIndex) walk(r *dwarf.Reader) error {
 			}
 			if c, ok := e.Val(dwarf.AttrCallColumn).(int64); ok {
 				in.callCol = int32(c)
+			}
+			if d, ok := e.Val(attrGNUDiscriminator).(int64); ok && d > 0 {
+				in.callDisc = uint32(d)
 			}
 			for _, rg := range ranges {
 				in.lo, in.hi = rg[0], rg[1]
@@ -534,13 +543,13 @@ func (x *dwarfIndex) frames(a uint64, nm names, slab *frameSlab) []Frame {
 		inner.StartLine = int(chain[len(chain)-1].decl)
 	}
 	if row, ok := x.line(a); ok {
-		inner.File, inner.Line, inner.Column = x.fileName(row.file), int(row.line), int(row.col)
+		inner.File, inner.Line, inner.Column, inner.Discriminator = x.fileName(row.file), int(row.line), int(row.col), int(row.disc)
 	}
 	inner.Inlined = len(chain) > 0
 	frames = append(frames, inner)
 	for d := len(chain); d >= 1; d-- {
 		in := chain[d-1]
-		f := Frame{File: x.fileName(in.callFile), Line: int(in.callLine), Column: int(in.callCol), Inlined: d > 1}
+		f := Frame{File: x.fileName(in.callFile), Line: int(in.callLine), Column: int(in.callCol), Discriminator: int(in.callDisc), Inlined: d > 1}
 		if d > 1 {
 			f.Func = nm.get(x.names[chain[d-2].name])
 			f.StartLine = int(chain[d-2].decl)

@@ -243,7 +243,7 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab)
 	if loc.Frames == nil && loc.Symbol != nil {
 		f := Frame{Func: loc.Symbol.Name}
 		if row, ok := o.lines.line(uint64(a)); ok {
-			f.File, f.Line, f.Column = o.lines.fileName(row.file), int(row.line), int(row.col)
+			f.File, f.Line, f.Column, f.Discriminator = o.lines.fileName(row.file), int(row.line), int(row.col), int(row.disc)
 		}
 		loc.Frames = append(slab.take(1), f)
 	}

@@ -33,11 +33,15 @@ type Name struct {
 
 // Frame is one source-level frame of an address.
 type Frame struct {
-	Func    Name
-	File    string // empty when unknown
-	Line    int    // 0 when unknown
-	Column  int    // 0 when unknown
-	Inlined bool   // this frame was inlined into the next (outer) frame
+	Func   Name
+	File   string // empty when unknown
+	Line   int    // 0 when unknown
+	Column int    // 0 when unknown
+	// Discriminator tells apart the blocks of one line (DWARF's line
+	// table, or the DW_AT_GNU_discriminator of an inlined call); 0 when
+	// none.
+	Discriminator int
+	Inlined       bool // this frame was inlined into the next (outer) frame
 	// StartLine is the line where the frame's function is declared
 	// (DWARF DW_AT_decl_line, a Go function's start line from its
 	// pclntab); 0 when unknown.

@@ -33,6 +33,11 @@ type Controller struct {
 	settled      bool // no run of changes under way; see triggers
 	pinned       int  // direction in which a limit holds the period, 0: none
 	changes      int
+	// the latest change's rule and, for the summary, why the rate is
+	// where it is (Trade)
+	lastRule Rule
+	tradeWhy string
+	rateNow  float64 // samples/s per CPU of the latest second, 0: not yet known
 }
 
 // New returns a controller for an event of kind k under policy p,
@@ -84,7 +89,14 @@ func (c *Controller) Observe(o Observation) Decision {
 	if o.Lost > 0 || o.Throttled > 0 {
 		return c.backOff(o)
 	}
-	if d, ok := c.budget(); ok {
+	if w, ok := c.recent.last(floorWindows * c.p.MinWindow); ok && w.cpu >= minCPU {
+		c.rateNow = w.rate()
+	}
+	if c.p.Parity() {
+		if d, ok := c.parity(); ok {
+			return d
+		}
+	} else if d, ok := c.budget(); ok {
 		return d
 	}
 	if d, ok := c.floor(); ok {
@@ -160,6 +172,11 @@ func (c *Controller) change(to uint64, r Rule, why string) Decision {
 	reason := fmt.Sprintf("%s: %s period %s → %s", why, verb, c.format(c.period), c.format(to))
 	c.period = to
 	c.changes++
+	c.lastRule = r
+	if r != RuleBudget || !c.p.Parity() {
+		c.tradeWhy = why
+	}
+	c.rateNow = 0
 	c.lastDir = dir
 	c.sinceChange = 0
 	c.settled = false
@@ -179,4 +196,40 @@ func (c *Controller) format(p uint64) string {
 		return time.Duration(p).String()
 	}
 	return strconv.FormatUint(p, 10)
+}
+
+// Trade says in one short line how the rate compares with perf's default
+// (PerfRate) and why it is where it is, for the summary of a recording:
+// "at perf's rate", "above perf's rate: …", "below perf's rate: …" (the
+// cost of hwprof's bigger samples, a budget, or accuracy under a budget)
+// or "below perf's rate because …" (hwprof's own cost, or loss). A Time
+// event's rate is its period's; a Count event's that of its latest
+// second of recording.
+func (c *Controller) Trade() string {
+	perf := c.p.PerfRate
+	rate := c.rateNow
+	if c.kind == Time {
+		rate = 1e9 / float64(c.period)
+	}
+	if perf <= 0 || rate <= 0 {
+		return "period " + c.format(c.period) + ", its rate against perf's not yet known"
+	}
+	r := fmt.Sprintf("%.0f samples/s per CPU against perf's %g", rate, perf)
+	switch {
+	case math.Abs(rate-perf) <= 0.02*perf:
+		return "at perf's rate (" + r + ")"
+	case rate > perf && c.changes > 0:
+		return "above perf's rate: " + r + ", " + c.tradeWhy
+	case rate > perf:
+		return "above perf's rate: " + r
+	case c.lastRule == RuleBackOff:
+		return "below perf's rate because the kernel lost or throttled samples (" + c.tradeWhy + "): " + r
+	case rate >= c.p.RateCap()*0.98 || c.changes == 0:
+		return "below perf's rate: " + r + ", where its bigger samples (leaf copy, key registers) cost what perf's do"
+	case c.lastRule == RuleBudget && c.p.Parity():
+		return "below perf's rate " + c.tradeWhy + ": " + r
+	case c.lastRule == RuleBudget:
+		return "below perf's rate: " + r + ", to keep the cost within the budget " + pct(c.p.Budget)
+	}
+	return "below perf's rate: " + r + ", " + c.tradeWhy
 }

@@ -196,6 +196,58 @@ func (c *Controller) budget() (Decision, bool) {
 	return c.change(to, RuleBudget, why), true
 }
 
+// parityRate is, without a budget, the rate (samples per second per CPU
+// of program time) at which hwprof's samples cost the program what perf's
+// default (PerfRate) would: MaxRate, where the kernel's work on hwprof's
+// bigger samples matches perf's, lowered when hwprof's own work per
+// sample, beyond perf's, displaces the program (window.busy), and by what
+// loss taught. It also returns the busy share and hwprof's CPU per sample
+// it used. The kernel's work grows with the callchain's depth and so does
+// perf's: a deep stack alone never lowers the rate.
+func (c *Controller) parityRate(w *window) (rate, busy, self float64) {
+	busy, self = w.busy(), c.selfPerSample()
+	k := c.p.InterruptCost.Seconds()
+	perf := k + busy*c.p.PerfSelfCost.Seconds()
+	ours := k*c.p.PerfRate/c.p.MaxRate + busy*self
+	return min(c.p.PerfRate*perf/ours, c.maxRate()), busy, self
+}
+
+// parity moves the period, without a budget, to where hwprof's samples
+// cost the program what perf's default would (parityRate), when the rate
+// of the latest floorWindows × MinWindow of recording is beyond noise
+// more than MinChange above it (grow) or below it (shrink: what made the
+// period grow has gone). A loaded machine lowers the program's CPUs, and
+// so the share of hwprof's work it pays, never raises it.
+func (c *Controller) parity() (Decision, bool) {
+	rw, ok := c.recent.last(floorWindows * c.p.MinWindow)
+	w := &rw
+	if !ok || w.cpu < minCPU {
+		return Decision{}, false
+	}
+	target, busy, self := c.parityRate(w)
+	rate, step := w.rate(), 1+c.p.MinChange
+	if !(w.rateBound(-budgetConfidence) > target*step || w.rateBound(budgetConfidence)*step < target) {
+		return Decision{}, false
+	}
+	to := c.round(float64(c.period) * rate / target)
+	if to == c.period {
+		return Decision{}, false
+	}
+	cmp := "more"
+	if to < c.period {
+		cmp = "less"
+	}
+	why := fmt.Sprintf("at %.0f samples/s per CPU hwprof's samples cost the program %s than perf's %g would "+
+		"(its own work %s per sample against perf's %s, %.0f%% of it taken from the program)",
+		rate, cmp, c.p.PerfRate, usec(self), usec(c.p.PerfSelfCost.Seconds()), 100*busy)
+	c.tradeWhy = fmt.Sprintf("because hwprof's own cost %s per sample > perf's %s, %.0f%% of it taken from the program",
+		usec(self), usec(c.p.PerfSelfCost.Seconds()), 100*busy)
+	return c.change(to, RuleBudget, why), true
+}
+
+// usec formats seconds as microseconds: "18.2µs".
+func usec(s float64) string { return fmt.Sprintf("%.1fµs", s*1e6) }
+
 // floor shrinks the period when, over the latest floorWindows ×
 // MinWindow of recording, the program's known CPU time yields fewer than
 // MinRate samples per second per CPU beyond noise, as far as the budget
@@ -238,10 +290,20 @@ func (c *Controller) limits(w *window) (lo, hi float64, loWhy, hiWhy string) {
 		// From the rates the window's count plausibly stands for: the
 		// highest against the budget, the lowest against the floor.
 		rate, high, low := w.rate(), w.rateBound(confidence), w.rateBound(-confidence)
-		if v := P * c.costStep(w, c.p.Budget*(1-h)) * high / max(rate, 1e-300); v > lo {
+		if c.p.Parity() {
+			// perf's cost, and at most perf's period
+			target, _, _ := c.parityRate(w)
+			if v := P * high / target; v > lo {
+				lo, loWhy = v, "perf's cost"
+			}
+			if v := P * low / c.p.PerfRate; v < hi {
+				hi, hiWhy = v, "perf's rate"
+			}
+		} else if v := P * c.costStep(w, c.p.Budget*(1-h)) * high / max(rate, 1e-300); v > lo {
 			lo, loWhy = v, "the budget"
 		}
-		if mr := c.maxRate(); !math.IsInf(mr, 1) {
+		// (perf's cost holds the rate cap without a budget)
+		if mr := c.maxRate(); !math.IsInf(mr, 1) && !c.p.Parity() {
 			if v := P * high / (mr * (1 - h)); v > lo {
 				lo, loWhy = v, "the rate cap"
 			}

@@ -42,19 +42,21 @@
 //
 //  1. Back-off. Any lost sample or throttle record grows the period by
 //     BackOff (2) and caps the rate for the rest of the recording.
-//  2. Budget. The kernel's work per sample (SampleCost) and hwprof's
-//     (measured over its drains, else SelfSampleCost), as a share of the
-//     program's CPU above Budget (2%), or a rate above MaxRate (3600
-//     samples/s per CPU), grow the period in one step to land Headroom
-//     (20%) inside the limit. hwprof's fixed CPU is reported, never
-//     budgeted.
+//  2. Cost. By default (no Budget), perf's: the rate at which hwprof's
+//     samples cost the program what perf's default (PerfRate) would, at
+//     most MaxRate (3600); hwprof's own work per sample counts only for
+//     the share of a CPU it takes from the program. With a Budget, the
+//     kernel's work per sample (SampleCost) and hwprof's, as a share of
+//     the program's CPU above Budget, or a rate above MaxRate, grow the
+//     period to land Headroom (20%) inside the limit.
 //  3. Floor. With the program's CPU time known, fewer than MinRate (100)
 //     samples per second per CPU shrink the period, as far as the budget
 //     allows.
 //  4. Accuracy, as the paper: every MinSamples (1000) samples the share
 //     of repeated top frames is held between MinRepeat (1%) and MaxRepeat
 //     (15%), at most MaxStep (8×) a step; for LBR events, windows that
-//     overlap by more than MaxLBROverlap (25%) grow the period.
+//     overlap by more than MaxLBROverlap (25%) grow the period. Without a
+//     budget, never past perf's period (Controller.Trade says where).
 //
 // Every period stays within the kind's Bounds: Time events (cpu-clock,
 // task-clock; nanoseconds) 10µs–8ms, Count events (hardware and raw

@@ -10,8 +10,14 @@ import (
 // The caller's loop for one cpu-clock event: count repeated top frames
 // per sample, observe each interval, apply the decision to every CPU's
 // event (PERF_EVENT_IOC_PERIOD with a pointer to the new u64 period).
+// With a budget (--adaptive=1%,15%,2%) the repetition share moves the
+// period; the default holds it near perf's rate.
 func ExampleController() {
-	c, err := tuning.New(tuning.DefaultPolicy(), tuning.Time, 1_000_000) // cpu-clock every 1ms
+	p, err := tuning.ParsePolicy("1%,15%,2%")
+	if err != nil {
+		panic(err)
+	}
+	c, err := tuning.New(p, tuning.Time, 1_000_000) // cpu-clock every 1ms
 	if err != nil {
 		panic(err)
 	}

@@ -57,18 +57,40 @@ type Policy struct {
 	// redundant and the period grows. Only for observations with LBRPairs.
 	MaxLBROverlap float64
 
-	// Budget is what the profile's samples may cost the program, as a
-	// share of its CPU time: the kernel's work per sample (SampleCost
-	// each) plus hwprof's own work per sample (draining, decoding and
-	// writing the records; Observation.SampleCPU). hwprof's fixed CPU
-	// time (wakeups, timers, the runtime) is reported but not budgeted:
-	// no period reduces it. Default 2%: at the rate cap, 3600 samples/s,
-	// the kernel's 2.5µs per sample take 0.9%, and hwprof's work may take
-	// as much again before the period grows; see
-	// docs/adaptive-period.md.
+	// Budget, when set, is a hard limit on what the profile's samples
+	// may cost the program, as a share of its CPU time: the kernel's work
+	// per sample (SampleCost each) plus hwprof's own work per sample
+	// (draining, decoding and writing the records; Observation.SampleCPU).
+	// hwprof's fixed CPU time (wakeups, timers, the runtime) is reported
+	// but not budgeted: no period reduces it. --adaptive=MIN,MAX,BUDGET
+	// sets it; see docs/adaptive-period.md.
+	//
+	// 0, the default, sets no budget: the samples may cost the program
+	// what perf's default (PerfRate) would cost it, and no more. The
+	// period is then never longer than perf's default period for a cost
+	// perf's default would pay too, nor for accuracy (see Parity).
 	Budget float64
-	// SampleCost is the program-side cost of one sample: interrupt,
-	// frame-pointer callchain and the copy into the ring. 2.5µs.
+	// PerfRate is perf's default rate, samples per second of CPU (4000,
+	// `perf record -F 4000`), which the default (no Budget) compares
+	// itself with: accuracy lengthens the period only down to this rate,
+	// and the cost rule holds the samples to what this rate of perf's
+	// costs the program.
+	PerfRate float64
+	// InterruptCost is what one sample costs the program in the kernel,
+	// perf's and hwprof's alike (the interrupt, the callchain walk, the
+	// copy into the ring), the common part against which hwprof's extra
+	// work per sample is weighed. 15µs, measured on the 2-core VM hwprof
+	// is developed on (docs/adaptive-period.md); where it is cheaper,
+	// hwprof's extra weighs more than the default assumes.
+	InterruptCost time.Duration
+	// PerfSelfCost is perf record's own CPU time per sample (copying it
+	// from the ring to the file): 0.5µs, within the noise of a
+	// measurement that found 18,000 more samples changed perf's CPU time
+	// by less than 40 ms.
+	PerfSelfCost time.Duration
+	// SampleCost is the program-side cost of one sample that a Budget
+	// counts: interrupt, frame-pointer callchain and the copy into the
+	// ring. 2.5µs.
 	SampleCost time.Duration
 	// SelfSampleCost is hwprof's CPU time per sample assumed until it is
 	// known: from Observation.SampleCPU, or from a fit of SelfCPU once the
@@ -78,7 +100,8 @@ type Policy struct {
 	// 1.6%).
 	SelfSampleCost time.Duration
 	// MaxRate caps samples per second per CPU of program time, as does
-	// Budget/SampleCost when lower (see RateCap). Default 3600: the rate
+	// Budget/SampleCost when a budget is set and lower (see RateCap).
+	// Default 3600: the rate
 	// at which hwprof's samples cost a program what perf's default 4000
 	// do. hwprof's carry about 300 bytes more (the leaf frame's stack
 	// copy and the activation key's registers), which cost a CPU-bound
@@ -131,14 +154,17 @@ type Policy struct {
 }
 
 // DefaultPolicy returns the documented defaults (see the field comments
-// and docs/adaptive-period.md for why).
+// and docs/adaptive-period.md for why): no hard budget, the cost held to
+// perf's default's.
 func DefaultPolicy() Policy {
 	return Policy{
 		MinRepeat:      0.01,
 		MaxRepeat:      0.15,
 		MinSamples:     1000,
 		MaxLBROverlap:  0.25,
-		Budget:         0.02,
+		PerfRate:       4000,
+		InterruptCost:  15 * time.Microsecond,
+		PerfSelfCost:   500 * time.Nanosecond,
 		SampleCost:     2500 * time.Nanosecond,
 		SelfSampleCost: 2000 * time.Nanosecond,
 		MaxRate:        3600,
@@ -163,16 +189,21 @@ func (p Policy) Bounds(k Kind) Bounds {
 	return p.Count
 }
 
+// Parity reports whether the policy holds the cost to perf's default's
+// (no Budget) rather than to a budget.
+func (p Policy) Parity() bool { return p.Budget == 0 }
+
 // RateCap returns the samples per second per CPU the policy allows: the
-// lower of MaxRate (when set) and what the budget pays for in the kernel
-// alone, Budget/SampleCost (+Inf when neither limits). A budget lowered by
-// the user lowers the cap; a raised one does not lift it over MaxRate.
+// lower of MaxRate (when set) and, with a budget, what the budget pays
+// for in the kernel alone, Budget/SampleCost (+Inf when neither limits).
+// A budget lowered by the user lowers the cap; a raised one does not lift
+// it over MaxRate.
 func (p Policy) RateCap() float64 {
 	r := math.Inf(1)
 	if p.MaxRate > 0 {
 		r = p.MaxRate
 	}
-	if p.SampleCost > 0 {
+	if p.SampleCost > 0 && !p.Parity() {
 		r = min(r, p.Budget/p.SampleCost.Seconds())
 	}
 	return r
@@ -187,10 +218,12 @@ func (p Policy) Validate() error {
 		return errors.New("MinSamples must be at least 1")
 	case !(p.MaxLBROverlap > 0 && p.MaxLBROverlap < 1):
 		return fmt.Errorf("MaxLBROverlap must be between 0 and 100%%, have %s", pct(p.MaxLBROverlap))
-	case !(p.Budget > 0 && p.Budget < 1):
+	case !(p.Budget >= 0 && p.Budget < 1):
 		return fmt.Errorf("budget must be between 0 and 100%%, have %s", pct(p.Budget))
-	case p.SampleCost < 0 || p.SelfSampleCost < 0 || p.MaxRate < 0 || p.MinRate < 0:
-		return errors.New("SampleCost, SelfSampleCost, MaxRate and MinRate must not be negative")
+	case p.SampleCost < 0 || p.SelfSampleCost < 0 || p.MaxRate < 0 || p.MinRate < 0 || p.PerfSelfCost < 0:
+		return errors.New("SampleCost, SelfSampleCost, PerfSelfCost, MaxRate and MinRate must not be negative")
+	case p.Parity() && !(p.PerfRate > 0 && p.InterruptCost > 0 && p.MaxRate > 0):
+		return errors.New("without a budget, PerfRate, InterruptCost and MaxRate must be positive")
 	case !(p.MaxStep > 1 && p.BackOff > 1):
 		return errors.New("MaxStep and BackOff must be greater than 1")
 	case !(p.Headroom >= 0 && p.Headroom < 1 && p.DeadBand >= 0 && p.DeadBand < 1):
@@ -213,9 +246,14 @@ func (p Policy) Validate() error {
 }
 
 // String formats the policy's user-facing settings as ParsePolicy reads
-// them: "min,max,budget", e.g. "1%,15%,2%".
+// them: "min,max,budget", e.g. "1%,15%,2%", or "min,max" without a
+// budget ("1%,15%").
 func (p Policy) String() string {
-	return exactPct(p.MinRepeat) + "," + exactPct(p.MaxRepeat) + "," + exactPct(p.Budget)
+	s := exactPct(p.MinRepeat) + "," + exactPct(p.MaxRepeat)
+	if p.Parity() {
+		return s
+	}
+	return s + "," + exactPct(p.Budget)
 }
 
 // exactPct writes a share as a percentage with the fewest digits (three at
@@ -235,7 +273,8 @@ func exactPct(v float64) string {
 // ParsePolicy reads the value of --adaptive=min,max,budget: the repetition
 // band and the cost budget, each a percentage ("1%") or a fraction
 // ("0.01"). Empty or missing fields keep DefaultPolicy's value, so "",
-// ",20%" and "0.5%,10%,2%" are all valid. The result is validated.
+// ",20%" and "0.5%,10%,2%" are all valid; without a budget the cost is
+// held to perf's default's (Policy.Budget). The result is validated.
 func ParsePolicy(s string) (Policy, error) {
 	p := DefaultPolicy()
 	fields := strings.Split(s, ",")

@@ -13,11 +13,11 @@ func TestParsePolicy(t *testing.T) {
 		min, max, bud float64
 		err           string
 	}{
-		{name: "empty keeps the defaults", in: "", min: 0.01, max: 0.15, bud: 0.02},
+		{name: "empty keeps the defaults: no budget", in: "", min: 0.01, max: 0.15, bud: 0},
 		{name: "the paper's band and 1%", in: "1%,15%,1%", min: 0.01, max: 0.15, bud: 0.01},
 		{name: "percentages", in: "0.5%,10%,2%", min: 0.005, max: 0.10, bud: 0.02},
 		{name: "fractions", in: "0.02,0.1,0.005", min: 0.02, max: 0.1, bud: 0.005},
-		{name: "only max", in: ",20%", min: 0.01, max: 0.20, bud: 0.02},
+		{name: "only max", in: ",20%", min: 0.01, max: 0.20, bud: 0},
 		{name: "only budget", in: ",,3%", min: 0.01, max: 0.15, bud: 0.03},
 		{name: "spaces", in: " 2% , 12% , 0.5% ", min: 0.02, max: 0.12, bud: 0.005},
 		{name: "whole numbers without %", in: "1,15,1", err: `"1" is not a share between 0 and 100% (write percentages with %)`},
@@ -62,8 +62,11 @@ func TestPolicyDefaults(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.String(); got != "1%,15%,2%" {
+	if got := p.String(); got != "1%,15%" {
 		t.Errorf("String() = %q", got)
+	}
+	if !p.Parity() || p.PerfRate != 4000 {
+		t.Errorf("the default holds the cost to perf's default's (Parity %v, PerfRate %g)", p.Parity(), p.PerfRate)
 	}
 	if got := p.RateCap(); abs(got-3600) > 1e-9 {
 		t.Errorf("RateCap() = %g, want 3600 (where hwprof's samples cost what perf's 4000 Hz do)", got)
@@ -93,7 +96,9 @@ func TestPolicyValidate(t *testing.T) {
 		{"band upside down", func(p *Policy) { p.MinRepeat = 0.2 }, "0 < min < max < 100%"},
 		{"no samples per evaluation", func(p *Policy) { p.MinSamples = 0 }, "MinSamples"},
 		{"overlap of 100%", func(p *Policy) { p.MaxLBROverlap = 1 }, "MaxLBROverlap"},
-		{"no budget", func(p *Policy) { p.Budget = 0 }, "budget"},
+		{"negative budget", func(p *Policy) { p.Budget = -0.01 }, "budget"},
+		{"no perf rate to hold to", func(p *Policy) { p.PerfRate = 0 }, "PerfRate"},
+		{"no interrupt cost", func(p *Policy) { p.InterruptCost = 0 }, "InterruptCost"},
 		{"negative rate", func(p *Policy) { p.MinRate = -1 }, "must not be negative"},
 		{"step of one", func(p *Policy) { p.MaxStep = 1 }, "greater than 1"},
 		{"no back-off", func(p *Policy) { p.BackOff = 1 }, "greater than 1"},

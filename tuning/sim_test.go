@@ -109,7 +109,7 @@ func simulate(c *Controller, m machine, phases []phase, seed uint64) []tick {
 				o.LBRPairs, o.LBROverlap = o.Samples, tk.overlap
 			}
 			tk.rateCPU = float64(taken) / cpuSec
-			tk.cost = (float64(taken)*DefaultPolicy().SampleCost.Seconds() + perSample) / cpuSec
+			tk.cost = (float64(taken)*budgeted().SampleCost.Seconds() + perSample) / cpuSec
 			tk.fixed = m.fixed * sec / cpuSec
 			tk.obs = o
 			tk.dec = c.Observe(o)
@@ -174,7 +174,7 @@ func checkRun(t *testing.T, m machine, phases []phase, ticks []tick, maxChanges 
 			}
 			cost += tk.cost / float64(len(steady))
 		}
-		if cost > DefaultPolicy().Budget {
+		if cost > budgeted().Budget {
 			t.Errorf("phase %q: cost %s over budget in the steady state", ph.name, pct(cost))
 		}
 		summary = append(summary, fmt.Sprintf("%-12s %d change(s) %-60s final %d: share %s, %.0f samples/s per CPU, cost %s",
@@ -213,7 +213,7 @@ type scenario struct {
 // so the controller rightly stays there. The tolerance is a third of the
 // minimum and one and a half times the maximum.
 func inBand(pi int, last tick) error {
-	p := DefaultPolicy()
+	p := budgeted()
 	if last.share < p.MinRepeat/3 || last.share > p.MaxRepeat*1.5 {
 		return fmt.Errorf("phase %d ends with share %s at period %d: %s", pi, pct(last.share), last.period, last.dec.Reason)
 	}
@@ -279,7 +279,7 @@ var scenarios = []scenario{
 		},
 		maxChanges: 3,
 		final: func(pi int, last tick) error {
-			p := DefaultPolicy()
+			p := budgeted()
 			if pi == 0 && float64(last.period)*(1+p.MinChange) < float64(p.Time.Max) {
 				return fmt.Errorf("hot phase ends at %d, want within MinChange of the maximum", last.period)
 			}
@@ -386,7 +386,7 @@ var scenarios = []scenario{
 
 // atStart: the phase ends at the policy's start period for its kind.
 func atStart(pi int, last tick) error {
-	if start := DefaultPolicy().Time.Start; last.period != start {
+	if start := budgeted().Time.Start; last.period != start {
 		return fmt.Errorf("phase %d ends at %d, want the start %d: %s", pi, last.period, start, last.dec.Reason)
 	}
 	return nil
@@ -396,7 +396,7 @@ func atStart(pi int, last tick) error {
 // their cost per sample inside the budget.
 func climbed(phases ...int) func(int, tick) error {
 	return func(pi int, last tick) error {
-		p := DefaultPolicy()
+		p := budgeted()
 		for _, want := range phases {
 			if want == pi && (last.period <= p.Time.Start || last.cost > p.Budget) {
 				return fmt.Errorf("phase %d ends at %d costing %s, want a longer period than %d costing at most %s",
@@ -430,7 +430,7 @@ func TestSimulatedPhases(t *testing.T) {
 }
 
 func runScenario(t *testing.T, sc scenario, seed uint64) []phaseStats {
-	c, err := New(DefaultPolicy(), sc.m.kind, 0)
+	c, err := New(budgeted(), sc.m.kind, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

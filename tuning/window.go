@@ -14,6 +14,7 @@ type window struct {
 	self                              time.Duration
 	cpu                               float64 // program CPU-seconds, measured or estimated
 	cpuKnown                          bool    // no observation assumed every CPU busy
+	cpus                              int     // the most CPUs an observation had the event open on
 	lbrPairs                          uint64
 	lbrSum                            float64
 	extended                          bool // an uncertain evaluation is collecting more samples
@@ -35,6 +36,7 @@ func observed(o Observation, period uint64, k Kind) window {
 		repeats:   min(o.Repeats, o.Samples),
 		self:      o.SelfCPU,
 		cpuKnown:  true,
+		cpus:      max(o.CPUs, 1),
 	}
 	switch {
 	case o.ProgramCPU > 0:
@@ -68,6 +70,7 @@ func (w *window) merge(x window) {
 	w.self += x.self
 	w.cpu += x.cpu
 	w.cpuKnown = w.cpuKnown && x.cpuKnown
+	w.cpus = max(w.cpus, x.cpus)
 	w.rateExact = w.rateExact && x.rateExact
 	w.lbrPairs += x.lbrPairs
 	w.lbrSum += x.lbrSum
@@ -131,6 +134,20 @@ func (w *window) selfShare() float64 {
 		return 0
 	}
 	return w.self.Seconds() / w.cpu
+}
+
+// busy is the share of a CPU that hwprof's own work takes from the
+// program: how far the program's CPUs and hwprof's together go past all
+// but one of the CPUs, from 0 (hwprof finds an idle CPU: a program of one
+// thread on two CPUs, with or without another process beside it) to 1
+// (the program keeps every CPU busy, so hwprof's work displaces it). A
+// loaded machine lowers the program's CPUs and so never raises it.
+func (w *window) busy() float64 {
+	d := w.dur.Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return min(max(w.cpu/d+w.self.Seconds()/d-float64(w.cpus-1), 0), 1)
 }
 
 func (w *window) overlap() float64 {

@@ -14,7 +14,11 @@
 //     pointers and through libc, and stops with a StopReason: cleanly where
 //     the CFI marks the outermost frame (_start, clone, thread start) or the
 //     return address is zero, or where a read falls outside the stack copy,
-//     a PC is in no mapping or no FDE, or the CFI cannot be evaluated.
+//     a PC is in no mapping, or the CFI cannot be evaluated. A PC that no
+//     FDE covers in an object that has CFI (the C runtime's
+//     __do_global_dtors_aux, hand-written assembly) is stepped over by its
+//     frame pointer, as perf's unwinder does, and the stack stops there
+//     when that leads to no mapped caller.
 //   - The LBR call stack (AppendLBR, `--call-graph lbr`, branch_sample_type
 //     with PERF_SAMPLE_BRANCH_CALL_STACK): the kernel frames of the
 //     callchain, then the user IP, then the call sites (`from`) of the

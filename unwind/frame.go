@@ -107,7 +107,8 @@ const (
 	// StopNoObject: the object's file could not be read (not on disk, the
 	// vdso, anonymous or JIT code).
 	StopNoObject
-	// StopNoCFI: no FDE covers the PC.
+	// StopNoCFI: no FDE covers the PC, and its frame pointer (tried when
+	// the object has CFI for other code) led to no mapped caller.
 	StopNoCFI
 	// StopBadCFI: the CFI rule could not be evaluated.
 	StopBadCFI

@@ -324,3 +324,47 @@ func TestDWARFThroughVDSO(t *testing.T) {
 		t.Errorf("without the image, %d of %d vdso samples stopped in the vdso with %v", stoppedInVDSO, inVDSO, StopNoObject)
 	}
 }
+
+// TestNoFDEFramePointer unwinds through a function that has no FDE
+// (testdata/c/nofde.c: hand-written assembly that keeps a frame pointer,
+// as the C runtime's __do_global_dtors_aux does, which a sample taken
+// during exit meets): every sample in burn must reach main through nofde,
+// as perf's unwinder does, and never show a frame the frame pointer did
+// not lead to.
+func TestNoFDEFramePointer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	prog := testprog.Build(t, "c/nofde.c", "-O1", "-g", "-fomit-frame-pointer")
+	data := recordDWARF(t, t.TempDir(), prog, "150")
+	st := newSymtab(t, prog)
+	u := New(Options{})
+	var inBurn, through int
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		frames, stop := u.Unwind(s, m)
+		if len(frames) == 0 || st.name(frames[0]) != "burn" {
+			return
+		}
+		inBurn++
+		var names []string
+		for _, f := range frames {
+			names = append(names, st.name(f))
+		}
+		got := strings.Join(names, " ")
+		if !strings.HasPrefix(got, "burn nofde main ") && got != "burn nofde main" {
+			if inBurn-through <= 3 {
+				t.Errorf("sample in burn unwound to %q (%v): %s", got, stop, describe(frames, st))
+			}
+			return
+		}
+		through++
+	})
+	switch {
+	case inBurn == 0:
+		t.Fatal("no sample in burn")
+	case through != inBurn:
+		t.Errorf("%d of %d samples in burn reached main through nofde", through, inBurn)
+	default:
+		t.Logf("%d samples in burn, all reached main through nofde", inBurn)
+	}
+}

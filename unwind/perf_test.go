@@ -3,6 +3,7 @@ package unwind
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func TestDWARFAgainstPerf(t *testing.T) {
 	u := New(Options{VDSO: vdso})
 	var n, missing, sameFirst, deeper int
 	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
-		frames, _ := u.Unwind(s, m)
+		frames, stop := u.Unwind(s, m)
 		if n >= len(want) {
 			n++
 			return
@@ -97,7 +98,8 @@ func TestDWARFAgainstPerf(t *testing.T) {
 		w := want[n]
 		if !subsequence(w, g) {
 			if missing++; missing <= 3 {
-				t.Errorf("sample %d: perf unwound\n %s\nhwprof\n %s", n, hexes(w), hexes(g))
+				t.Errorf("sample %d (pid %d tid %d ip %#x, %d stack bytes): perf unwound\n %s\nhwprof (%v)\n %s",
+					n, s.PID, s.TID, s.IP, len(s.StackUser.Data), hexes(w), stop, hexes(g))
 			}
 		}
 		if len(g) > 0 && len(w) > 0 && g[0] == w[0] {
@@ -112,6 +114,13 @@ func TestDWARFAgainstPerf(t *testing.T) {
 		t.Errorf("%d samples, perf script printed %d", n, len(want))
 	}
 	if missing > 0 {
+		// a rare sample (one in a thousand runs) is worth keeping:
+		// HWPROF_KEEP_FAILED=DIR copies the recording and program there
+		if keep := os.Getenv("HWPROF_KEEP_FAILED"); keep != "" {
+			if b, err := exec.Command("cp", data, prog, keep).CombinedOutput(); err != nil {
+				t.Logf("keeping the recording: %v %s", err, b)
+			}
+		}
 		t.Errorf("%d of %d samples have frames perf found and hwprof did not", missing, n)
 	}
 	if sameFirst != n {

@@ -201,6 +201,7 @@ func (u *Unwinder) appendDWARF(dst []Frame, s *perf.Sample, maps Maps, memo *tab
 	}
 	var mm mapMemo
 	rm, _ := maps.(rangeMaps)
+	guessed := false // the last step followed a frame pointer without CFI
 	for depth := 0; ; depth++ {
 		if depth >= u.opts.MaxDepth {
 			return dst, StopMaxDepth
@@ -213,19 +214,38 @@ func (u *Unwinder) appendDWARF(dst []Frame, s *perf.Sample, maps Maps, memo *tab
 		}
 		f := &dst[len(dst)-1]
 		if f.Object == nil {
+			if guessed {
+				// the frame pointer led nowhere: drop the guess
+				return dst[:len(dst)-1], StopNoCFI
+			}
 			return dst, StopNoMapping
 		}
 		rw, why := u.rowFor(f, memo)
+		guessed = false
 		if rw == nil {
-			if !u.opts.FramePointerFallback {
+			switch {
+			case u.opts.FramePointerFallback:
+				rw = fpRow // JIT code, objects without CFI: try the frame-pointer convention
+			case why == StopNoCFI && framePointerAbove(cur):
+				// code of a file that has CFI but none for this PC (the C
+				// runtime's __do_global_dtors_aux, hand-written assembly):
+				// follow its frame pointer as perf's unwinder does, keeping
+				// the caller only if it is in a mapping
+				rw, guessed = fpRow, true
+			default:
 				return dst, why
 			}
-			rw = fpRow // JIT code, objects without CFI: try the frame-pointer convention
 		}
 		if stop, ok := stepInto(next, cur, rw, &st); !ok {
+			if guessed {
+				stop = StopNoCFI
+			}
 			return dst, stop
 		}
 		if next.v[regnum.AMD64_Rsp] <= cur.v[regnum.AMD64_Rsp] {
+			if guessed {
+				return dst, StopNoCFI
+			}
 			return dst, StopNoProgress
 		}
 		cur, next = next, cur
@@ -323,6 +343,12 @@ func (u *Unwinder) rowFor(f *Frame, memo *tableMemo) (*row, StopReason) {
 		return nil, StopNoCFI
 	}
 	return rw, 0
+}
+
+// framePointerAbove reports whether the frame's rbp can be a frame pointer:
+// known and not below its stack pointer.
+func framePointerAbove(cur *regs) bool {
+	return cur.known[regnum.AMD64_Rbp] && cur.v[regnum.AMD64_Rbp] >= cur.v[regnum.AMD64_Rsp]
 }
 
 // fpRow is the frame-pointer convention as a CFI row: CFA = rbp+16, the

@@ -12,6 +12,7 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // cmdCheck shows the machine's facts and, for each sample source, whether
@@ -147,7 +148,7 @@ func printFacts(w io.Writer, f *source.Facts) {
 		fmt.Fprintf(w, "PMUs              unreadable: %v\n", f.PMUErr)
 		return
 	}
-	fmt.Fprintf(w, "PMUs in %s:\n", perf.SysfsPMURoot)
+	fmt.Fprintf(w, "PMUs in %s:\n", event.SysfsPMURoot)
 	names := make([]string, 0, len(f.PMUs))
 	for n := range f.PMUs {
 		names = append(names, n)

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/hwprof/hwprof/internal/source"
@@ -39,7 +38,7 @@ func (c *compareFlags) register(fs *flag.FlagSet) {
 // source's call edges are from the reference's.
 //
 // The exact source is recorded in a run of its own, every other source
-// in one shared run (groupRuns), with the events `hwprof record --source
+// in one shared run (source.Runs), with the events `hwprof record --source
 // S` uses (recordSources, compare_record.go). Each source's samples are
 // folded by engine.Load, and the profiles are aligned and measured by
 // profile.AlignKindsTo (edges by caller and callee name and the call site's
@@ -114,21 +113,14 @@ func (c *compareFlags) scope(ref source.Source) (map[string]bool, string) {
 }
 
 // plan returns the sources to record, the reference first, each checked to
-// work here.
+// work here (source.Compared).
 func (c *compareFlags) plan(facts source.Facts) ([]source.Source, error) {
 	ref, err := source.Parse(c.reference)
 	if err != nil {
 		return nil, fmt.Errorf("--reference: %w", err)
 	}
-	verdicts := source.Assess(facts)
 	var others []source.Source
-	if c.sources == "" {
-		def, _ := source.Choose(verdicts)
-		others = []source.Source{def}
-		if def != source.Timer {
-			others = append(others, source.Timer)
-		}
-	} else {
+	if c.sources != "" {
 		for name := range strings.SplitSeq(c.sources, ",") {
 			s, err := source.Parse(strings.TrimSpace(name))
 			if err != nil {
@@ -137,19 +129,5 @@ func (c *compareFlags) plan(facts source.Facts) ([]source.Source, error) {
 			others = append(others, s)
 		}
 	}
-	all := []source.Source{ref}
-	for _, s := range others {
-		if !slices.Contains(all, s) {
-			all = append(all, s)
-		}
-	}
-	if len(all) < 2 {
-		return nil, fmt.Errorf("nothing to compare: give --sources other than the reference %s", ref)
-	}
-	for _, s := range all {
-		if v := verdicts[slices.IndexFunc(verdicts, func(v source.Verdict) bool { return v.Source == s })]; !v.OK {
-			return nil, fmt.Errorf("source %s does not work here: %s; %s", s, v.Why, v.Instead)
-		}
-	}
-	return all, nil
+	return source.Compared(source.Assess(facts), ref, others)
 }

@@ -15,10 +15,11 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
 )
 
-// recordSources records argv in c.dir, once per run of groupRuns, and
+// recordSources records argv in c.dir, once per run of source.Runs, and
 // loads each source's profile (engine.Load; one source's event of a shared
 // run). It returns the profiles in the order of sources and the files
 // written.
@@ -28,7 +29,7 @@ func (c *compareFlags) recordSources(sources []source.Source, facts source.Facts
 	}
 	profiles := make([]*profile.Profile, len(sources))
 	var files []string
-	for _, run := range groupRuns(sources) {
+	for _, run := range source.Runs(sources) {
 		names := make([]string, len(run))
 		for i, src := range run {
 			names[i] = src.String()
@@ -53,26 +54,6 @@ func (c *compareFlags) recordSources(sources []source.Source, facts source.Facts
 	return profiles, files, nil
 }
 
-// groupRuns says which sources are recorded in one run: exact alone
-// (every call traps, which would slow the program under the others), all
-// the others together, so that they see the same execution and the
-// machine's load cannot tell them apart.
-func groupRuns(sources []source.Source) [][]source.Source {
-	var runs [][]source.Source
-	var shared []source.Source
-	for _, s := range sources {
-		if s == source.Exact {
-			runs = append(runs, []source.Source{s})
-		} else {
-			shared = append(shared, s)
-		}
-	}
-	if len(shared) > 0 {
-		runs = append(runs, shared)
-	}
-	return runs
-}
-
 // record runs the program once, recording with the sources of run into
 // path. It returns the name of each source's first event, by which its
 // samples are told apart in the file.
@@ -87,7 +68,7 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 			if evs, objs, err = c.exact.events(argv, nil, stderr); err != nil {
 				return nil, err
 			}
-			c.probed, c.probes = probedNames(objs)
+			c.probed, c.probes = uprobe.Names(objs)
 			o.ShareRing = true
 			o.Watch = c.exact.watch() // the expected slowdown; --max-slowdown
 		} else {
@@ -95,7 +76,7 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 			if err != nil {
 				return nil, err
 			}
-			if evs, err = perf.BuildAttrs(setup.Config); err != nil {
+			if evs, err = event.BuildAttrs(setup.Config); err != nil {
 				return nil, err
 			}
 			source.AddLeafCopy(evs, source.LeafStackBytes)

@@ -3,14 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/engine"
-	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
 
@@ -115,24 +113,6 @@ func TestCompareUsage(t *testing.T) {
 		r := hwprof(t, "compare", "--sources", "timer,lbr", "-o", t.TempDir(), "--", "true")
 		if r.code != exitUsage || !strings.Contains(r.stderr, "source lbr does not work here") {
 			t.Errorf("lbr without a PMU: exit %d, stderr %q", r.code, r.stderr)
-		}
-	}
-}
-
-// Exact is recorded alone (its traps would slow the program under the
-// others); every other source shares one run.
-func TestGroupRuns(t *testing.T) {
-	S := func(ss ...source.Source) []source.Source { return ss }
-	for _, c := range []struct {
-		in   []source.Source
-		want [][]source.Source
-	}{
-		{S(source.Exact, source.Timer), [][]source.Source{S(source.Exact), S(source.Timer)}},
-		{S(source.Exact, source.LBR, source.Timer), [][]source.Source{S(source.Exact), S(source.LBR, source.Timer)}},
-		{S(source.LBR, source.Calls, source.Timer), [][]source.Source{S(source.LBR, source.Calls, source.Timer)}},
-	} {
-		if got := groupRuns(c.in); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("groupRuns(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }

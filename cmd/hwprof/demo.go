@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/internal/record"
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // cmdDemo records hwprof's built-in workload with the timer source and
@@ -26,8 +26,8 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, fmt.Errorf("demo: find own executable: %w", err))
 	}
-	events, err := perf.BuildAttrs(perf.RecordConfig{
-		Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand,
+	events, err := event.BuildAttrs(event.RecordConfig{
+		Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: event.TargetCommand,
 	})
 	if err != nil {
 		return fail(stderr, err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/internal/engine"
+	"github.com/hwprof/hwprof/internal/objcache"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"
@@ -133,4 +134,17 @@ func parseIDList(flag, s string) ([]int, error) {
 		ids = append(ids, n)
 	}
 	return ids, nil
+}
+
+// offlineUsage is the usage of --offline, which the reading commands share.
+const offlineUsage = "fetch no debug file from the debuginfod servers of DEBUGINFOD_URLS (their cache is still read)"
+
+// withBuildIDCache adds the build-id cache record fills by default
+// (objcache.DefaultDir, when it exists) to the debug directories dirs.
+func withBuildIDCache(dirs []string) []string {
+	d := objcache.DefaultDir()
+	if fi, err := os.Stat(d); d == "" || err != nil || !fi.IsDir() {
+		return dirs
+	}
+	return append(dirs, d)
 }

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	hwprofBin = filepath.Join(dir, "hwprof")
+	// the build-id cache every recording fills is the tests' own, not
+	// the user's (hwprof run by the tests inherits it)
+	os.Setenv("HWPROF_BUILDID_DIR", filepath.Join(dir, "buildid"))
 	workloadData = filepath.Join(dir, "workload.data")
 	build := exec.Command("go", "build", "-o", hwprofBin, ".")
 	build.Stderr = os.Stderr

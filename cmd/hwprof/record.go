@@ -13,6 +13,7 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/tuning"
 )
 
@@ -63,6 +64,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.Interrupt = sig
+	o.BuildIDCache = f.buildIDCache()
 	sl := newStatusLine(stderr) // status.go
 	if !f.quiet {
 		o.Notice = func(msg string) { fmt.Fprintln(sl, "hwprof: "+msg) }
@@ -77,7 +79,7 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 
 // eventBuilder makes the events to record for the target (command mode:
 // argv; attach mode: pids).
-type eventBuilder func(argv []string, pids []int, target perf.Target) ([]perf.Event, error)
+type eventBuilder func(argv []string, pids []int, target event.Target) ([]perf.Event, error)
 
 // sourceOptions decides what to record (internal/source.Decide: the events
 // of -e as perf would, or a sample source with -c/-F/-g/-j as overrides)
@@ -100,24 +102,24 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 		return record.Options{}, "", err
 	}
 	if d.PerfEvents {
-		o, err := f.options(argv, f.withLeafCopy(func(target perf.Target) ([]perf.Event, error) {
+		o, err := f.options(argv, f.withLeafCopy(func(target event.Target) ([]perf.Event, error) {
 			cfg := f.cfg
 			cfg.Target = target
-			return perf.BuildAttrs(cfg)
+			return event.BuildAttrs(cfg)
 		}), false)
 		return o, "", err
 	}
-	build := f.withLeafCopy(func(target perf.Target) ([]perf.Event, error) {
+	build := f.withLeafCopy(func(target event.Target) ([]perf.Event, error) {
 		cfg := d.Config(req, f.cfg)
 		cfg.Target = target
-		return perf.BuildAttrs(cfg)
+		return event.BuildAttrs(cfg)
 	})
 	if d.Source == source.Exact {
 		// before the probes are defined: a refused flag leaves none behind
 		if err := f.exact.check(); err != nil {
 			return record.Options{}, "", err
 		}
-		build = func(argv []string, pids []int, _ perf.Target) ([]perf.Event, error) {
+		build = func(argv []string, pids []int, _ event.Target) ([]perf.Event, error) {
 			w := stderr
 			if f.quiet {
 				w = io.Discard // -q: errors only
@@ -138,8 +140,8 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 // frame-pointer call graphs given the leaf copy of --leaf-copy
 // (source.AddLeafCopy: the stack copy and user registers that restore the
 // caller of a frameless leaf), and checks the flag against them.
-func (f *recordFlags) withLeafCopy(build func(perf.Target) ([]perf.Event, error)) eventBuilder {
-	return func(_ []string, _ []int, target perf.Target) ([]perf.Event, error) {
+func (f *recordFlags) withLeafCopy(build func(event.Target) ([]perf.Event, error)) eventBuilder {
+	return func(_ []string, _ []int, target event.Target) ([]perf.Event, error) {
 		evs, err := build(target)
 		if err != nil {
 			return nil, err

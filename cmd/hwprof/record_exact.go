@@ -71,16 +71,3 @@ func (e *exactFlags) events(argv []string, pids []int, stderr io.Writer) ([]perf
 	fmt.Fprintln(stderr, "hwprof: exact: "+p.Note())
 	return p.Events, p.Objects, nil
 }
-
-// probedNames are the names of every function of objs, mangled and
-// demangled.
-func probedNames(objs []*uprobe.Object) (map[string]bool, int) {
-	names, n := map[string]bool{}, 0
-	for _, o := range objs {
-		for _, p := range o.Probes {
-			names[p.Name], names[p.Demangled] = true, true
-		}
-		n += len(o.Probes)
-	}
-	return names, n
-}

@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/objcache"
 	"github.com/hwprof/hwprof/internal/perfflags"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/source"
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/tuning"
 )
 
 // recordFlags are the options of `hwprof record`: perf's event options
-// (perf.RecordConfig) and the recorder's own.
+// (event.RecordConfig) and the recorder's own.
 type recordFlags struct {
-	cfg       perf.RecordConfig
+	cfg       event.RecordConfig
 	output    string
 	pids      string
 	all       bool // -a: system-wide
@@ -31,6 +32,8 @@ type recordFlags struct {
 	exact     exactFlags      // the exact source's options
 	maxStack  uint            // --max-stack: frames per stack (0: the kernel's limit)
 	leafCopy  uint            // --leaf-copy: bytes of user stack per frame-pointer sample, -e's too (0: none)
+	noCache   bool            // --no-buildid-cache
+	cacheDir  string          // --buildid-dir
 	set       map[string]bool // the flags given on the command line
 	otlp      recordOTLP      // --otlp and its options (record_otlp.go)
 	// trying: building the events for hwprof check to try, so a source
@@ -102,12 +105,16 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	for _, n := range []string{"m", "mmap-pages"} {
 		fs.StringVar(&f.mmap, n, "", "ring buffer size per event and CPU: `PAGES` (a power of two) or a size like 512K or 4M (default 512K)")
 	}
+	fs.BoolVar(&f.noCache, "no-buildid-cache", false, "do not copy the recorded objects into the build-id cache (see --buildid-dir)")
+	fs.StringVar(&f.cacheDir, "buildid-dir", "", "keep a copy of every object the recorded processes mapped, by build-id, in `DIR` (default $HWPROF_BUILDID_DIR, else ~/.cache/hwprof/buildid), for report to read later or elsewhere")
 	fs.BoolVar(&f.printAttr, "print-attr", false, "print each perf_event_attr as `perf record -vv` does and exit")
 	for _, n := range []string{"q", "quiet"} {
 		fs.BoolVar(&f.quiet, n, false, "print nothing but errors")
 	}
 	fs.Var(&f.adaptive, "adaptive", "tune the sampling period while recording (the default unless -c or -F is given); "+
-		"--adaptive=MIN,MAX,BUDGET sets the repetition band and the budget for the cost per sample (kernel and hwprof), default --adaptive=1%,15%,2%")
+		"by default its samples cost the program what perf's default 4000 Hz would and the period never grows past perf's for accuracy; "+
+		"--adaptive=MIN,MAX,BUDGET sets the repetition band (default 1%,15%) and a hard budget for the cost per sample (kernel and hwprof), "+
+		"under which the repetition band moves the period freely, e.g. --adaptive=1%,15%,2%")
 	fs.BoolVar(&f.adaptive.off, "no-adaptive", false, "keep the source's period (perf's default 4000 Hz for the timer) instead of tuning it")
 	fs.StringVar(&f.source, "source", "", "sample `SOURCE`: lbr (calls event + LBR call branch stack), calls (precise calls event), "+
 		"timer (cpu-clock), exact (uprobes on every function); default: lbr where it works, else calls, else timer (see hwprof check). "+
@@ -160,7 +167,7 @@ func (f *recordFlags) request() source.Request {
 func (f *recordFlags) facts() (source.Facts, error) {
 	facts := source.Gather()
 	if f.cpu != "" {
-		id, err := perf.ParseCPUID(f.cpu)
+		id, err := event.ParseCPUID(f.cpu)
 		if err != nil {
 			return facts, err
 		}
@@ -185,12 +192,12 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 	switch {
 	case f.all:
 		o.SystemWide = true
-		f.cfg.Target = perf.TargetCPUs
+		f.cfg.Target = event.TargetCPUs
 	case f.pids != "":
 		if o.PIDs, err = perfflags.ParsePIDs(f.pids); err != nil {
 			return o, err
 		}
-		f.cfg.Target = perf.TargetPIDs
+		f.cfg.Target = event.TargetPIDs
 	case len(argv) == 0 && !f.printAttr:
 		return o, errors.New("nothing to record: give a command (hwprof record -- ./app), -p PID or -a")
 	}
@@ -198,4 +205,18 @@ func (f *recordFlags) target(argv []string) (record.Options, error) {
 		o.DataPages, err = perfflags.ParseRingSize(f.mmap)
 	}
 	return o, err
+}
+
+// buildIDCache is the build-id cache record fills: --buildid-dir, else
+// objcache.DefaultDir; nil with --no-buildid-cache or when no directory
+// is known.
+func (f *recordFlags) buildIDCache() *objcache.Cache {
+	dir := f.cacheDir
+	if dir == "" {
+		dir = objcache.DefaultDir()
+	}
+	if f.noCache || dir == "" {
+		return nil
+	}
+	return &objcache.Cache{Dir: dir}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/report"
 	"github.com/hwprof/hwprof/report/flamegraph"
+	"github.com/hwprof/hwprof/symbolize/debuginfod"
 )
 
 // cmdReport reads a recording into a profile (engine.Load) and prints it:
@@ -32,13 +33,14 @@ func cmdFlamegraph(args []string, stdout, stderr io.Writer) int {
 }
 
 // reportFormats are the formats of --format.
-var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo"}
+var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo", "autofdo", "autofdo-gcov"}
 
 func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [-j N] [--dedup-ratio RR]", stderr)
+	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo|autofdo|autofdo-gcov] [--object PATH] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [--offline] [-j N] [--dedup-ratio RR]", stderr)
 	var in inputs
 	fs.Var(&in, "i", inputsUsage)
-	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz) or pgo (a pprof for go build -pgo)")
+	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz), pgo (a pprof for go build -pgo), autofdo (an LLVM sample profile for clang -fprofile-sample-use) or autofdo-gcov (for gcc -fauto-profile)")
+	object := fs.String("object", "", "autofdo: profile the object `PATH` (a path as recorded or a base name; default: the program)")
 	pgo := fs.Bool("pgo", false, "the same as --format pgo")
 	pgoWeight := fs.String("pgo-weight", "", "pprof and pgo: what call edges weigh, `calls` (measured call counts) or time (default: calls when the source counts them)")
 	out := fs.String("o", "", "write to `FILE` (an existing regular file becomes FILE.old; default: standard output)")
@@ -51,6 +53,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	srcline := fs.Bool("srcline", false, "give call sites their source lines from separate debug files too (debug packages: slower), and their inlined frames")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
+	offline := fs.Bool("offline", false, offlineUsage)
 	workers := fs.Int("j", 0, "fold with `N` workers (0: one per CPU)")
 	dedup := fs.Float64("dedup-ratio", 0, "fold only this share `RR` in (0,1] of stacks already seen, weighted 1/RR (0: all)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -111,10 +114,15 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if *debugDir != "" {
 		o.DebugDirs = []string{*debugDir}
 	}
+	o.DebugDirs = withBuildIDCache(o.DebugDirs)
+	o.Debuginfod = debuginfod.FromEnv(*offline)
 	if *out != "" && *out != output.Stdout {
 		if _, err := output.Check(*out); err != nil {
 			return fail(stderr, err)
 		}
+	}
+	if *format == "autofdo" || *format == "autofdo-gcov" {
+		return runAutoFDO(paths, o, *object, *out, *format == "autofdo-gcov", stdout, stderr)
 	}
 	p, err := loadProfile(paths, o)
 	if p == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/report/script"
+	"github.com/hwprof/hwprof/symbolize/debuginfod"
 )
 
 // cmdScript prints every sample of a recording as `perf script` does
@@ -21,13 +22,14 @@ import (
 // every sample that could be read is printed, and the status is 1 when
 // records were lost.
 func cmdScript(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F FIELDS] [--symfs DIR] [--debug-dir DIR]", stderr)
+	fs := newFlagSet("script", "[-i FILE] [--srcline] [-F FIELDS] [--symfs DIR] [--debug-dir DIR] [--offline]", stderr)
 	input := fs.String("i", defaultInput, inputUsage)
 	srcline := fs.Bool("srcline", false, "print the source file and line of every frame, inlined frames included")
 	fields := fs.String("F", "", "`FIELDS`: brstack and/or brstacksym add the branch stack to the default output; "+
 		"any of "+strings.Join(script.FieldNames(), ",")+" print only those, in perf script's layout")
 	symfs := fs.String("symfs", "", "look for every object under `DIR`, as perf's --symfs")
 	debugDir := fs.String("debug-dir", "", "a `DIR` of binaries and debug files named by build-id")
+	offline := fs.Bool("offline", false, offlineUsage)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -39,10 +41,11 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	o.Srcline = o.Srcline || *srcline
 	// Function names alone come from the symbol tables; DWARF is read
 	// only for source lines.
-	eo := engine.Options{SymFS: *symfs}
+	eo := engine.Options{SymFS: *symfs, Debuginfod: debuginfod.FromEnv(*offline)}
 	if *debugDir != "" {
 		eo.DebugDirs = []string{*debugDir}
 	}
+	eo.DebugDirs = withBuildIDCache(eo.DebugDirs)
 	r, err := openRecording(*input)
 	if err != nil {
 		return fail(stderr, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
@@ -337,7 +338,7 @@ func TestTracefsUnmountedAfterExact(t *testing.T) {
 	if err != nil {
 		t.Skip("no unshare(1) to make a private mount namespace")
 	}
-	if _, err := os.Stat(filepath.Join(perf.SysfsPMURoot, "uprobe")); err != nil {
+	if _, err := os.Stat(filepath.Join(event.SysfsPMURoot, "uprobe")); err != nil {
 		t.Skipf("no uprobe PMU: %v", err)
 	}
 	prog := testprog.Build(t, "c/timed.c", "-O1", "-fno-omit-frame-pointer")

@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
 )
@@ -55,15 +54,11 @@ func uprobePMUType(ff *perfdata.FileFeatures) (perf.EventType, bool) {
 			}
 		}
 	}
-	b, err := os.ReadFile(perf.SysfsPMURoot + "/uprobe/type")
-	if err != nil {
+	t, err := event.PMUType("uprobe")
+	if err != nil || t <= perf.TypeBreakpoint {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
-	if err != nil || n <= uint64(perf.TypeBreakpoint) {
-		return 0, false
-	}
-	return perf.EventType(n), true
+	return t, true
 }
 
 // recordingSource is the recording's source: the one source of all its

@@ -71,6 +71,14 @@ func (e *Engine) Diagnose(log *diag.Log) {
 	for _, err := range e.Objects.Refused() {
 		log.Note(err.Error())
 	}
+	for _, w := range e.Objects.JITDumpWarnings() {
+		log.Note(w)
+	}
+	if d := e.Objects.o.Debuginfod; d != nil {
+		for _, w := range d.Warnings() {
+			log.Note(w)
+		}
+	}
 }
 
 // Apply applies a side-band record to the process model, after finding
@@ -78,6 +86,7 @@ func (e *Engine) Diagnose(log *diag.Log) {
 func (e *Engine) Apply(d perf.Record) {
 	e.Objects.Mapped(d)
 	e.Maps.Apply(d)
+	e.mappedJITDump(d)
 }
 
 // Frames appends the frames of s, innermost first, unwound as it was

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
 	"github.com/hwprof/hwprof/profile"
@@ -108,7 +109,7 @@ func exactFile(t *testing.T, uprobeType uint32, st perf.SampleType) string {
 // facts and warnings must be the same, and the fast path must have taken
 // the repeated hits.
 func TestExactFastTheSame(t *testing.T) {
-	b, err := os.ReadFile(perf.SysfsPMURoot + "/uprobe/type")
+	b, err := os.ReadFile(event.SysfsPMURoot + "/uprobe/type")
 	if err != nil {
 		t.Skipf("no uprobe PMU on this machine (%v): the loader tells exact recordings by its type", err)
 	}

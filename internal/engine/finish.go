@@ -16,13 +16,14 @@ import (
 	"github.com/hwprof/hwprof/symbolize"
 )
 
-// finish folds what is pending, symbolizes the address ids, projects the
-// map onto functions and fills in the recording's facts.
-func (l *loader) finish() *profile.Profile {
+// finish symbolizes the address ids of addrMap (the pipeline's merged
+// map), projects the map onto functions and fills in the recording's
+// facts.
+func (l *loader) finish(addrMap *ccmap.Map) *profile.Profile {
 	l.growEvents()
-	l.clearStacks()
-	l.flushLBR()
-	addrMap := l.fold.Close()
+	if l.o.Instrs && l.ranges.ranges != nil {
+		l.rangeIDs()
+	}
 	locs := l.symbolize()
 	funcs, fmap, funcObj := l.functions(locs)
 	if l.test.funcMap != nil {
@@ -33,6 +34,10 @@ func (l *loader) finish() *profile.Profile {
 	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
 	if l.o.SiteLines {
 		p.Leaves = l.leafChains(addrMap, locs, fmap)
+		if l.o.Instrs {
+			p.Instrs = l.instrs(addrMap, locs, fmap)
+			l.rangeProfile(p, locs, fmap)
+		}
 		p.Recording.GoBuildIDs = l.goBuildIDs(funcs, funcObj, p.Recording.BuildIDs)
 	}
 	for i, s := range l.ev.srcs {
@@ -95,6 +100,9 @@ func (l *loader) symbolize() []symbolize.Location {
 			l.symbolizeWarning(ke.Key, ke.Err)
 		}
 	}
+	for _, key := range syms.Unnamed() {
+		l.warn(fmt.Sprintf("no symbols in %s: stripped, and no debug file found (by build-id, .gnu_debuglink or debuginfod): its functions show as [object+0xoffset]", key.Path))
+	}
 	locs := make([]symbolize.Location, len(keys))
 	for i, h := range hs {
 		locs[i], _ = syms.Location(h)
@@ -147,7 +155,7 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 			if fn.Name == "" {
 				fn.Name = unnamed(k.obj, uint64(sym.Start))
 			}
-			fn.Start = uint64(sym.Start)
+			fn.Start, fn.LinkName = uint64(sym.Start), sym.Name.Raw
 		case k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule:
 			fk.name = symbolize.KernelPath
 			fn.Name = "[" + symbolize.KernelPath + "]"
@@ -240,7 +248,8 @@ func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procm
 func sourceFrames(fr []symbolize.Frame) []profile.SourceFrame {
 	out := make([]profile.SourceFrame, len(fr))
 	for i, f := range fr {
-		out[i] = profile.SourceFrame{Name: cmp.Or(f.Func.Short, f.Func.Full, f.Func.Raw), File: f.File, Line: f.Line, StartLine: f.StartLine}
+		out[i] = profile.SourceFrame{Name: cmp.Or(f.Func.Short, f.Func.Full, f.Func.Raw), File: f.File, Line: f.Line, StartLine: f.StartLine,
+			LinkName: f.Func.Raw, Discriminator: f.Discriminator}
 	}
 	return out
 }
@@ -365,6 +374,20 @@ func (l *loader) leafChains(addrMap *ccmap.Map, locs []symbolize.Location, fmap 
 		slices.SortFunc(cs, func(a, b profile.LeafChain) int {
 			return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(a.Addr, b.Addr))
 		})
+	}
+	return out
+}
+
+// instrs lists the self weight of every sampled instruction with its
+// source frames (profile.Profile.Instrs), heaviest first.
+func (l *loader) instrs(addrMap *ccmap.Map, locs []symbolize.Location, fmap []ccmap.FuncID) []profile.Instr {
+	var out []profile.Instr
+	for _, f := range addrMap.Functions(ccmap.Self) {
+		if f.Self == 0 || int(f.Func) >= len(locs) {
+			continue
+		}
+		out = append(out, profile.Instr{Func: fmap[f.Func], Addr: uint64(l.addrs.keys[f.Func].addr),
+			Frames: sourceFrames(locs[f.Func].Frames), Self: f.Self})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
+	"github.com/hwprof/hwprof/symbolize/debuginfod"
 	"github.com/hwprof/hwprof/unwind"
 )
 
@@ -29,6 +30,10 @@ type Options struct {
 	// Objects maps an object path as recorded to the local file to read
 	// for it (read as it is: not under SymFS, its build-id not checked).
 	Objects map[string]string
+	// Debuginfod, when not nil, is asked for the debug file of an object
+	// without DWARF that no local place holds (its cache, then its
+	// servers), by the object's build-id.
+	Debuginfod *debuginfod.Client
 }
 
 // Objects is the one resolver of a recording's objects: for each object
@@ -64,6 +69,11 @@ type Objects struct {
 	local       map[string]bool
 	// kref is the kernel's map as the recording gives it (under mu)
 	kref kernelRef
+	// the jitdump files read (Engine.mappedJITDump), by recorded path
+	jit jitDumps
+	// inRoot are the objects found in their process's root, not ours
+	// (locateInRoot): recorded path -> /proc/PID/root (under mu)
+	inRoot map[string]string
 }
 
 // NewObjects reads what the recording's header says of its objects: the
@@ -102,7 +112,11 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 // symbolizeOptions are the symbolizer's options for files looked for
 // under SymFS and DebugDirs.
 func (r *Objects) symbolizeOptions() symbolize.Options {
-	return symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms, Refused: r.noteRefused}
+	o := symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms, Refused: r.noteRefused}
+	if r.o.Debuginfod.Enabled() {
+		o.FetchDebug = r.o.Debuginfod.Open
+	}
+	return o
 }
 
 // noteRefused keeps a refused file's refusal (the *safefile.RefusedError
@@ -186,7 +200,7 @@ func (r *Objects) Mapped(d perf.Record) {
 	switch m := d.(type) {
 	case *perf.Mmap:
 		r.noteKernel(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
-		r.locate(m.Filename, r.buildIDs[m.Filename])
+		r.locateIn(m.Filename, r.buildIDs[m.Filename], m.PID)
 	case *perf.Mmap2:
 		r.noteKernel(m.PID, m.Addr, m.Len, m.PgOff, m.Filename)
 		id := r.buildIDs[m.Filename]
@@ -201,7 +215,7 @@ func (r *Objects) Mapped(d perf.Record) {
 				r.mu.Unlock()
 			}
 		}
-		r.locate(m.Filename, id)
+		r.locateIn(m.Filename, id, m.PID)
 	}
 }
 
@@ -223,7 +237,11 @@ func (r *Objects) BuildIDs() map[string]buildid.ID {
 // locate finds the file for path (recorded with build-id id, or the zero ID).
 // A name that is not an absolute path is no file ("anon_inode:[perf_event]",
 // as the kernel names an anonymous inode's mapping): it is not looked for.
-func (r *Objects) locate(path string, id buildid.ID) {
+func (r *Objects) locate(path string, id buildid.ID) { r.locateIn(path, id, 0) }
+
+// locateIn is locate for a file process pid mapped (0: unknown): in the
+// process's own root first, while it lives, when that is not ours.
+func (r *Objects) locateIn(path string, id buildid.ID, pid uint32) {
 	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
 		return
 	}
@@ -236,6 +254,9 @@ func (r *Objects) locate(path string, id buildid.ID) {
 	// mappings of devices (a GPU's) are common, and nothing may sample them.
 	opts := r.symbolizeOptions()
 	opts.Refused = nil
+	if r.locateInRoot(opts, path, id, pid) {
+		return
+	}
 	file, _, err := opts.Find(symbolize.ObjectKey{Path: path, BuildID: id})
 	r.found[path] = file
 	if err != nil {
@@ -283,6 +304,9 @@ func (r *Objects) Key(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, boo
 	case procmap.KindKernel, procmap.KindModule:
 		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
 	case procmap.KindJIT:
+		if IsJITDump(obj.Path) { // a function of a jitdump (Engine.mappedJITDump)
+			return symbolize.ObjectKey{Path: obj.Path}, true
+		}
 		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
 	case procmap.KindVDSO:
 		p := r.vdsoPath()

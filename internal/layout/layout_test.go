@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -32,59 +31,6 @@ func deps(t *testing.T, patterns ...string) []string {
 func TestPerfImportsNoFlag(t *testing.T) {
 	if slices.Contains(deps(t, "../../perf/..."), "flag") {
 		t.Error("perf or a package under it imports flag, directly or not (go list -deps ./perf/... | grep -x flag)")
-	}
-}
-
-// TestAnalysisImportsNoRecorder: the packages that read recordings
-// (engine, reports, symbolization, unwinding, the profile model) import
-// none of the packages that record them.
-func TestAnalysisImportsNoRecorder(t *testing.T) {
-	recorder := []string{"internal/launch", "internal/perfflags", "internal/record", "internal/source", "internal/uprobe"}
-	for _, dep := range deps(t, "../engine/...", "../procmap/...", "../pipeline/...", "../../report/...",
-		"../../symbolize/...", "../../unwind/...", "../../profile/...", "../../ccmap/...", "../../lbr/...") {
-		for _, r := range recorder {
-			if dep == "github.com/hwprof/hwprof/"+r || strings.HasPrefix(dep, "github.com/hwprof/hwprof/"+r+"/") {
-				t.Errorf("the analysis side imports %s (go list -deps)", dep)
-			}
-		}
-	}
-}
-
-// TestNoInitInLibraries: only a main package may have an init function,
-// so importing a package never changes what a process does (the launcher
-// trampoline and the releaser of perf events are entries that main
-// dispatches: launch.Main, release.Main).
-func TestNoInitInLibraries(t *testing.T) {
-	fset := token.NewFileSet()
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "../.." && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if f.Name.Name == "main" {
-			return nil
-		}
-		for _, decl := range f.Decls {
-			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
-				t.Errorf("%s: package %s has an init function", fset.Position(fn.Pos()), f.Name.Name)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -12,5 +12,5 @@
 // same ports, as a Collector that crashes and restarts. Fold and FoldPProf
 // reduce OTLP and pprof profiles to comparable samples.
 //
-// It starts a process and reads files; for tests only.
+// It starts a process (and no goroutine) and reads files; for tests only.
 package otelcoltest

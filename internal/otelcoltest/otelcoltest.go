@@ -21,10 +21,9 @@ import (
 type Collector struct {
 	t          testing.TB
 	bin, dir   string
-	grpc, http string      // HOST:PORT
-	proc       *os.Process // nil while killed
-	exited     chan error  // the running process's end
-	starts     int         // outputs written so far: out-N.jsonl
+	grpc, http string    // HOST:PORT
+	cmd        *exec.Cmd // nil while killed
+	starts     int       // outputs written so far: out-N.jsonl
 }
 
 // Binary returns the test Collector's binary, building it if needed.
@@ -120,8 +119,7 @@ func (c *Collector) start() {
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("start the test Collector: %v", err)
 	}
-	c.proc, c.exited = cmd.Process, make(chan error, 1)
-	go func() { c.exited <- cmd.Wait() }()
+	c.cmd = cmd
 	deadline := time.Now().Add(60 * time.Second)
 	for _, addr := range []string{c.http, c.grpc} {
 		for {
@@ -130,13 +128,13 @@ func (c *Collector) start() {
 				conn.Close()
 				break
 			}
-			select {
-			case err := <-c.exited:
-				c.proc = nil
+			var ws syscall.WaitStatus
+			if pid, _ := syscall.Wait4(cmd.Process.Pid, &ws, syscall.WNOHANG, nil); pid == cmd.Process.Pid {
+				c.cmd = nil
 				b, _ := os.ReadFile(log.Name())
-				c.t.Fatalf("the test Collector exited: %v\n%s", err, b)
-			case <-time.After(50 * time.Millisecond):
+				c.t.Fatalf("the test Collector exited (status %v):\n%s", ws, b)
 			}
+			time.Sleep(50 * time.Millisecond)
 			if time.Now().After(deadline) {
 				c.t.Fatalf("the test Collector does not listen on %s after 60s", addr)
 			}
@@ -146,12 +144,12 @@ func (c *Collector) start() {
 
 // Kill kills the Collector (SIGKILL, as a crash) and waits for its end.
 func (c *Collector) Kill() {
-	if c.proc == nil {
+	if c.cmd == nil {
 		return
 	}
-	_ = c.proc.Signal(syscall.SIGKILL)
-	<-c.exited
-	c.proc = nil
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.cmd.Wait() // killed: its status says so
+	c.cmd = nil
 }
 
 // Restart starts the Collector again on the same ports, writing a new

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Register binds perf record's event flags to fs, writing into c:
@@ -22,8 +22,8 @@ import (
 //
 // perf's -i (--no-inherit) is left to the caller, which may want -i for an
 // input file. Values are checked as they are parsed; -c and -F together,
-// and whether an event exists, are checked by perf.BuildAttrs.
-func Register(fs *flag.FlagSet, c *perf.RecordConfig) {
+// and whether an event exists, are checked by event.BuildAttrs.
+func Register(fs *flag.FlagSet, c *event.RecordConfig) {
 	// both names of a flag, with one usage
 	both := func(v flag.Value, short, long, usage string) {
 		fs.Var(v, short, usage)
@@ -40,7 +40,7 @@ func Register(fs *flag.FlagSet, c *perf.RecordConfig) {
 	fs.BoolVar(&c.NoInherit, "no-inherit", c.NoInherit, "do not count or sample child tasks")
 }
 
-type eventsFlag perf.RecordConfig
+type eventsFlag event.RecordConfig
 
 func (f *eventsFlag) String() string {
 	if f == nil {
@@ -50,14 +50,14 @@ func (f *eventsFlag) String() string {
 }
 
 func (f *eventsFlag) Set(s string) error {
-	if _, err := perf.SplitEventList(s); err != nil {
+	if _, err := event.SplitList(s); err != nil {
 		return err
 	}
 	f.Events = append(f.Events, s)
 	return nil
 }
 
-type countFlag perf.RecordConfig
+type countFlag event.RecordConfig
 
 func (f *countFlag) String() string {
 	if f == nil || f.Period == 0 {
@@ -75,13 +75,13 @@ func (f *countFlag) Set(s string) error {
 	return nil
 }
 
-type freqFlag perf.RecordConfig
+type freqFlag event.RecordConfig
 
 func (f *freqFlag) String() string {
 	switch {
 	case f == nil || f.Freq == 0:
 		return ""
-	case f.Freq == perf.FreqMax:
+	case f.Freq == event.FreqMax:
 		return "max"
 	}
 	return strconv.FormatUint(f.Freq, 10)
@@ -89,7 +89,7 @@ func (f *freqFlag) String() string {
 
 func (f *freqFlag) Set(s string) error {
 	if strings.EqualFold(s, "max") {
-		f.Freq = perf.FreqMax
+		f.Freq = event.FreqMax
 		return nil
 	}
 	n, err := strconv.ParseUint(s, 10, 32) // perf keeps the frequency in an unsigned int
@@ -102,7 +102,7 @@ func (f *freqFlag) Set(s string) error {
 
 // gFlag is -g: frame pointers, unless --call-graph chose a mode (in
 // either order).
-type gFlag perf.RecordConfig
+type gFlag event.RecordConfig
 
 func (f *gFlag) String() string   { return "" }
 func (f *gFlag) IsBoolFlag() bool { return true }
@@ -121,7 +121,7 @@ func (f *gFlag) Set(s string) error {
 	return nil
 }
 
-type callGraphFlag perf.RecordConfig
+type callGraphFlag event.RecordConfig
 
 func (f *callGraphFlag) String() string {
 	if f == nil {
@@ -131,7 +131,7 @@ func (f *callGraphFlag) String() string {
 }
 
 func (f *callGraphFlag) Set(s string) error {
-	if err := perf.CheckCallGraph(s); err != nil {
+	if err := event.CheckCallGraph(s); err != nil {
 		return err
 	}
 	f.CallGraph = s
@@ -140,7 +140,7 @@ func (f *callGraphFlag) Set(s string) error {
 
 // branch is what -j and -b share: perf refuses -b with -j, and -j twice.
 type branch struct {
-	c   *perf.RecordConfig
+	c   *event.RecordConfig
 	set bool
 }
 
@@ -157,7 +157,7 @@ func (f *branchFilterFlag) Set(s string) error {
 	if f.b.set {
 		return errors.New("cannot use --branch-any (-b) with --branch-filter (-j), or -j twice")
 	}
-	if _, err := perf.ParseBranchFilter(s); err != nil {
+	if _, err := event.ParseBranchFilter(s); err != nil {
 		return err
 	}
 	f.b.c.BranchFilter, f.b.set = s, true

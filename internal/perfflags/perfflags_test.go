@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
-func parseFlags(args ...string) (perf.RecordConfig, error) {
-	var c perf.RecordConfig
+func parseFlags(args ...string) (event.RecordConfig, error) {
+	var c event.RecordConfig
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	fs.SetOutput(new(bytes.Buffer))
 	Register(fs, &c)
@@ -23,21 +23,21 @@ func TestRegister(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want perf.RecordConfig
+		want event.RecordConfig
 	}{
 		{"events repeat", []string{"-e", "cycles", "--event", "a,b", "-e=cpu-clock"},
-			perf.RecordConfig{Events: []string{"cycles", "a,b", "cpu-clock"}}},
-		{"count", []string{"-c", "10007"}, perf.RecordConfig{Period: 10007}},
-		{"count long", []string{"--count=5"}, perf.RecordConfig{Period: 5}},
-		{"freq", []string{"-F", "999"}, perf.RecordConfig{Freq: 999}},
-		{"freq max", []string{"--freq", "max"}, perf.RecordConfig{Freq: perf.FreqMax}},
-		{"g", []string{"-g"}, perf.RecordConfig{CallGraph: "fp"}},
-		{"g then call-graph", []string{"-g", "--call-graph", "dwarf"}, perf.RecordConfig{CallGraph: "dwarf"}},
-		{"call-graph then g", []string{"--call-graph", "dwarf,4096", "-g"}, perf.RecordConfig{CallGraph: "dwarf,4096"}},
-		{"branch filter", []string{"-j", "any_call,u"}, perf.RecordConfig{BranchFilter: "any_call,u"}},
-		{"branch any", []string{"-b"}, perf.RecordConfig{BranchFilter: "any"}},
-		{"branch any long", []string{"--branch-any"}, perf.RecordConfig{BranchFilter: "any"}},
-		{"no-inherit", []string{"--no-inherit"}, perf.RecordConfig{NoInherit: true}},
+			event.RecordConfig{Events: []string{"cycles", "a,b", "cpu-clock"}}},
+		{"count", []string{"-c", "10007"}, event.RecordConfig{Period: 10007}},
+		{"count long", []string{"--count=5"}, event.RecordConfig{Period: 5}},
+		{"freq", []string{"-F", "999"}, event.RecordConfig{Freq: 999}},
+		{"freq max", []string{"--freq", "max"}, event.RecordConfig{Freq: event.FreqMax}},
+		{"g", []string{"-g"}, event.RecordConfig{CallGraph: "fp"}},
+		{"g then call-graph", []string{"-g", "--call-graph", "dwarf"}, event.RecordConfig{CallGraph: "dwarf"}},
+		{"call-graph then g", []string{"--call-graph", "dwarf,4096", "-g"}, event.RecordConfig{CallGraph: "dwarf,4096"}},
+		{"branch filter", []string{"-j", "any_call,u"}, event.RecordConfig{BranchFilter: "any_call,u"}},
+		{"branch any", []string{"-b"}, event.RecordConfig{BranchFilter: "any"}},
+		{"branch any long", []string{"--branch-any"}, event.RecordConfig{BranchFilter: "any"}},
+		{"no-inherit", []string{"--no-inherit"}, event.RecordConfig{NoInherit: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ type Map struct {
 	threads map[uint32]uint32 // tid → pid
 	kernel  space
 	objects map[objectKey]*Object
+	jit     map[uint32]*jitOverlay // by pid: SetJIT
 }
 
 // Process is one process: its pid, command name and address space.
@@ -205,6 +206,9 @@ func (m *Map) findWhole(pid, tid uint32, t uint64, addr Addr) (Mapping, bool, bo
 	}
 	if p != nil {
 		if mp, whole, ok := p.space.findWhole(t, addr); ok {
+			if jm, ok := m.jitFind(p.PID, mp, t, addr); ok {
+				return jm, false, true
+			}
 			return *mp, whole, true
 		}
 	}
@@ -228,6 +232,10 @@ func (m *Map) ObjAddr(mp *Mapping, addr Addr) ObjAddr {
 			}
 		}
 		return ObjAddr(off)
+	case KindJIT:
+		if mp.Object.jitCode {
+			return ObjAddr(mp.PgOff + uint64(addr-mp.Start))
+		}
 	}
 	return ObjAddr(addr)
 }

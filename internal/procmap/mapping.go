@@ -60,6 +60,9 @@ type Object struct {
 	// build-id); zero when the record did not say.
 	Maj, Min    uint32
 	Ino, InoGen uint64
+	// jitCode: a JIT code file's functions (SetJIT), whose object
+	// addresses are the file's, not runtime addresses
+	jitCode bool
 
 	// segs is the Map's Segments' answer for Path, kept here so that
 	// looking up an address does not look up the path (objSegments)

@@ -194,6 +194,7 @@ func (r *recorder) noteMapping(misc uint16, pid uint32, name string) {
 	}
 	if _, ok := r.buildIDs[name]; !ok {
 		r.buildIDs[name] = int32(pid)
+		r.files.hold(pid, name) // a container's file, while the process lives
 	}
 }
 

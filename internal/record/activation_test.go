@@ -14,6 +14,7 @@ import (
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
 )
@@ -102,7 +103,7 @@ func codeMapped(pid uint32, prog string) bool {
 func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
 	needPerfEvents(t)
 	// as hwprof record does: the leaf repair's copy, then the period
-	events, p, tuned := adaptiveCPUClockWith(t, func(evs []perf.Event) { source.AddLeafCopy(evs, source.LeafStackBytes) })
+	events, p, tuned := adaptiveCPUClockWith(t, budgeted(t), func(evs []perf.Event) { source.AddLeafCopy(evs, source.LeafStackBytes) })
 	if m := events[0].Attr.SampleRegsUser; m&ScratchRegsUser != ScratchRegsUser {
 		t.Fatalf("sample_regs_user %#x lacks the caller-saved registers %#x", m, ScratchRegsUser)
 	}
@@ -147,7 +148,7 @@ func TestAdaptiveLoopInCallerSavedRegisters(t *testing.T) {
 // code, whose addresses now hold other code; a plain COMM (a thread's
 // new name) and a data mapping keep it.
 func TestForgetCodeOnExec(t *testing.T) {
-	attr := cpuClock(250000, perf.TargetCommand).Attr
+	attr := cpuClock(250000, event.TargetCommand).Attr
 	f, err := perf.NewSampleFormat(attr)
 	if err != nil {
 		t.Fatal(err)

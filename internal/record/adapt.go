@@ -6,6 +6,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/tuning"
 )
 
@@ -49,7 +50,7 @@ func prepareAdaptive(events []perf.Event, p tuning.Policy, planned bool) ([]bool
 		a := &events[i].Attr
 		var start uint64
 		switch {
-		case a.Freq() && a.SamplePeriod == perf.DefaultFreq:
+		case a.Freq() && a.SamplePeriod == event.DefaultFreq:
 			// perf's default frequency: no period was asked for
 		case planned && !a.Freq() && a.SamplePeriod > 1:
 			start = a.SamplePeriod

@@ -325,6 +325,18 @@ func (ad *adaptive) threadPeriods() []ThreadPeriod {
 	return out
 }
 
+// trades says per event how its rate compares with perf's default
+// (tuning.Controller.Trade), "" for an event not tuned.
+func (ad *adaptive) trades() []string {
+	out := make([]string, len(ad.tuners))
+	for i, t := range ad.tuners {
+		if t.ctl != nil {
+			out[i] = t.ctl.Trade()
+		}
+	}
+	return out
+}
+
 // maxWindows bounds the threads whose last LBR window a tuner keeps.
 const maxWindows = 4096
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/tuning"
 )
 
@@ -18,9 +19,9 @@ func TestPrepareAdaptivePlanned(t *testing.T) {
 	}
 	events := func() []perf.Event {
 		return []perf.Event{
-			mk(perf.TypeSoftware, perf.SWCPUClock, perf.DefaultFreq, true), // no period asked for
-			mk(perf.TypeRaw, 0x20c4, 100003, false),                        // a source's prime period
-			mk(perf.TypeSoftware, perf.SWCPUClock, 999, true),              // the user's -F 999
+			mk(perf.TypeSoftware, perf.SWCPUClock, event.DefaultFreq, true), // no period asked for
+			mk(perf.TypeRaw, 0x20c4, 100003, false),                         // a source's prime period
+			mk(perf.TypeSoftware, perf.SWCPUClock, 999, true),               // the user's -F 999
 			mk(8, 0, 1, false), // a uprobe: every hit
 		}
 	}

@@ -19,12 +19,12 @@
 // values of -p and -m are read by internal/perfflags, and the summary
 // printed after a recording is package internal/record/summary's.
 //
-// What it does not do: it does not choose the events (perf.BuildAttrs
+// What it does not do: it does not choose the events (event.BuildAttrs
 // builds them from perf's options, internal/source chooses a sample
 // source, internal/uprobe defines the exact source's probes), and it reads
 // no recordings.
 //
-// The caller provides attrs (perf.BuildAttrs) and, for the command mode,
+// The caller provides attrs (event.BuildAttrs) and, for the command mode,
 // a binary whose main dispatches launch.Arg to launch.Main (hwprof's
 // does: see internal/launch); with many events whose release is slow
 // (tracepoints), the binary doubles as the background releaser of the
@@ -40,7 +40,8 @@
 // the user).
 //
 // Concurrency: the recording loop runs on the caller's goroutine and calls
-// Options.Status, Options.Watch and Options.Notice from it. Closing thousands of events
-// when the background releaser cannot start uses a short-lived pool of
-// goroutines (closeFilesParallel) that is gone when Record returns.
+// Options.Status, Options.Watch and Options.Notice from it. It starts no
+// goroutines: closing thousands of events when the background releaser
+// cannot start is shared between threads by internal/pipeline's Each,
+// whose goroutines are gone when Record returns.
 package record

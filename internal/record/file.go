@@ -107,7 +107,7 @@ func (r *recorder) finish(err error) error {
 	if r.adaptive != nil {
 		r.stats.Periods, r.stats.AdaptiveErr = r.adaptive.changes, r.adaptive.applyErr
 		r.stats.ThreadPeriods, r.stats.SampleCPU = r.adaptive.threadPeriods(), r.adaptive.drainTotal
-		r.stats.PeriodsFixed = r.adaptive.corrected
+		r.stats.PeriodsFixed, r.stats.Trades = r.adaptive.corrected, r.adaptive.trades()
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
@@ -136,13 +136,17 @@ func (r *recorder) finish(err error) error {
 
 func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 	var ids []perfdata.BuildID
+	objs := map[string]buildid.ID{}
 	for path, pid := range r.buildIDs {
-		id, err := buildid.Read(path)
+		id, err := r.objectBuildID(path)
 		if err != nil {
 			continue // not an ELF file, or one without a build-id
 		}
 		ids = append(ids, perfdata.BuildID{PID: pid, Misc: perf.MiscUser, ID: id, Path: path})
+		objs[path] = id
 	}
+	r.fillCache(objs)
+	r.files.closeAll()
 	// The kernel's, when an event samples it, as perf record writes it:
 	// a report then knows whether /proc/kallsyms (or a kallsyms saved for
 	// that build-id) names the kernel addresses.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hwprof/hwprof/internal/launch"
+	"github.com/hwprof/hwprof/internal/objcache"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
@@ -28,11 +29,11 @@ const SharedDataPages = 1024
 
 // Options say what to record and where.
 type Options struct {
-	Events []perf.Event // attrs to open, from perf.BuildAttrs
+	Events []perf.Event // attrs to open, from event.BuildAttrs
 	Argv   []string     // command mode: the program and its arguments
 	PIDs   []int        // attach mode: processes to follow
 	// SystemWide records every task on every CPU (perf record -a): the
-	// events, built for perf.TargetCPUs, are opened with pid -1, and
+	// events, built for event.TargetCPUs, are opened with pid -1, and
 	// every process in /proc is described first, as for PIDs.
 	SystemWide bool
 	// Timer, with PIDs or SystemWide, is a command run while recording
@@ -71,6 +72,12 @@ type Options struct {
 	// CPU's first event's), for recordings of thousands of events such as
 	// uprobes; the events need PERF_SAMPLE_IDENTIFIER.
 	ShareRing bool
+	// BuildIDCache, if set, is filled at the end of the recording with
+	// every object file mapped executable by the recorded processes that
+	// has a build-id (package objcache), read as the recording's build-id
+	// table is: for a process in another mount namespace, through
+	// /proc/PID/root while it lived.
+	BuildIDCache *objcache.Cache
 	// Notice, if set, is told once when the recording measures less than
 	// asked: events that count the kernel fell back to user space only,
 	// as perf record does where perf_event_paranoid forbids the kernel;
@@ -216,6 +223,7 @@ type recorder struct {
 	// the first and last sample time (sample_time feature)
 	timeFirst, timeLast uint64
 	buildIDs            map[string]int32 // mapped object path -> first pid
+	files               containerFiles   // the files of buildIDs of other mount namespaces
 	synth               []byte           // scratch for synthesized records
 	writeErr            error            // the first failed write: the recording stops
 	stopErr             *WriteError      // what Record returns for writeErr

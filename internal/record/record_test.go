@@ -21,6 +21,7 @@ import (
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/tuning"
 )
@@ -81,7 +82,7 @@ func burn(d time.Duration) uint64 {
 
 // cpuClock is the attr perf builds for `-e cpu-clock -c PERIOD -g` with a
 // command, set by hand so this package's tests do not depend on the parser.
-func cpuClock(period uint64, target perf.Target) perf.Event {
+func cpuClock(period uint64, target event.Target) perf.Event {
 	a := perf.Attr{
 		Type:         perf.TypeSoftware,
 		Config:       perf.SWCPUClock,
@@ -92,7 +93,7 @@ func cpuClock(period uint64, target perf.Target) perf.Event {
 			perf.FlagTask | perf.FlagSampleIDAll | perf.FlagExcludeGuest | perf.FlagMmap2 |
 			perf.FlagCommExec,
 	}
-	if target == perf.TargetCommand {
+	if target == event.TargetCommand {
 		a.Flags |= perf.FlagEnableOnExec
 	}
 	return perf.Event{Name: "cpu-clock", Attr: a}
@@ -110,7 +111,7 @@ func TestRecordCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "rec.data")
 	var child int
 	st, err := Record(Options{
-		Events:  []perf.Event{cpuClock(100_000, perf.TargetCommand)}, // 10 kHz per CPU
+		Events:  []perf.Event{cpuClock(100_000, event.TargetCommand)}, // 10 kHz per CPU
 		Argv:    []string{os.Args[0], "workload", "400", "2"},
 		Output:  out,
 		Started: func(pids []int) { child = pids[0] },
@@ -210,7 +211,7 @@ func TestExitStatusPassedOn(t *testing.T) {
 		{[]string{"sh", "-c", "kill -SEGV $$"}, 128 + int(syscall.SIGSEGV)},
 	} {
 		st, err := Record(Options{
-			Events: []perf.Event{cpuClock(100_000, perf.TargetCommand)},
+			Events: []perf.Event{cpuClock(100_000, event.TargetCommand)},
 			Argv:   tc.argv,
 			Output: filepath.Join(t.TempDir(), "x.data"),
 		})
@@ -223,7 +224,7 @@ func TestExitStatusPassedOn(t *testing.T) {
 func TestCannotExecute(t *testing.T) {
 	needPerfEvents(t)
 	_, err := Record(Options{
-		Events: []perf.Event{cpuClock(100_000, perf.TargetCommand)},
+		Events: []perf.Event{cpuClock(100_000, event.TargetCommand)},
 		Argv:   []string{"./does-not-exist"},
 		Output: filepath.Join(t.TempDir(), "x.data"),
 	})
@@ -239,7 +240,7 @@ func TestInterrupt(t *testing.T) {
 	sig := make(chan os.Signal, 1)
 	out := filepath.Join(t.TempDir(), "x.data")
 	st, err := Record(Options{
-		Events:    []perf.Event{cpuClock(100_000, perf.TargetCommand)},
+		Events:    []perf.Event{cpuClock(100_000, event.TargetCommand)},
 		Argv:      []string{os.Args[0], "workload", "20000", "1"},
 		Output:    out,
 		Interrupt: sig,
@@ -271,7 +272,7 @@ func TestAttach(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let it start
 	out := filepath.Join(t.TempDir(), "attach.data")
 	st, err := Record(Options{
-		Events: []perf.Event{cpuClock(100_000, perf.TargetPIDs)},
+		Events: []perf.Event{cpuClock(100_000, event.TargetPIDs)},
 		PIDs:   []int{cmd.Process.Pid},
 		Output: out,
 	})
@@ -309,7 +310,7 @@ func TestAttachDuration(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	st, err := Record(Options{
-		Events:   []perf.Event{cpuClock(100_000, perf.TargetPIDs)},
+		Events:   []perf.Event{cpuClock(100_000, event.TargetPIDs)},
 		PIDs:     []int{cmd.Process.Pid},
 		Output:   filepath.Join(t.TempDir(), "x.data"),
 		Duration: 300 * time.Millisecond,
@@ -328,7 +329,7 @@ func TestAttachDuration(t *testing.T) {
 func TestAttachNoSuchProcess(t *testing.T) {
 	needPerfEvents(t)
 	_, err := Record(Options{
-		Events: []perf.Event{cpuClock(100_000, perf.TargetPIDs)},
+		Events: []perf.Event{cpuClock(100_000, event.TargetPIDs)},
 		PIDs:   []int{1 << 22},
 		Output: filepath.Join(t.TempDir(), "x.data"),
 	})
@@ -473,22 +474,34 @@ func recordAdaptive(t *testing.T, o Options) Stats {
 }
 
 // adaptiveCPUClock is a cpu-clock event of the command at perf's default
-// frequency, prepared for the adaptive controller with the default policy
+// frequency, prepared for the adaptive controller under a budget of 2%
 // (prepareAdaptive replaces the frequency by its start period), with
-// prepareAdaptive's tuned flags.
+// prepareAdaptive's tuned flags. With a budget the accuracy rule moves the
+// period, as these tests of how a change is applied need; the default
+// holds it near perf's rate (TestAdaptiveLoadIsNotCost).
 func adaptiveCPUClock(t *testing.T) ([]perf.Event, tuning.Policy, []bool) {
-	return adaptiveCPUClockWith(t, func([]perf.Event) {})
+	return adaptiveCPUClockWith(t, budgeted(t), func([]perf.Event) {})
 }
 
-// adaptiveCPUClockWith is adaptiveCPUClock with prepare applied to the
-// events before prepareAdaptive (hwprof record adds the leaf copy first).
-func adaptiveCPUClockWith(t *testing.T, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
+// budgeted is the policy of --adaptive=1%,15%,2%.
+func budgeted(t *testing.T) tuning.Policy {
 	t.Helper()
-	ev := cpuClock(0, perf.TargetCommand)
-	ev.Attr.SamplePeriod, ev.Attr.Flags = perf.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
+	p, err := tuning.ParsePolicy("1%,15%,2%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// adaptiveCPUClockWith is adaptiveCPUClock under policy p, with prepare
+// applied to the events before prepareAdaptive (hwprof record adds the
+// leaf copy first).
+func adaptiveCPUClockWith(t *testing.T, p tuning.Policy, prepare func([]perf.Event)) ([]perf.Event, tuning.Policy, []bool) {
+	t.Helper()
+	ev := cpuClock(0, event.TargetCommand)
+	ev.Attr.SamplePeriod, ev.Attr.Flags = event.DefaultFreq, ev.Attr.Flags|perf.FlagFreq
 	events := []perf.Event{ev}
 	prepare(events)
-	p := tuning.DefaultPolicy()
 	tuned, err := prepareAdaptive(events, p, false)
 	if err != nil || !tuned[0] {
 		t.Fatalf("prepareAdaptive: %v %v", tuned, err)

@@ -92,6 +92,10 @@ type Stats struct {
 	// not the copies inherited before it, and threads may take turns
 	// with both (see adaptive.go), so at the end threads may differ.
 	ThreadPeriods []ThreadPeriod
+	// Trades says, per event in Options.Events order, how its tuned rate
+	// compared at the end with perf's default and why
+	// (tuning.Controller.Trade); "" for an event not tuned.
+	Trades []string
 	// SampleCPU is hwprof's CPU time spent on the records (draining,
 	// decoding, writing; the part the adaptive budget covers), measured
 	// only when the period is tuned; the rest of CPU is fixed.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
@@ -34,7 +35,7 @@ func TestTryOpenAgreesWithRecord(t *testing.T) {
 		dir = os.Getenv(asUserEnv)
 	}
 	argv := []string{os.Args[0], "workload", "50", "0"}
-	o := Options{Events: []perf.Event{cpuClock(100000, perf.TargetCommand)}, Argv: argv, Output: filepath.Join(dir, "try.data")}
+	o := Options{Events: []perf.Event{cpuClock(100000, event.TargetCommand)}, Argv: argv, Output: filepath.Join(dir, "try.data")}
 	var notices []string
 	o.Notice = func(m string) { notices = append(notices, m) }
 	tried, terr := TryOpen(o)

@@ -40,6 +40,11 @@
 // argument, a file a Root resolved before, the running kernel's
 // /proc/kallsyms) with the same refusal of what is not a regular file.
 //
+// ProcessRoot names the root of a process that sees other files than
+// hwprof (a container: another mount namespace, or a chroot),
+// /proc/PID/root, for NewRoot: its files are read there, by the same
+// rules, while it runs.
+//
 // It does not say anything itself: callers report a refusal once, as a
 // warning. It starts no goroutines. It works on Linux only.
 package safefile

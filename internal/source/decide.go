@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Request is what a `hwprof record` command line asks about the sample
@@ -128,7 +128,7 @@ func (req *Request) checkOverrides(s Source) error {
 // request's overrides taken from given (the command line's perf options):
 // its period (-c/-F), call graph and branch filter where the request says
 // they were given, and always its inherit choice and kernel limits.
-func (d *Decision) Config(req Request, given perf.RecordConfig) perf.RecordConfig {
+func (d *Decision) Config(req Request, given event.RecordConfig) event.RecordConfig {
 	cfg := d.Setup.Config
 	if req.Period != "" {
 		cfg.Period, cfg.Freq = given.Period, given.Freq

@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // The source policy on three machines: an Intel server with LBR, one
 // whose PMU has no LBR, and a virtual machine with no hardware PMU.
 func TestDecide(t *testing.T) {
-	skl, _ := perf.ParseCPUID("GenuineIntel-6-5E")
-	lbrPMU := perf.IntelCorePMU()
+	skl, _ := event.ParseCPUID("GenuineIntel-6-5E")
+	lbrPMU := event.IntelCorePMU()
 	lbrPMU.Caps["branches"], lbrPMU.Caps["max_precise"] = "32", "3"
 	intel := pmus("software", "uprobe")
 	intel["cpu"] = lbrPMU
 	noLBR := pmus("software", "uprobe")
-	noLBR["cpu"] = perf.IntelCorePMU()
+	noLBR["cpu"] = event.IntelCorePMU()
 	machines := map[string]Facts{
 		"intel": {PMUs: intel, Paranoid: 2, Root: true, CPU: skl, Kernel: "6.1.0"},
 		"nolbr": {PMUs: noLBR, Paranoid: 2, Root: true, CPU: skl, Kernel: "6.1.0"},
@@ -79,9 +79,9 @@ func TestDecide(t *testing.T) {
 
 // Config: the source's plan with only the overrides the command line gave.
 func TestDecisionConfig(t *testing.T) {
-	d := Decision{Source: LBR, Setup: Setup{Config: perf.RecordConfig{Events: []string{"cpu/e/"}, Period: LBRCallPeriod,
+	d := Decision{Source: LBR, Setup: Setup{Config: event.RecordConfig{Events: []string{"cpu/e/"}, Period: LBRCallPeriod,
 		CallGraph: "lbr", BranchFilter: "any_call,u"}}}
-	given := perf.RecordConfig{Events: []string{"cycles"}, Freq: 99, CallGraph: "fp", BranchFilter: "any", NoInherit: true}
+	given := event.RecordConfig{Events: []string{"cycles"}, Freq: 99, CallGraph: "fp", BranchFilter: "any", NoInherit: true}
 	got := d.Config(Request{}, given)
 	if got.Period != LBRCallPeriod || got.Freq != 0 || got.CallGraph != "lbr" || got.BranchFilter != "any_call,u" || !got.NoInherit || got.Events[0] != "cpu/e/" {
 		t.Errorf("no overrides: %+v", got)

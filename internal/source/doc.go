@@ -16,6 +16,8 @@
 // overrides that do not apply to a source are refused. Plan sets up the
 // events of lbr, calls and timer (perf record options, prime periods, the
 // event known for the CPU model) and Decision.Config applies the overrides.
+// Compared and Runs are compare's policy: which sources it records
+// against the reference, and which of them share a run of the program.
 //
 // What it does not do: it opens no events (internal/record does, and
 // `hwprof check` confirms each verdict by opening the source's events with

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Default periods. All are primes, so a period cannot stay in phase with a
@@ -39,7 +40,7 @@ var SaveTypeKernel = [2]int{4, 14}
 // stands for, which BuildAttrs turns into attrs.
 type Setup struct {
 	Source Source
-	Config perf.RecordConfig // Events, Period, CallGraph, BranchFilter set
+	Config event.RecordConfig // Events, Period, CallGraph, BranchFilter set
 	// Event says which event was chosen and why, for the user; Name is
 	// the event's short name, for one-line notes.
 	Event, Name string
@@ -57,7 +58,7 @@ func Plan(s Source, f Facts) (Setup, error) {
 	case LBR, Calls:
 		return planHardware(s, f)
 	case Timer:
-		cfg := perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}
+		cfg := event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}
 		return Setup{Source: s, Config: cfg, Event: "cpu-clock (software timer)", Name: "cpu-clock",
 			PerfArgs: []string{"-e", "cpu-clock", "-g"}}, nil
 	case Exact:
@@ -71,7 +72,7 @@ func planHardware(s Source, f Facts) (Setup, error) {
 	if p := f.CPUPMU(); p != nil {
 		pmu = p.Name
 	}
-	ev, ok := perf.NearCallEvent(f.CPU, pmu)
+	ev, ok := event.NearCallEvent(f.CPU, pmu)
 	var spec, raw, why, name string
 	mods := "u"
 	if s == Calls {
@@ -89,7 +90,7 @@ func planHardware(s Source, f Facts) (Setup, error) {
 		spec, raw, name = "cycles:"+mods, "cycles:"+mods, "cycles"
 		why = fmt.Sprintf("cycles: no calls-retired event known for CPU %s, so LBR windows are sampled by time and only their shares are meaningful", cpuLabel(f))
 	}
-	cfg := perf.RecordConfig{Events: []string{spec}, CallGraph: "fp", PMUs: f.PMUs}
+	cfg := event.RecordConfig{Events: []string{spec}, CallGraph: "fp", PMUs: f.PMUs}
 	args := []string{"-e", raw}
 	switch s {
 	case LBR:
@@ -113,7 +114,7 @@ func planHardware(s Source, f Facts) (Setup, error) {
 // IP, the call instruction itself; see lbr/calls.go) where the PMU allows
 // it, as its caps/max_precise says; without that file 2 when the event is
 // PEBS-capable per perf's table.
-func callsPrecise(f Facts, ev perf.CallsEvent, known bool) int {
+func callsPrecise(f Facts, ev event.CallsEvent, known bool) int {
 	want := 2
 	if known && ev.PEBS == 0 {
 		return 0

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
-func cpuid(t *testing.T, s string) perf.CPUID {
+func cpuid(t *testing.T, s string) event.CPUID {
 	t.Helper()
-	c, err := perf.ParseCPUID(s)
+	c, err := event.ParseCPUID(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +43,10 @@ func TestDefaultPeriodsArePrime(t *testing.T) {
 
 // hybridPMUs has an Alder Lake's cpu_core and cpu_atom PMUs (dynamic
 // types, Intel core formats).
-func hybridPMUs() map[string]*perf.PMU {
+func hybridPMUs() map[string]*event.PMU {
 	m := pmus("software", "uprobe")
 	for i, n := range []string{"cpu_core", "cpu_atom"} {
-		p := perf.IntelCorePMU()
+		p := event.IntelCorePMU()
 		p.Name, p.Type = n, perf.EventType(8+i)
 		p.Caps["branches"], p.Caps["max_precise"] = "32", "3"
 		m[n] = p
@@ -55,9 +56,9 @@ func hybridPMUs() map[string]*perf.PMU {
 
 func TestPlan(t *testing.T) {
 	vmPMUs := pmus("software", "uprobe")
-	skl := perf.IntelCorePMU()
+	skl := event.IntelCorePMU()
 	skl.Caps["branches"], skl.Caps["max_precise"] = "32", "3"
-	noPEBS := perf.IntelCorePMU()
+	noPEBS := event.IntelCorePMU()
 	noPEBS.Caps["max_precise"] = "0"
 	for _, tc := range []struct {
 		name     string
@@ -66,9 +67,9 @@ func TestPlan(t *testing.T) {
 		perfArgs string // the equivalent perf record options
 		err      string
 	}{
-		{"lbr skylake", LBR, Facts{PMUs: map[string]*perf.PMU{"cpu": skl}, CPU: cpuid(t, "GenuineIntel-6-5E-3"), Kernel: "6.1.0"},
+		{"lbr skylake", LBR, Facts{PMUs: map[string]*event.PMU{"cpu": skl}, CPU: cpuid(t, "GenuineIntel-6-5E-3"), Kernel: "6.1.0"},
 			"-e r02c4:u -c 100003 -j any_call,u,save_type -g", ""},
-		{"lbr haswell old kernel", LBR, Facts{PMUs: map[string]*perf.PMU{"cpu": skl}, CPU: cpuid(t, "GenuineIntel-6-3C"), Kernel: "4.9.0-amd64"},
+		{"lbr haswell old kernel", LBR, Facts{PMUs: map[string]*event.PMU{"cpu": skl}, CPU: cpuid(t, "GenuineIntel-6-3C"), Kernel: "4.9.0-amd64"},
 			"-e r02c4:u -c 100003 -j any_call,u -g", ""},
 		{"lbr this vm's cascade lake", LBR, Facts{PMUs: vmPMUs, CPU: cpuid(t, "GenuineIntel-6-55-7"), Kernel: "6.18.44"},
 			"-e r02c4:u -c 100003 -j any_call,u,save_type -g", ""},
@@ -78,11 +79,11 @@ func TestPlan(t *testing.T) {
 			"-e cycles:u -c 1000003 -j any_call,u,save_type -g", ""},
 		{"lbr alderlake core", LBR, Facts{PMUs: hybridPMUs(), CPU: cpuid(t, "GenuineIntel-6-97"), Kernel: "6.18.44"},
 			"-e r02c4:u -c 100003 -j any_call,u,save_type -g", ""},
-		{"calls icelake pp", Calls, Facts{PMUs: map[string]*perf.PMU{"cpu": skl}, CPU: cpuid(t, "GenuineIntel-6-7E")},
+		{"calls icelake pp", Calls, Facts{PMUs: map[string]*event.PMU{"cpu": skl}, CPU: cpuid(t, "GenuineIntel-6-7E")},
 			"-e r02c4:upp -c 10007 -g", ""},
 		{"calls without sysfs caps: pp", Calls, Facts{PMUs: vmPMUs, CPU: cpuid(t, "GenuineIntel-6-8F")},
 			"-e r02c4:upp -c 10007 -g", ""},
-		{"calls no PEBS", Calls, Facts{PMUs: map[string]*perf.PMU{"cpu": noPEBS}, CPU: cpuid(t, "GenuineIntel-6-2A")},
+		{"calls no PEBS", Calls, Facts{PMUs: map[string]*event.PMU{"cpu": noPEBS}, CPU: cpuid(t, "GenuineIntel-6-2A")},
 			"-e r02c4:u -c 10007 -g", ""},
 		{"calls unknown model", Calls, Facts{PMUs: vmPMUs, CPU: cpuid(t, "AuthenticAMD-25-61")}, "", "no calls-retired event known for CPU AuthenticAMD-25-61"},
 		{"timer", Timer, Facts{PMUs: vmPMUs}, "-e cpu-clock -g", ""},
@@ -105,7 +106,7 @@ func TestPlan(t *testing.T) {
 			if s.Event == "" {
 				t.Error("no explanation of the event")
 			}
-			evs, err := perf.BuildAttrs(s.Config)
+			evs, err := event.BuildAttrs(s.Config)
 			if err != nil {
 				t.Fatalf("BuildAttrs: %v", err)
 			}
@@ -149,7 +150,7 @@ func TestPlanMatchesPerf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs, err := perf.BuildAttrs(s.Config)
+		evs, err := event.BuildAttrs(s.Config)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,19 +208,19 @@ func TestKernelAtLeast(t *testing.T) {
 func TestAddLeafCopy(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		cfg   perf.RecordConfig
+		cfg   event.RecordConfig
 		takes bool
 	}{
-		{"-e cpu-clock -g", perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}, true},
-		{"-e cpu-clock --call-graph fp,64", perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp,64"}, true},
-		{"-e cycles:u -j any_call,u -g (lbr source)", perf.RecordConfig{Events: []string{"cycles:u"}, CallGraph: "fp", BranchFilter: "any_call,u"}, true},
-		{"-e cpu-clock", perf.RecordConfig{Events: []string{"cpu-clock"}}, false},
-		{"-e cpu-clock:k -g", perf.RecordConfig{Events: []string{"cpu-clock:k"}, CallGraph: "fp"}, false},
-		{"-e cpu-clock --call-graph dwarf", perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "dwarf"}, false},
-		{"-e cycles:u --call-graph lbr", perf.RecordConfig{Events: []string{"cycles:u"}, CallGraph: "lbr"}, false},
+		{"-e cpu-clock -g", event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp"}, true},
+		{"-e cpu-clock --call-graph fp,64", event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp,64"}, true},
+		{"-e cycles:u -j any_call,u -g (lbr source)", event.RecordConfig{Events: []string{"cycles:u"}, CallGraph: "fp", BranchFilter: "any_call,u"}, true},
+		{"-e cpu-clock", event.RecordConfig{Events: []string{"cpu-clock"}}, false},
+		{"-e cpu-clock:k -g", event.RecordConfig{Events: []string{"cpu-clock:k"}, CallGraph: "fp"}, false},
+		{"-e cpu-clock --call-graph dwarf", event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "dwarf"}, false},
+		{"-e cycles:u --call-graph lbr", event.RecordConfig{Events: []string{"cycles:u"}, CallGraph: "lbr"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			evs, err := perf.BuildAttrs(tc.cfg)
+			evs, err := event.BuildAttrs(tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
 	"golang.org/x/sys/unix"
 )
@@ -40,16 +41,16 @@ func Parse(s string) (Source, error) {
 
 // Facts are what the verdicts depend on.
 type Facts struct {
-	PMUs        map[string]*perf.PMU // by name, from /sys/bus/event_source/devices
-	PMUErr      error                // reading the PMUs failed
-	Paranoid    int                  // kernel.perf_event_paranoid
+	PMUs        map[string]*event.PMU // by name, from /sys/bus/event_source/devices
+	PMUErr      error                 // reading the PMUs failed
+	Paranoid    int                   // kernel.perf_event_paranoid
 	ParanoidErr error
 	Root        bool // effective uid 0
 	CapPerfmon  bool // CAP_PERFMON (or CAP_SYS_ADMIN, which implies it)
 	Kernel      string
-	CPUModel    string     // "model name" of /proc/cpuinfo
-	CPU         perf.CPUID // vendor, family, model: which event tables apply
-	CPUErr      error      // reading the CPU model failed
+	CPUModel    string      // "model name" of /proc/cpuinfo
+	CPU         event.CPUID // vendor, family, model: which event tables apply
+	CPUErr      error       // reading the CPU model failed
 	// TracefsErr says why this process cannot define uprobes in tracefs
 	// (nil: it can, or it may mount tracefs): uprobe.Access.
 	TracefsErr error
@@ -58,7 +59,7 @@ type Facts struct {
 // Gather reads the facts of this machine.
 func Gather() Facts {
 	var f Facts
-	f.PMUs, f.PMUErr = perf.DiscoverPMUs(perf.SysfsPMURoot)
+	f.PMUs, f.PMUErr = event.DiscoverPMUs(event.SysfsPMURoot)
 	f.Paranoid, f.ParanoidErr = perf.Paranoid()
 	f.Root = os.Geteuid() == 0
 	f.CapPerfmon = perf.HasCapability(perf.CapPerfmon) || perf.HasCapability(perf.CapSysAdmin)
@@ -73,7 +74,7 @@ func Gather() Facts {
 		return f
 	}
 	f.CPUModel = cpuModel(string(b))
-	f.CPU, f.CPUErr = perf.ParseCPUInfo(string(b))
+	f.CPU, f.CPUErr = event.ParseCPUInfo(string(b))
 	return f
 }
 
@@ -88,7 +89,7 @@ func cpuModel(cpuinfo string) string {
 
 // CPUPMU is the core PMU, if any: "cpu" on most x86 machines, "cpu_core"
 // (the performance cores) on hybrid Intel parts.
-func (f *Facts) CPUPMU() *perf.PMU {
+func (f *Facts) CPUPMU() *event.PMU {
 	for _, name := range []string{"cpu", "cpu_core"} {
 		if p := f.PMUs[name]; p != nil {
 			return p
@@ -160,7 +161,7 @@ func Instead(working []string) string {
 func assess(f *Facts, s Source) Verdict {
 	v := Verdict{Source: s}
 	if f.PMUErr != nil {
-		v.Why = fmt.Sprintf("cannot read %s: %v", perf.SysfsPMURoot, f.PMUErr)
+		v.Why = fmt.Sprintf("cannot read %s: %v", event.SysfsPMURoot, f.PMUErr)
 		return v
 	}
 	if ok, why := f.userProfilingAllowed(); !ok {
@@ -171,12 +172,12 @@ func assess(f *Facts, s Source) Verdict {
 	case LBR, Calls:
 		cpu := f.CPUPMU()
 		if cpu == nil {
-			v.Why = "no hardware PMU: " + perf.SysfsPMURoot + " has no 'cpu' PMU (" +
+			v.Why = "no hardware PMU: " + event.SysfsPMURoot + " has no 'cpu' PMU (" +
 				pmuList(f.PMUs) + "); virtual machines often expose none"
 			return v
 		}
 		if s == Calls {
-			if _, ok := perf.NearCallEvent(f.CPU, cpu.Name); !ok {
+			if _, ok := event.NearCallEvent(f.CPU, cpu.Name); !ok {
 				v.Why = fmt.Sprintf("hardware PMU %q, but no calls-retired event is known for CPU %s "+
 					"(hwprof knows BR_INST_RETIRED.NEAR_CALL of Intel sandybridge, haswell, skylake, cascadelakex, icelake, sapphirerapids, alderlake)",
 					cpu.Name, cpuLabel(*f))
@@ -188,14 +189,14 @@ func assess(f *Facts, s Source) Verdict {
 		}
 		depth := cpu.BranchDepth()
 		if depth == 0 {
-			v.Why = fmt.Sprintf("the %q PMU has no LBR: %s/%s/caps/branches is missing or 0", cpu.Name, perf.SysfsPMURoot, cpu.Name)
+			v.Why = fmt.Sprintf("the %q PMU has no LBR: %s/%s/caps/branches is missing or 0", cpu.Name, event.SysfsPMURoot, cpu.Name)
 			return v
 		}
 		v.OK = true
 		v.Why = fmt.Sprintf("LBR with %d entries on PMU %q%s", depth, cpu.Name, modelSuffix(cpu))
 	case Timer:
 		if f.PMUs["software"] == nil {
-			v.Why = "no software PMU in " + perf.SysfsPMURoot
+			v.Why = "no software PMU in " + event.SysfsPMURoot
 			return v
 		}
 		v.OK = true
@@ -204,7 +205,7 @@ func assess(f *Facts, s Source) Verdict {
 	case Exact:
 		up := f.PMUs["uprobe"]
 		if up == nil {
-			v.Why = "no uprobe PMU in " + perf.SysfsPMURoot + " (kernel built without CONFIG_UPROBE_EVENTS)"
+			v.Why = "no uprobe PMU in " + event.SysfsPMURoot + " (kernel built without CONFIG_UPROBE_EVENTS)"
 			return v
 		}
 		if f.TracefsErr != nil {
@@ -242,14 +243,14 @@ func Choose(vs []Verdict) (Source, string) {
 	return Timer, "no hardware call sampling here: " + byS[LBR].Why
 }
 
-func modelSuffix(p *perf.PMU) string {
+func modelSuffix(p *event.PMU) string {
 	if n := p.CPUName(); n != "" {
 		return ", " + n
 	}
 	return ""
 }
 
-func pmuList(pmus map[string]*perf.PMU) string {
+func pmuList(pmus map[string]*event.PMU) string {
 	names := make([]string, 0, len(pmus))
 	for n := range pmus {
 		names = append(names, n)

@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
-func pmus(names ...string) map[string]*perf.PMU {
-	m := map[string]*perf.PMU{}
+func pmus(names ...string) map[string]*event.PMU {
+	m := map[string]*event.PMU{}
 	for i, n := range names {
-		m[n] = &perf.PMU{Name: n, Type: perf.EventType(i + 1), Caps: map[string]string{}}
+		m[n] = &event.PMU{Name: n, Type: perf.EventType(i + 1), Caps: map[string]string{}}
 	}
 	return m
 }
 
-func withLBR(m map[string]*perf.PMU, name string, depth string) map[string]*perf.PMU {
+func withLBR(m map[string]*event.PMU, name string, depth string) map[string]*event.PMU {
 	m[name].Caps["branches"] = depth
 	m[name].Caps["pmu_name"] = "skylake"
 	return m
@@ -27,9 +28,9 @@ func TestAssess(t *testing.T) {
 	intel := withLBR(pmus("cpu", "software", "uprobe"), "cpu", "32")
 	hybrid := withLBR(pmus("cpu_core", "cpu_atom", "software", "uprobe"), "cpu_core", "32")
 	noLBR := pmus("cpu", "software", "uprobe")
-	skl, _ := perf.ParseCPUID("GenuineIntel-6-5E")
-	amd, _ := perf.ParseCPUID("AuthenticAMD-25-61")
-	adl, _ := perf.ParseCPUID("GenuineIntel-6-97")
+	skl, _ := event.ParseCPUID("GenuineIntel-6-5E")
+	amd, _ := event.ParseCPUID("AuthenticAMD-25-61")
+	adl, _ := event.ParseCPUID("GenuineIntel-6-97")
 	rootTracefs := errors.New("uprobe: tracefs at /sys/kernel/tracing lets only root define uprobes")
 	for _, tc := range []struct {
 		name  string

@@ -30,6 +30,22 @@ func Build(t testing.TB, name string, flags ...string) string {
 	return bin
 }
 
+// BuildCC is Build of a C or C++ program with the compiler cc (such as
+// clang-19) instead of gcc or g++; a test skips when cc is not installed.
+func BuildCC(t testing.TB, cc, name string, flags ...string) string {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "testdata", filepath.FromSlash(name))
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("testprog: %v", err)
+	}
+	bin, _ := buildWith(t, cc, src, nil, flags)
+	return bin
+}
+
 // BuildLog is Build that also returns what the compiler printed while
 // building (for flags such as -gcflags that make it report decisions).
 func BuildLog(t testing.TB, name string, flags ...string) (bin, log string) {
@@ -105,6 +121,13 @@ var (
 // only names it) with flags, once per process for the same inputs.
 func build(t testing.TB, src string, text []byte, flags []string) (string, string) {
 	t.Helper()
+	return buildWith(t, "", src, text, flags)
+}
+
+// buildWith is build with the compiler cc ("": gcc, g++ or go by the
+// source's extension).
+func buildWith(t testing.TB, cc, src string, text []byte, flags []string) (string, string) {
+	t.Helper()
 	tool, lang := "go", "go"
 	switch filepath.Ext(src) {
 	case ".c":
@@ -112,9 +135,12 @@ func build(t testing.TB, src string, text []byte, flags []string) (string, strin
 	case ".cc":
 		tool, lang = "g++", "c++"
 	}
+	if cc != "" && lang != "go" {
+		tool = cc
+	}
 	testenv.Tool(t, tool)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", src, text, flags)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%q\x00", tool, src, text, flags)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	mu.Lock()
 	p := programs[key]

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Request is what the exact source of one recording probes.
@@ -83,11 +84,11 @@ func (r Request) objects() ([]*Object, error) {
 // define defines the probes of objs in dir under a new group and builds
 // their events, for pids (none: a command).
 func define(dir string, objs []*Object, pids []int) (*Probes, error) {
-	target := perf.TargetCommand
+	target := event.TargetCommand
 	if len(pids) > 0 {
-		target = perf.TargetPIDs
+		target = event.TargetPIDs
 	}
-	built, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Period: 1, CallGraph: "fp", Target: target})
+	built, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Period: 1, CallGraph: "fp", Target: target})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 )
 
 // Why probes are defined through tracefs and opened as tracepoints rather
@@ -446,14 +447,10 @@ func FileAttr(a perf.Attr) (perf.Attr, bool) {
 	if !ok {
 		return a, false
 	}
-	b, err := os.ReadFile(filepath.Join(perf.SysfsPMURoot, "uprobe", "type"))
+	t, err := event.PMUType("uprobe")
 	if err != nil {
 		return a, false
 	}
-	t, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
-	if err != nil {
-		return a, false
-	}
-	a.Type, a.Config, a.Config1, a.Config2 = perf.EventType(t), 0, 0, off.(uint64)
+	a.Type, a.Config, a.Config1, a.Config2 = t, 0, 0, off.(uint64)
 	return a, true
 }

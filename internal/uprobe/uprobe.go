@@ -195,7 +195,7 @@ const SampleType = perf.SampleIP | perf.SampleTID | perf.SampleTime |
 // event per tracefs event, in the order of their first probe. base
 // supplies the flags of the recording (disabled, inherit, enable_on_exec,
 // and for the first event mmap, comm and task tracking; as
-// perf.BuildAttrs makes them): the first event (first is true) keeps all
+// event.BuildAttrs makes them): the first event (first is true) keeps all
 // of base's flags, the others lose the side-band tracking bits so that each
 // mmap or comm is reported once. Every event samples every hit
 // (sample_period 1) with SampleType. Names are "GROUP:NAME", perf's
@@ -225,4 +225,17 @@ func Events(obj *Object, group string, names []string, ids []uint64, base perf.A
 		events = append(events, perf.Event{Name: group + ":" + names[i], Attr: a})
 	}
 	return events
+}
+
+// Names are the names of every function objs probe, mangled and
+// demangled, and the number of probes.
+func Names(objs []*Object) (map[string]bool, int) {
+	names, n := map[string]bool{}, 0
+	for _, o := range objs {
+		for _, p := range o.Probes {
+			names[p.Name], names[p.Demangled] = true, true
+		}
+		n += len(o.Probes)
+	}
+	return names, n
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -413,5 +414,19 @@ func TestGoPclntab(t *testing.T) {
 		if n == 0 && err == nil {
 			t.Errorf("damage %d: no functions and no error", i)
 		}
+	}
+}
+
+// Names holds each probed function under both its names, once, and
+// counts the probes of every object.
+func TestNames(t *testing.T) {
+	objs := []*Object{
+		{Probes: []Probe{{Name: "main", Demangled: "main"}, {Name: "_ZN1a1fEv", Demangled: "a::f()"}}},
+		{Probes: []Probe{{Name: "g", Demangled: "g"}}},
+	}
+	names, n := Names(objs)
+	want := map[string]bool{"main": true, "_ZN1a1fEv": true, "a::f()": true, "g": true}
+	if n != 3 || !reflect.DeepEqual(names, want) {
+		t.Errorf("Names = %v, %d; want %v, 3", names, n, want)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/internal/testprog"
-	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/report"
 	"github.com/hwprof/hwprof/report/flamegraph"
@@ -113,12 +113,12 @@ func TestBrowserRealLBR(t *testing.T) {
 func TestBrowserRealTimer(t *testing.T) {
 	prog := testprog.Build(t, "c/flamelive.c", "-O0", "-fno-omit-frame-pointer")
 	dir := t.TempDir()
-	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: perf.TargetCommand})
+	events, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: event.TargetCommand})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Target: perf.TargetCommand})
+	probe, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Target: event.TargetCommand})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestBrowserRealTooltip(t *testing.T) {
 	prog := testprog.Build(t, "c/flamelive.c", "-O0", "-fno-omit-frame-pointer")
 	dir := t.TempDir()
 	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, Target: perf.TargetCommand})
+	probe, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Target: event.TargetCommand})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestBrowserRealTooltip(t *testing.T) {
 		t.Skipf("cannot open perf events here: %v", err)
 	}
 	const period = 500000 // ns of CPU time
-	events, err := perf.BuildAttrs(perf.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Period: period, Target: perf.TargetCommand})
+	events, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Period: period, Target: event.TargetCommand})
 	if err != nil {
 		t.Fatal(err)
 	}

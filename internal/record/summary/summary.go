@@ -95,9 +95,12 @@ func writePeriods(w io.Writer, o record.Options, st record.Stats) {
 		if line := periodsInForce(ev, i, st.ThreadPeriods); line != "" {
 			fmt.Fprintf(w, "hwprof: %s: period of each thread's last sample: %s\n", ev.Name, line)
 		}
+		if i < len(st.Trades) && st.Trades[i] != "" {
+			fmt.Fprintf(w, "hwprof: %s: %s\n", ev.Name, st.Trades[i])
+		}
 	}
 	if st.CPU > 0 {
-		fmt.Fprintf(w, "hwprof: own CPU on the records %.1f ms (budgeted with the kernel's work per sample), the rest %.1f ms fixed (not budgeted: no period reduces it)\n",
+		fmt.Fprintf(w, "hwprof: own CPU on the records %.1f ms (weighed with the kernel's work per sample), the rest %.1f ms fixed (not weighed: no period reduces it)\n",
 			st.SampleCPU.Seconds()*1e3, max(st.CPU-st.SampleCPU, 0).Seconds()*1e3)
 	}
 	if st.AdaptiveErr != nil {

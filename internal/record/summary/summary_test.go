@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/tuning"
 )
 
 func TestEventCounts(t *testing.T) {
@@ -48,5 +49,26 @@ func TestSummaryCostPerSample(t *testing.T) {
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("%d samples:\n%s\nwant a line %q", c.samples, b.String(), c.want)
 		}
+	}
+}
+
+// The adaptive period's summary says, per tuned event, the trade its rate
+// made against perf's default, in one line; an event not tuned has none.
+func TestSummaryTrade(t *testing.T) {
+	p := tuning.DefaultPolicy()
+	o := record.Options{
+		Output:   "x.data",
+		Events:   []perf.Event{{Name: "cpu-clock"}, {Name: "task-clock"}},
+		Adaptive: &p,
+		Tuned:    []bool{true, false},
+	}
+	trade := "below perf's rate: 3597 samples/s per CPU against perf's 4000, where its bigger samples (leaf copy, key registers) cost what perf's do"
+	var b strings.Builder
+	Write(&b, o, record.Stats{Samples: 3600, EventSamples: []uint64{3600, 0}, Trades: []string{trade, ""}})
+	if !strings.Contains(b.String(), "hwprof: cpu-clock: "+trade+"\n") {
+		t.Errorf("summary:\n%s\nwant the trade line for cpu-clock", b.String())
+	}
+	if strings.Contains(b.String(), "task-clock: \n") || strings.Count(b.String(), "perf's rate") != 1 {
+		t.Errorf("summary:\n%s\nwant one trade line, none for the event not tuned", b.String())
 	}
 }

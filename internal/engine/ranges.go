@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/lbr"
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/profile"
+	"github.com/hwprof/hwprof/symbolize"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// maxRange is the longest stretch of code between two taken branches
+// counted as run straight through: a longer one is not a real range (a
+// branch stack spanning an interrupt, or two branches of different
+// threads), as AutoFDO also drops them.
+const maxRange = 1 << 14
+
+// rangeKey is a stretch of one object's code run from lo to hi, both
+// included (hi is the address of the branch that ended it).
+type rangeKey struct {
+	obj    *procmap.Object
+	lo, hi procmap.ObjAddr
+}
+
+// branchCallKey is a call from site to callee, by their objects and
+// addresses in them.
+type branchCallKey struct {
+	siteObj, calleeObj *procmap.Object
+	site, callee       procmap.ObjAddr
+}
+
+// rangeState counts, for LoadOptions.Instrs, what the tools that read
+// LBR for sample-based FDO count of each branch stack: how often each
+// stretch of code between two taken branches ran, and each call taken,
+// in entries (not weighted by the sample's period), as create_llvm_prof
+// and llvm-profgen count them.
+type rangeState struct {
+	ranges map[rangeKey]uint64
+	calls  map[branchCallKey]uint64
+	// jumps are the other taken branches between objects' code: those
+	// to a function's entry from another function are tail calls
+	jumps map[branchCallKey]uint64
+	// after ids: executions of each address id, and calls by their
+	// sites' and callees' ids
+	execs    map[ccmap.FuncID]uint64
+	callIDs  map[[2]ccmap.FuncID]uint64
+	jumpIDs  map[[2]ccmap.FuncID]uint64
+	callAddr map[ccmap.FuncID]uint64 // a call site id's address in its object
+}
+
+// countRanges counts s's branch stack: the code between each entry's
+// target and the next newer entry's source ran once, and the calls
+// among the entries (the decoder's, in l.lbr.calls) were taken once.
+func (l *loader) countRanges(s *perf.Sample) {
+	if len(s.Branches) == 0 {
+		return // l.lbr.calls are another sample's
+	}
+	r := &l.ranges
+	if r.ranges == nil {
+		r.ranges, r.calls, r.jumps = map[rangeKey]uint64{}, map[branchCallKey]uint64{}, map[branchCallKey]uint64{}
+	}
+	br := s.Branches // newest first
+	for i := 0; i+1 < len(br); i++ {
+		lo, hi := br[i+1].To, br[i].From
+		if hi < lo || hi-lo > maxRange {
+			continue
+		}
+		m, olo, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(lo))
+		if !ok || m.Object == nil {
+			continue
+		}
+		m2, ohi, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(hi))
+		if !ok || m2.Object != m.Object {
+			continue
+		}
+		r.ranges[rangeKey{m.Object, olo, ohi}]++
+	}
+	for _, c := range l.lbr.calls {
+		ms, os, ok1 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(c.Site))
+		mc, oc, ok2 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(c.Callee))
+		if ok1 && ok2 && ms.Object != nil && mc.Object != nil {
+			r.calls[branchCallKey{ms.Object, mc.Object, os, oc}]++
+		}
+	}
+	for i, b := range br {
+		if l.isCall(s, i) {
+			continue
+		}
+		ms, os, ok1 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(b.From))
+		mc, oc, ok2 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(b.To))
+		if ok1 && ok2 && ms.Object != nil && mc.Object != nil && ms.Object.Kind == procmap.KindFile {
+			r.jumps[branchCallKey{ms.Object, mc.Object, os, oc}]++
+		}
+	}
+}
+
+// isCall says whether entry i of s's branch stack is among the calls the
+// decoder found in it (l.lbr.calls).
+func (l *loader) isCall(s *perf.Sample, i int) bool {
+	for _, c := range l.lbr.calls {
+		if c.Index == i {
+			return true
+		}
+	}
+	return false
+}
+
+// rangeIDs spreads the ranges' counts over their instructions (decoded
+// from the objects' code) and gives every instruction and call an
+// address id, to be symbolized with the others.
+func (l *loader) rangeIDs() {
+	r := &l.ranges
+	r.execs, r.callIDs, r.jumpIDs, r.callAddr = map[ccmap.FuncID]uint64{}, map[[2]ccmap.FuncID]uint64{}, map[[2]ccmap.FuncID]uint64{}, map[ccmap.FuncID]uint64{}
+	for k, n := range r.ranges {
+		code, ok := l.code.read(k.obj, k.lo, int(k.hi-k.lo)+lbr.MaxInstLen)
+		if !ok {
+			continue
+		}
+		for off := 0; off <= int(k.hi-k.lo) && off < len(code); {
+			inst, err := x86asm.Decode(code[off:], 64)
+			if err != nil || inst.Len == 0 {
+				break
+			}
+			r.execs[l.addrs.id(newAddrKey(k.obj, 0, k.lo+procmap.ObjAddr(off)))] += n
+			off += inst.Len
+		}
+	}
+	for k, n := range r.calls {
+		site := l.addrs.id(newAddrKey(k.siteObj, 0, k.site))
+		r.callIDs[[2]ccmap.FuncID{site, l.addrs.id(newAddrKey(k.calleeObj, 0, k.callee))}] += n
+		r.callAddr[site] = uint64(k.site)
+	}
+	for k, n := range r.jumps {
+		site := l.addrs.id(newAddrKey(k.siteObj, 0, k.site))
+		r.jumpIDs[[2]ccmap.FuncID{site, l.addrs.id(newAddrKey(k.calleeObj, 0, k.callee))}] += n
+		r.callAddr[site] = uint64(k.site)
+	}
+}
+
+// rangeProfile puts the counts into p (profile.Profile.Executed and
+// BranchCalls), in address order.
+func (l *loader) rangeProfile(p *profile.Profile, locs []symbolize.Location, fmap []ccmap.FuncID) {
+	r := &l.ranges
+	for id, n := range r.execs {
+		p.Executed = append(p.Executed, profile.Instr{Func: fmap[id], Addr: uint64(l.addrs.keys[id].addr),
+			Frames: sourceFrames(locs[id].Frames), Self: n})
+	}
+	slices.SortFunc(p.Executed, func(a, b profile.Instr) int { return cmp.Or(cmp.Compare(a.Func, b.Func), cmp.Compare(a.Addr, b.Addr)) })
+	for k, n := range r.jumpIDs {
+		// A jump to a function's entry from another function is a tail
+		// call, as AutoFDO counts it: the source has a call there.
+		callee := fmap[k[1]]
+		if fmap[k[0]] != callee && p.Funcs[callee].Start == uint64(l.addrs.keys[k[1]].addr) && p.Funcs[callee].Start != 0 {
+			r.callIDs[k] += n
+		}
+	}
+	for k, n := range r.callIDs {
+		p.BranchCalls = append(p.BranchCalls, profile.BranchCall{
+			Site:   profile.Instr{Func: fmap[k[0]], Addr: r.callAddr[k[0]], Frames: sourceFrames(locs[k[0]].Frames), Self: n},
+			Callee: fmap[k[1]],
+		})
+	}
+	slices.SortFunc(p.BranchCalls, func(a, b profile.BranchCall) int {
+		return cmp.Or(cmp.Compare(a.Site.Func, b.Site.Func), cmp.Compare(a.Site.Addr, b.Site.Addr), cmp.Compare(a.Callee, b.Callee))
+	})
+}
