@@ -58,6 +58,11 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	send, err := f.otlp.start(&o, f.set, stderr) // record_otlp.go
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
+		return exitUsage
+	}
 	o.Interrupt = sig
 	o.BuildIDCache = f.buildIDCache()
 	sl := newStatusLine(stderr) // status.go
@@ -67,7 +72,9 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 			o.Status = sl.show(o)
 		}
 	}
-	return runRecord(o, f.quiet, sl)
+	code := runRecord(o, f.quiet, sl)
+	send.finish(f.quiet, sl)
+	return code
 }
 
 // eventBuilder makes the events to record for the target (command mode:

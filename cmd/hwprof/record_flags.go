@@ -36,6 +36,7 @@ type recordFlags struct {
 	cacheDir  string          // --buildid-dir
 	offCPU    bool            // --off-cpu: also the time threads spend off the CPU (package offcpu)
 	set       map[string]bool // the flags given on the command line
+	otlp      recordOTLP      // --otlp and its options (record_otlp.go)
 	// trying: building the events for hwprof check to try, so a source
 	// judged not to work is built all the same (check.go)
 	trying bool
@@ -91,6 +92,7 @@ func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 
 func (f *recordFlags) register(fs *flag.FlagSet) {
 	perfflags.Register(fs, &f.cfg)
+	f.otlp.register(fs)
 	for _, n := range []string{"o", "output"} {
 		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing regular file becomes FILE.old; - is standard output; standard output, a device or a FIFO gets pipe-mode data)")
 	}
