@@ -103,11 +103,11 @@ func TestFileSizes(t *testing.T) {
 
 // goroutineHomes are the only packages (directories) whose non-test files
 // start goroutines, each saying so in its doc.go: the analysis pipeline,
-// symbolization (objects read ahead and in parallel), perf/perfdata
-// (the zstd decoder of COMPRESSED records) and internal/otlpsend (the
-// sender of OTLP profiles and the follower of a recording being written,
-// which run beside a recording).
-var goroutineHomes = []string{"internal/pipeline", "symbolize", "perf/perfdata", "internal/otlpsend"}
+// symbolization (objects read ahead and in parallel) and perf/perfdata
+// (the zstd decoder of COMPRESSED records). internal/otlpsend's sender
+// and follower, which run beside a recording, start through
+// internal/pipeline.Beside.
+var goroutineHomes = []string{"internal/pipeline", "symbolize", "perf/perfdata"}
 
 // TestGoroutinesStartInThreePackages finds every go statement and every
 // call of a method Go with one argument (sync.WaitGroup.Go; errgroup's)

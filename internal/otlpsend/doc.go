@@ -11,7 +11,9 @@
 //     oldest ones (counted). It only ever writes, reads and removes its own
 //     regular files (see Spool), so a spool directory left by a run that
 //     was killed is taken up again by the next.
-//   - A Sender owns one goroutine (started by Start, ended by Close) that
+//   - A Sender owns one goroutine (started by Start through
+//     internal/pipeline.Beside, where the module's goroutines start; ended
+//     by Close) that
 //     sends the spool's requests oldest first, retrying with exponential
 //     backoff while the endpoint is down, slow or refusing (any error or
 //     non-2xx answer): Submit only writes to the spool, so a Collector that

@@ -2,6 +2,7 @@ package otlpsend
 
 import (
 	"errors"
+	"github.com/hwprof/hwprof/internal/pipeline"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -50,7 +51,7 @@ func Follow(path string, interval time.Duration, n Names, s *Sender, warn func(s
 		path: path, names: n, s: s, warn: warn, deltas: otlp.NewDeltas(),
 		stop: make(chan struct{}), done: make(chan struct{}), warned: map[string]bool{},
 	}
-	go f.run(interval)
+	pipeline.Beside(func() { f.run(interval) })
 	return f
 }
 

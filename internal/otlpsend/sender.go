@@ -3,6 +3,7 @@ package otlpsend
 import (
 	"context"
 	"fmt"
+	"github.com/hwprof/hwprof/internal/pipeline"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -71,7 +72,7 @@ func Start(c *Client, sp *Spool, o Options) *Sender {
 	}
 	s := &Sender{c: c, sp: sp, o: o, wake: make(chan struct{}, 1), stop: make(chan time.Time, 1), done: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	go s.run()
+	pipeline.Beside(s.run)
 	return s
 }
 

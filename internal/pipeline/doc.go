@@ -55,7 +55,9 @@
 // idle; a worker touches only the packets it takes and its own shard.
 // Sharded and Each run jobs on a few goroutines and return when all are
 // done (engine.LoadAll's recordings, the recorder's closing of thousands
-// of events). Goroutines start in two other packages only, each saying so:
+// of events); Beside starts the workers that run beside a recording
+// (internal/otlpsend's sender and follower), which their owners end.
+// Goroutines start in two other packages only, each saying so:
 // symbolize (objects read ahead and resolved in parallel) and perf/perfdata
 // (one zstd decoder while a recording has COMPRESSED records).
 // internal/layout's tests hold this.

@@ -41,3 +41,12 @@ func Sharded[S any](n, par int, newShard func() S, do func(shard S, i int), end 
 func Each(n, par int, do func(i int)) {
 	Sharded(n, par, func() struct{} { return struct{}{} }, func(_ struct{}, i int) { do(i) }, nil)
 }
+
+// Beside runs fn on a goroutine of its own, beside the caller's work, and
+// returns at once: the long-lived workers that run while a recording is
+// made (internal/otlpsend's sender and the follower that reads the
+// recording every interval). fn must end when its owner asks (each of
+// those has a Close or Stop that waits for it).
+func Beside(fn func()) {
+	go fn()
+}
