@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/lbr"
@@ -265,9 +266,9 @@ type processFilter struct {
 type lbrState struct {
 	dec          *lbr.Decoder
 	cur          *perf.Sample
-	edges        lbrEdges   // per edge the sum of the periods of its appearances
-	calls        []lbr.Call // buffer
-	chain        []lbr.Addr // buffer: a call sample's user callchain
+	edges        lbrEdges         // per edge the sum of the periods of its appearances
+	calls        []lbr.Call       // buffer
+	chain        []addrspace.Addr // buffer: a call sample's user callchain
 	callsUnknown uint64
 }
 
@@ -317,7 +318,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 	l.addrs = newAddrTable(l.code)
 	if !o.SiteLines && !t.noPreload {
 		// each object's symbols are read while the records are
-		var last *procmap.Object
+		var last *addrspace.Object
 		l.addrs.onNew = func(k addrKey) {
 			if k.obj != last {
 				last = k.obj
@@ -809,13 +810,13 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 			dst = append(dst, frameKey(rt, f, pid))
 			continue
 		}
-		obj := FrameObject(f)
+		obj := f.Object
 		var k addrKey
 		var ri retInfo
 		if obj == nil {
-			k = addrKey{obj: nil, addr: max(procmap.ObjAddr(f.Addr), 1) - 1}
+			k = addrKey{obj: nil, addr: max(addrspace.Unmapped(f.Addr), 1) - 1}
 		} else {
-			ri = rt.ret(obj, procmap.ObjAddr(f.ObjAddr))
+			ri = rt.ret(obj, f.ObjAddr)
 			k = newAddrKey(obj, pid, ri.call)
 		}
 		dst = append(dst, k)
@@ -825,7 +826,7 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 		}
 		// as brokenStack (checkReturn, with ret's answer at hand)
 		check := checkObject(obj)
-		if obj != nil && obj.Kind == procmap.KindFile {
+		if obj != nil && obj.Kind == addrspace.KindFile {
 			check = ri.check
 		}
 		if check == retNotCode || (check == retNotCall && !outermost) {
@@ -1139,10 +1140,10 @@ func (l *loader) frameKey(f *unwind.Frame, pid uint32) addrKey {
 
 // frameKey is the loader's frameKey with the call sites found in rt.
 func frameKey(rt *retTable, f *unwind.Frame, pid uint32) addrKey {
-	obj := FrameObject(f)
-	a := procmap.ObjAddr(f.ObjAddr)
+	obj := f.Object
+	a := f.ObjAddr
 	if obj == nil {
-		a = procmap.ObjAddr(f.Addr)
+		a = addrspace.Unmapped(f.Addr)
 	}
 	if f.Kind == unwind.FrameReturn {
 		if obj == nil {
@@ -1313,10 +1314,10 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 
 // runtimeKey interns a runtime address of s's process.
 func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a)); ok {
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(a)); ok {
 		return newAddrKey(m.Object, s.PID, oa)
 	}
-	return addrKey{obj: nil, addr: procmap.ObjAddr(a)}
+	return addrKey{obj: nil, addr: addrspace.Unmapped(addrspace.Addr(a))}
 }
 
 // flushLBR turns the per-edge sums into estimated call counts: each
@@ -1490,11 +1491,11 @@ func (l *loader) exactSlow(s *perf.Sample, ra uint64) bool {
 	}
 	l.frames = all
 	callee := l.addrs.id(l.frameKey(&user[0], s.PID))
-	caller := unwind.Frame{Addr: unwind.Addr(ra), Kind: unwind.FrameReturn}
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(ra)); ok && m.Object != nil {
-		caller.Object, caller.ObjAddr = m.Object, unwind.ObjAddr(oa)
+	caller := unwind.Frame{Addr: addrspace.Addr(ra), Kind: unwind.FrameReturn}
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(ra)); ok && m.Object != nil {
+		caller.Object, caller.ObjAddr = m.Object, oa
 	}
-	if c := l.addrs.checkReturn(FrameObject(&caller), procmap.ObjAddr(caller.ObjAddr)); c == retNotCall || c == retNotCode {
+	if c := l.addrs.checkReturn(caller.Object, caller.ObjAddr); c == retNotCall || c == retNotCode {
 		// not a call: nothing returns there (argc at _start's entry, a
 		// goroutine's made-up goexit+1)
 		l.probes.notCall++
@@ -1523,10 +1524,10 @@ func (l *loader) exactSlow(s *perf.Sample, ra uint64) bool {
 // and the code.
 func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 	a := l.r.Format().Attr(ev)
-	cs := lbr.CallSample{PID: s.PID, IP: lbr.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.lbr.chain[:0]}
+	cs := lbr.CallSample{PID: s.PID, IP: addrspace.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.lbr.chain[:0]}
 	if s.Has(perf.SampleCallchain) {
 		for _, r := range perf.SplitCallchain(s.Callchain).User {
-			cs.Chain = append(cs.Chain, lbr.Addr(r))
+			cs.Chain = append(cs.Chain, addrspace.Addr(r))
 		}
 	}
 	l.lbr.chain = cs.Chain
@@ -1546,12 +1547,12 @@ func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 // the current sample's thread and time.
 type lbrCode struct{ l *loader }
 
-func (c lbrCode) Code(pid uint32, addr lbr.Addr) ([]byte, bool) {
+func (c lbrCode) Code(pid uint32, addr addrspace.Addr) ([]byte, bool) {
 	s := c.l.lbr.cur
 	if s == nil {
 		return nil, false
 	}
-	m, oa, ok := c.l.maps.Lookup(pid, s.TID, s.Time, procmap.Addr(addr))
+	m, oa, ok := c.l.maps.Lookup(pid, s.TID, s.Time, addr)
 	if !ok || m.Object == nil {
 		return nil, false
 	}
