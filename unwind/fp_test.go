@@ -23,15 +23,18 @@ type fakeMaps struct{}
 
 var (
 	progObj   = &addrspace.Object{Path: "/bin/prog", Kind: addrspace.KindFile}
+	progMap   = addrspace.Mapping{Start: 0x400000, End: 0x500000, Object: progObj}
+	progSegs  = []addrspace.Segment{{Offset: 0, Vaddr: 0x3ff000, Filesz: 0x100000, Memsz: 0x100000}}
 	kernelObj = &addrspace.Object{Path: "[kernel.kallsyms]_text", Kind: addrspace.KindKernel}
+	kernelMap = addrspace.Mapping{Start: 0xffffffff80000000, End: ^addrspace.Addr(0), Object: kernelObj}
 )
 
 func (fakeMaps) Lookup(pid, tid uint32, t uint64, a addrspace.Addr) (addrspace.Mapping, addrspace.ObjAddr, bool) {
 	switch {
-	case a >= 0x400000 && a < 0x500000:
-		return addrspace.Mapping{Start: 0x400000, End: 0x500000, Object: progObj}, addrspace.ObjAddr(a - 0x1000), true
-	case a >= 0xffffffff80000000:
-		return addrspace.Mapping{Start: 0xffffffff80000000, End: ^addrspace.Addr(0), Object: kernelObj}, addrspace.ObjAddr(a), true
+	case progMap.Contains(a):
+		return progMap, progMap.ObjAddr(a, progSegs), true
+	case a >= kernelMap.Start:
+		return kernelMap, kernelMap.ObjAddr(a, nil), true
 	}
 	return addrspace.Mapping{}, 0, false
 }

@@ -204,8 +204,8 @@ type jitMaps struct{}
 var jitObj = &addrspace.Object{Path: "//anon", Kind: addrspace.KindJIT}
 
 func (jitMaps) Lookup(pid, tid uint32, t uint64, a addrspace.Addr) (addrspace.Mapping, addrspace.ObjAddr, bool) {
-	if a >= 0x20000000 && a < 0x30000000 {
-		return addrspace.Mapping{Start: 0x20000000, End: 0x30000000, Object: jitObj}, addrspace.ObjAddr(a), true
+	if m := (addrspace.Mapping{Start: 0x20000000, End: 0x30000000, Object: jitObj}); m.Contains(a) {
+		return m, m.ObjAddr(a, nil), true
 	}
 	return addrspace.Mapping{}, 0, false
 }

@@ -6,7 +6,8 @@
 // against every package's imports, and check that the analysis side
 // imports nothing of the recorder, directly or not; only the commands and
 // internal/perfflags import flag, and perf nothing that does. Besides,
-// only main packages have init functions, and cmd/hwprof leaves tracefs
-// to internal/uprobe (checked on the source tree). The tests need the go
-// command on PATH, as `go test` does.
+// only main packages have init functions, cmd/hwprof leaves tracefs to
+// internal/uprobe, and only package addrspace declares the address types
+// Addr and ObjAddr (these three checked on the source tree). The tests
+// need the go command on PATH, as `go test` does.
 package layout
