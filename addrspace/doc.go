@@ -25,7 +25,8 @@
 // the file offset stands for it. [Mapping.Linear] says around which
 // addresses that conversion is a plain shift, and [ObjAddr.Moved] applies
 // the shift. [FileOffset] goes the other way, from an object address to
-// the file offset a uprobe names.
+// the file offset a uprobe names. [Segments] picks the PT_LOAD headers of
+// an ELF file the caller opened.
 //
 // An [Object] is what a mapping maps, identified as the recording
 // identifies it: path, [Kind], build-id, device and inode. One *Object

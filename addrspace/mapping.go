@@ -21,6 +21,18 @@ type Segment struct {
 	Flags         elf.ProgFlag
 }
 
+// Segments returns the PT_LOAD program headers among progs (an ELF file's
+// Progs), in their order.
+func Segments(progs []*elf.Prog) []Segment {
+	var segs []Segment
+	for _, p := range progs {
+		if p.Type == elf.PT_LOAD {
+			segs = append(segs, Segment{Offset: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align, Flags: p.Flags})
+		}
+	}
+	return segs
+}
+
 // holds reports whether file offset off is in the file-backed part of s.
 func (s *Segment) holds(off uint64) bool { return s.Offset <= off && off-s.Offset < s.Filesz }
 

@@ -1,7 +1,6 @@
 package procmap
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
 	"strings"
@@ -88,13 +87,7 @@ func readSegments(file *os.File) ([]addrspace.Segment, error) {
 		return nil, fmt.Errorf("procmap: read segments: %w", err)
 	}
 	defer f.Close()
-	var segs []addrspace.Segment
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_LOAD {
-			continue
-		}
-		segs = append(segs, addrspace.Segment{Offset: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align, Flags: p.Flags})
-	}
+	segs := addrspace.Segments(f.Progs)
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("procmap: read segments: %s: no PT_LOAD segment", path)
 	}
