@@ -164,7 +164,8 @@ func (d *Decoder) Decode(dst []Call, pid uint32, entries []perf.BranchEntry) []C
 
 // Classify returns the kind of one branch entry of process pid.
 func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
-	if addrspace.Addr(e.From) >= KernelStart || addrspace.Addr(e.To) >= KernelStart {
+	from, to := addrspace.Addr(e.From), addrspace.Addr(e.To)
+	if from >= KernelStart || to >= KernelStart {
 		return KindKernel
 	}
 	if p := e.Flags.Priv(); p == perf.BrPrivKernel || p == perf.BrPrivHV {
@@ -175,7 +176,7 @@ func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
 			return k
 		}
 	}
-	key := siteKey{pid, addrspace.Addr(e.From)}
+	key := siteKey{pid, from}
 	if d.front == nil {
 		d.front = new([frontSize]frontEntry)
 	}
@@ -187,7 +188,7 @@ func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
 	if !ok {
 		k = KindUnknown
 		if d.code != nil {
-			if b, ok := d.code.Code(pid, addrspace.Addr(e.From)); ok {
+			if b, ok := d.code.Code(pid, from); ok {
 				k = DecodeKind(b)
 				d.decoded++
 			}

@@ -1295,11 +1295,11 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 	l.lbr.cur = s
 	l.lbr.calls = l.lbr.dec.Decode(l.lbr.calls[:0], s.PID, s.Branches)
 	for _, c := range l.lbr.calls {
-		rk := lbrRuntime{s.PID, uint64(c.Site), uint64(c.Callee)}
+		rk := lbrRuntime{s.PID, c.Site, c.Callee}
 		i, ok := l.lbr.edges.find(rk)
 		if !ok {
-			site := l.runtimeKey(s, uint64(c.Site))
-			callee := l.runtimeKey(s, uint64(c.Callee))
+			site := l.runtimeKey(s, c.Site)
+			callee := l.runtimeKey(s, c.Callee)
 			i = l.lbr.edges.put(rk, lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)})
 		}
 		sum := &l.lbr.edges.sums[i]
@@ -1313,11 +1313,11 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 }
 
 // runtimeKey interns a runtime address of s's process.
-func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(a)); ok {
+func (l *loader) runtimeKey(s *perf.Sample, a addrspace.Addr) addrKey {
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, a); ok {
 		return newAddrKey(m.Object, s.PID, oa)
 	}
-	return addrKey{obj: nil, addr: addrspace.Unmapped(addrspace.Addr(a))}
+	return addrKey{obj: nil, addr: addrspace.Unmapped(a)}
 }
 
 // flushLBR turns the per-edge sums into estimated call counts: each
@@ -1538,8 +1538,8 @@ func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 		l.lbr.callsUnknown++
 		return
 	}
-	site := l.runtimeKey(s, uint64(e.Site))
-	callee := l.runtimeKey(s, uint64(e.Callee))
+	site := l.runtimeKey(s, e.Site)
+	callee := l.runtimeKey(s, e.Callee)
 	l.fold.AddEdge(nil, ccmap.CallSite{Caller: l.addrs.id(site), Addr: uint64(site.addr)}, l.addrs.id(callee), weight)
 }
 
