@@ -12,7 +12,8 @@
 //     that addr2line takes. It is not a file offset: a byte at file offset
 //     off of a PT_LOAD segment is at ObjAddr p_vaddr + (off - p_offset). For
 //     a non-PIE executable ObjAddr equals Addr; for a PIE or a shared library
-//     Addr minus the load bias. The kernel, its modules, anonymous memory and
+//     Addr minus the load bias; for the vdso its offset in the image (the
+//     kernel links it at 0). The kernel, its modules, anonymous memory and
 //     JIT code have no file of their own to link against: their ObjAddr is
 //     the runtime address (the space of /proc/kallsyms and
 //     /tmp/perf-PID.map).
@@ -35,6 +36,6 @@
 //
 // What it does not do: it reads no file (the process model reads the
 // segments, package symbolize the symbols), keeps no process state, and
-// knows nothing of perf records. It starts no goroutines and has no
-// dependencies but the build-id type.
+// knows nothing of perf records. It starts no goroutines and imports
+// only debug/elf's program-header types and package buildid.
 package addrspace
