@@ -16,7 +16,8 @@
 //     kernel links it at 0). The kernel, its modules, anonymous memory and
 //     JIT code have no file of their own to link against: their ObjAddr is
 //     the runtime address (the space of /proc/kallsyms and
-//     /tmp/perf-PID.map).
+//     /tmp/perf-PID.map), but for the functions a jitdump file names
+//     (Object.JITCode), which have addresses of their own.
 //
 // A [Mapping] is one range of a process's address space, [Start, End),
 // mapped from file offset PgOff of an [Object]. [Mapping.ObjAddr] is the

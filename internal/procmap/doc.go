@@ -27,6 +27,9 @@
 // Segments reads them with debug/elf, once per path (a regular file within
 // its root, --symfs or /: package safefile), and accepts injected segments
 // for tests and for objects that are not on this machine.
+// JIT memory of a process whose jitdump file SetJIT gave resolves to the
+// range of the function that held the address at the lookup's time, in an
+// object marked addrspace.Object.JITCode (the function's own addresses).
 // LookupObjectRange also says around which addresses the answer shifts
 // with the address (Mapping.Linear), so that the unwinder saves lookups.
 // *Map is an unwind.Maps, in addrspace's types: this package does not
