@@ -44,6 +44,7 @@ func TestMappingObjAddr(t *testing.T) {
 		{"module", Mapping{0xffffffffc0000000, 0xffffffffc0010000, 0, obj(KindModule)}, nil, 0xffffffffc0001234, 0xffffffffc0001234},
 		{"JIT: the runtime address", Mapping{0x7f1000000000, 0x7f1000010000, 0, obj(KindJIT)}, libSegs, 0x7f1000000040, 0x7f1000000040},
 		{"stack", Mapping{0x7ffffffde000, 0x7ffffffff000, 0, obj(KindStack)}, nil, 0x7fffffffe000, 0x7fffffffe000},
+		{"JIT function a jitdump names: its own addresses", Mapping{0x7f1000000100, 0x7f1000000200, 0x5000, &Object{Path: "jit-1.dump", Kind: KindJIT, JITCode: true}}, nil, 0x7f1000000140, 0x5040},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
