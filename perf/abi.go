@@ -254,9 +254,12 @@ const (
 	MiscCommExec      = 1 << 13 // on COMM
 	MiscForkExec      = 1 << 13 // on FORK
 	MiscSwitchOut     = 1 << 13 // on SWITCH
-	MiscExactIP       = 1 << 14 // on SAMPLE
-	MiscMmapBuildID   = 1 << 14 // on MMAP2
-	MiscExtReserved   = 1 << 15
+	// MiscSwitchOutPreempt, on a switch out: the task was preempted while
+	// runnable rather than blocking (Linux 4.17).
+	MiscSwitchOutPreempt = 1 << 14
+	MiscExactIP          = 1 << 14 // on SAMPLE
+	MiscMmapBuildID      = 1 << 14 // on MMAP2
+	MiscExtReserved      = 1 << 15
 )
 
 // Callchain context markers, mirrors enum perf_callchain_context. They are

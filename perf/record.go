@@ -149,6 +149,10 @@ type Switch struct {
 // Out reports a switch out (PERF_RECORD_MISC_SWITCH_OUT).
 func (s *Switch) Out() bool { return s.Misc&MiscSwitchOut != 0 }
 
+// Preempted reports a switch out of a task that was still runnable
+// (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT): preempted, not blocked.
+func (s *Switch) Preempted() bool { return s.Misc&MiscSwitchOutPreempt != 0 }
+
 // SwitchCPUWide mirrors struct perf_record_switch for
 // PERF_RECORD_SWITCH_CPU_WIDE: the task switched to (or from, when
 // switching out).
@@ -161,6 +165,9 @@ type SwitchCPUWide struct {
 
 // Out reports a switch out (PERF_RECORD_MISC_SWITCH_OUT).
 func (s *SwitchCPUWide) Out() bool { return s.Misc&MiscSwitchOut != 0 }
+
+// Preempted reports a switch out of a task that was still runnable.
+func (s *SwitchCPUWide) Preempted() bool { return s.Misc&MiscSwitchOutPreempt != 0 }
 
 // NamespaceLink mirrors struct perf_ns_link_info.
 type NamespaceLink struct {

@@ -28,6 +28,7 @@ type Merger struct {
 	funcs []Func
 	keys  []funcKey
 	m     *ccmap.Map
+	off   *ccmap.Map // the time off the CPU (nil until a profile has some)
 	sites map[ccmap.CallSite]Site
 	// leaves are the functions' leaf chains (Profile.Leaves) by function
 	// and address
@@ -90,6 +91,12 @@ func (mg *Merger) Add(p *Profile) {
 		return mg.function(funcKey{obj: "?", name: p.FuncName(f)}, Func{Name: p.FuncName(f)})
 	}
 	mg.m.Merge(ccmap.Project(p.Map, id))
+	if p.OffCPU != nil {
+		if mg.off == nil {
+			mg.off = ccmap.New()
+		}
+		mg.off.Merge(ccmap.Project(p.OffCPU, id))
+	}
 	for cs, s := range p.Sites {
 		k := ccmap.CallSite{Caller: id(cs.Caller), Addr: cs.Addr}
 		if old, ok := mg.sites[k]; !ok || compareSites(s, old) < 0 {
@@ -172,8 +179,33 @@ func (mg *Merger) addRecording(r *Recording) {
 	a.Leaf.Checked += r.Leaf.Checked
 	a.Leaf.Inserted += r.Leaf.Inserted
 	a.Leaf.Unknown += r.Leaf.Unknown
+	addOffCPU(&a.OffCPU, &r.OffCPU, mg.n == 0)
 	a.BuildIDs = mergeIDs(a.BuildIDs, r.BuildIDs, buildid.ID.String)
 	a.GoBuildIDs = mergeIDs(a.GoBuildIDs, r.GoBuildIDs, func(s string) string { return s })
+}
+
+// addOffCPU adds the off-CPU totals of b to a (first: a is the first
+// recording's).
+func addOffCPU(a, b *OffCPUStats, first bool) {
+	if first {
+		a.OnCPUTime = b.OnCPUTime
+	} else {
+		a.OnCPUTime = a.OnCPUTime && b.OnCPUTime
+	}
+	a.Recorded = a.Recorded || b.Recorded
+	a.NS += b.NS
+	a.Intervals += b.Intervals
+	a.PreemptedNS += b.PreemptedNS
+	a.Preempted += b.Preempted
+	a.NoStack += b.NoStack
+	a.NoStackNS += b.NoStackNS
+	a.StackLost += b.StackLost
+	a.OpenAtStart += b.OpenAtStart
+	a.OpenAtEnd += b.OpenAtEnd
+	a.EndedByExit += b.EndedByExit
+	a.Unmatched += b.Unmatched
+	a.SwitchesLost += b.SwitchesLost
+	a.Threads = append(a.Threads, b.Threads...)
 }
 
 // mergeIDs adds the build-ids of b to a; a path with different build-ids
@@ -219,6 +251,9 @@ func (mg *Merger) Profile() (*Profile, error) {
 		p.Sites[ccmap.CallSite{Caller: perm[cs.Caller], Addr: cs.Addr}] = s
 	}
 	p.Leaves = mergedLeaves(mg.leaves, perm, p.Map, funcs)
+	if mg.off != nil {
+		p.OffCPU = ccmap.Project(mg.off, pm)
+	}
 	canonicalRecording(&p.Recording)
 	p.Warnings = sortedUnique(mg.warn)
 	return p, nil
@@ -303,6 +338,10 @@ func canonicalRecording(r *Recording) {
 		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(a.PID, b.PID), cmp.Compare(a.Comm, b.Comm), cmp.Compare(a.Samples, b.Samples))
 	})
 	SortSampled(r.Sampled)
+	slices.SortFunc(r.OffCPU.Threads, func(a, b ThreadTime) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.TID, b.TID), cmp.Compare(a.Comm, b.Comm),
+			cmp.Compare(a.LifeNS, b.LifeNS), cmp.Compare(a.OnNS, b.OnNS), cmp.Compare(a.OffNS, b.OffNS))
+	})
 }
 
 func sortedUnique(s []string) []string {

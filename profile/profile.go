@@ -42,6 +42,19 @@ type Profile struct {
 	// BranchCall.Site, Site.Self times). Empty for other recordings.
 	Executed    []Instr
 	BranchCalls []BranchCall
+	// OffCPU is the time threads spent off the CPU, for a recording made
+	// with `record --off-cpu` (nil otherwise): folded by function as Map
+	// is, each interval the stack its thread left the CPU with, weighted
+	// by the interval's length in nanoseconds (Self, Total; Stacks counts
+	// the intervals). An interval whose thread was preempted while
+	// runnable ends in the frame Preempted; one without a stack (not
+	// sampled, or the recording could not sample the kernel) is the one
+	// frame NoOffCPUStack. Recording.OffCPU has its totals.
+	OffCPU *ccmap.Map
+	// Measure says what Map's weights are: the sampled weight (zero), or,
+	// for a profile report.Weighted made, the time off the CPU or the wall
+	// time (on and off the CPU) in nanoseconds.
+	Measure Measure
 	// HasCalls says whether a source that counts calls (lbr, calls,
 	// exact) gave samples: then edge counts are Calls; for timer there are
 	// no call counts.
@@ -176,6 +189,9 @@ type Recording struct {
 	Leaf LeafStats
 	// Stacks counts the sampled stacks that are not whole.
 	Stacks StackStats
+	// OffCPU is what the recording says of the time threads spent off
+	// the CPU (zero without switch records: not recorded --off-cpu).
+	OffCPU OffCPUStats
 	// BuildIDs are the build-ids the recording gives its objects (its
 	// build-id table and MMAP2 records), by object path as recorded;
 	// objects without a known build-id are absent.
@@ -190,6 +206,73 @@ type Recording struct {
 	// was loaded with source positions.
 	GoBuildIDs map[string]string
 }
+
+// OffCPUStats are the totals of a recording's time off the CPU.
+type OffCPUStats struct {
+	// Recorded: the recording has switch records (record --off-cpu).
+	Recorded bool
+	// OnCPUTime: the on-CPU samples are of clock events (cpu-clock,
+	// task-clock): their weights are nanoseconds, as the time off the CPU.
+	OnCPUTime bool
+	// NS is the time the kept threads spent off the CPU, in nanoseconds,
+	// over Intervals intervals; PreemptedNS and Preempted are the part
+	// spent preempted while runnable.
+	NS, Intervals          uint64
+	PreemptedNS, Preempted uint64
+	// NoStack counts the intervals without the stack their thread left
+	// the CPU with (no off-CPU event: a recording that could not sample
+	// the kernel; or its sample lost), NoStackNS their time.
+	NoStack, NoStackNS uint64
+	// StackLost counts the intervals without a stack that had one
+	// coming: a switch out seen whole, not a new thread's first wait, in
+	// a recording with the off-CPU event (its sample was lost).
+	StackLost uint64
+	// Open counts the intervals the recording did not see whole: threads
+	// off the CPU at its start (first seen coming in), at its end, or
+	// when they exited.
+	OpenAtStart, OpenAtEnd, EndedByExit uint64
+	// Unmatched counts off-CPU stacks no switch record took (lost
+	// records).
+	Unmatched uint64
+	// SwitchesLost counts the records the kernel lost from the ring of
+	// the switch records (PERF_RECORD_LOST of their event).
+	SwitchesLost uint64
+	// Threads is each kept thread's life: on the CPU and off it.
+	Threads []ThreadTime
+}
+
+// ThreadTime is one thread's life in a recording with switch records:
+// from its creation (or the recording's start) to its exit (or the
+// recording's end), its time on the CPU and off it, in nanoseconds.
+type ThreadTime struct {
+	PID, TID    uint32
+	Comm        string
+	LifeNS      uint64
+	OnNS, OffNS uint64
+}
+
+// Measure is what a profile's Map weighs.
+type Measure uint8
+
+const (
+	// Sampled: samples weighted by their period (time on the CPU in
+	// nanoseconds for the software clocks, occurrences of a hardware
+	// event), and calls.
+	Sampled Measure = iota
+	// OffCPUTime: nanoseconds off the CPU (Profile.OffCPU).
+	OffCPUTime
+	// WallTime: nanoseconds on the CPU (a clock event's samples) and off
+	// it, together.
+	WallTime
+)
+
+// Preempted names the frame that ends the stacks of intervals spent
+// preempted while runnable (off the CPU without blocking).
+const Preempted = "[preempted]"
+
+// NoOffCPUStack names the one frame of an interval off the CPU whose
+// stack the recording does not have.
+const NoOffCPUStack = "[off-CPU, no stack]"
 
 // Process is one process of a recording and its share of the samples
 // kept.
@@ -215,6 +298,13 @@ type Event struct {
 	Name   string
 	Period uint64
 	Freq   uint64
+	// OffCPU: the off-CPU event (record --off-cpu), whose samples are
+	// the stacks threads leave the CPU with (Profile.OffCPU's), not
+	// weight of their own.
+	OffCPU bool
+	// Switches: an event that carries switch records and samples nothing
+	// (the software dummy event of record --off-cpu, or perf's).
+	Switches bool
 }
 
 // ThreadPeriod is the period of one thread's last sample of an event.

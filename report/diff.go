@@ -157,6 +157,12 @@ func (d *Diff) Text(w io.Writer, top int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "base: %s\nnew:  %s\n", diffRecording(d.Base), diffRecording(d.New))
 	what := weightNoun(d.Weight)
+	switch d.New.Measure {
+	case profile.OffCPUTime:
+		what = "time off the CPU"
+	case profile.WallTime:
+		what = "wall time (on and off the CPU)"
+	}
 	if d.BaseWeight != d.Weight {
 		what = fmt.Sprintf("%s (base: of the %s)", what, weightNoun(d.BaseWeight))
 	}

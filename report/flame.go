@@ -26,6 +26,15 @@ import (
 // "[broken]" or "[truncated]" stand for a broken stack and are kept, of
 // kind Broken. With redundancy skipping (--dedup-ratio), Samples counts
 // the stacks folded, not the samples skipped.
+//
+// A profile of sampled weight (Measure Sampled) with time off the CPU
+// (record --off-cpu) adds one Stack per context of p.OffCPU with weight,
+// its OffCPU the nanoseconds spent off the CPU there (stacks of preempted
+// intervals end in a "[preempted]" frame, intervals without a stack are
+// one "[off-CPU, no stack]" frame), so the stacks' OffCPU adds up to
+// p.OffCPU's Totals().Samples; Meta.HasWall says that the on-CPU samples
+// are of a clock event (nanoseconds, as the time off the CPU). A profile
+// report.Weighted made has its measure in Map already, and no OffCPU.
 func FlameStacks(p *profile.Profile) (flamegraph.Meta, []flamegraph.Stack) {
 	t := p.Map.Totals()
 	meta := flamegraph.Meta{
@@ -66,7 +75,33 @@ func FlameStacks(p *profile.Profile) (flamegraph.Meta, []flamegraph.Stack) {
 	if t.ContextCalls < t.Calls {
 		stacks = appendEdgeCalls(stacks, p, &fb)
 	}
+	if off := offCPUMap(p); off != nil {
+		meta.HasOffCPU = true
+		meta.HasWall = p.Recording.OffCPU.OnCPUTime
+		stacks = appendOffCPU(stacks, off, &fb)
+	}
 	return meta, stacks
+}
+
+// offCPUMap is p's time off the CPU for a flame graph: p.OffCPU when p is
+// of sampled weight and spent time off the CPU, else nil.
+func offCPUMap(p *profile.Profile) *ccmap.Map {
+	if p.Measure != profile.Sampled || p.OffCPU == nil || p.OffCPU.Totals().Samples == 0 {
+		return nil
+	}
+	return p.OffCPU
+}
+
+// appendOffCPU appends a stack for each context of off with time off the
+// CPU, weighted by it (Stack.OffCPU).
+func appendOffCPU(stacks []flamegraph.Stack, off *ccmap.Map, fb *frameBuilder) []flamegraph.Stack {
+	cct := off.CCT(ccmap.Self)
+	for i := range cct.Nodes {
+		if n := &cct.Nodes[i]; n.Self > 0 {
+			stacks = append(stacks, flamegraph.Stack{Frames: fb.path(&cct, i), OffCPU: float64(n.Self)})
+		}
+	}
+	return stacks
 }
 
 // appendEdgeCalls appends a caller-callee stack for the calls of each
@@ -159,19 +194,42 @@ func frameKind(name, obj string) flamegraph.Kind {
 }
 
 // FlameWeight is the weight a flame graph or folded stacks of p show
-// first: calls when w asks for them and p counts calls, else time when p
-// has sampled stacks, else calls.
+// first: calls when w asks for them and p counts calls; off-CPU time when
+// w asks for it and p has some (FlameStacks); wall time when w asks for
+// it and p's on-CPU samples are of a clock event too; else time when p
+// has sampled stacks, else calls, else off-CPU time.
 func FlameWeight(p *profile.Profile, w flamegraph.Weight) flamegraph.Weight {
 	t := p.Map.Totals()
+	off := offCPUMap(p) != nil
 	switch {
 	case w == flamegraph.WeightCalls && p.HasCalls && t.Calls > 0:
 		return flamegraph.WeightCalls
+	case w == flamegraph.WeightOffCPU && off:
+		return flamegraph.WeightOffCPU
+	case w == flamegraph.WeightWall && off && p.Recording.OffCPU.OnCPUTime:
+		return flamegraph.WeightWall
 	case t.Samples > 0:
 		return flamegraph.WeightTime
 	case p.HasCalls:
 		return flamegraph.WeightCalls
+	case off:
+		return flamegraph.WeightOffCPU
 	}
 	return flamegraph.WeightTime
+}
+
+// MeasureWeight is the flame-graph weight of measure m: WeightOffCPU for
+// profile.OffCPUTime, WeightWall for profile.WallTime, w (time or calls)
+// for the sampled weight. A flame graph of the whole profile (not
+// Weighted) by that weight opens on m, and offers the other weights.
+func MeasureWeight(m profile.Measure, w flamegraph.Weight) flamegraph.Weight {
+	switch m {
+	case profile.OffCPUTime:
+		return flamegraph.WeightOffCPU
+	case profile.WallTime:
+		return flamegraph.WeightWall
+	}
+	return w
 }
 
 // A NoWeightError says that a profile has none of the weight asked for,
@@ -214,7 +272,7 @@ func Flamegraph(w io.Writer, p *profile.Profile, o flamegraph.Options) error {
 }
 
 // Folded writes p as folded stacks (flamegraph.WriteFolded) by weight w
-// (FlameWeight decides between time and calls).
+// (FlameWeight decides which: time, calls, off-CPU or wall time).
 func Folded(w io.Writer, p *profile.Profile, weight flamegraph.Weight) error {
 	_, stacks := FlameStacks(p)
 	if err := flamegraph.WriteFolded(w, stacks, FlameWeight(p, weight)); err != nil {

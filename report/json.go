@@ -40,6 +40,44 @@ type jsonRecording struct {
 	// were lost, skipped or cut off (the exit status is then 1)
 	Warnings   []string `json:"warnings"`
 	Incomplete bool     `json:"incomplete"`
+	// the time off the CPU (record --off-cpu); null without switch records
+	OffCPUNS *uint64     `json:"offcpu_ns"`
+	OffCPU   *jsonOffCPU `json:"offcpu"`
+	// what the profile's weights measure: "samples", "off-cpu" or "wall"
+	// (report --weight)
+	Measure string `json:"measure"`
+}
+
+type jsonOffCPU struct {
+	Intervals   uint64 `json:"intervals"`
+	PreemptedNS uint64 `json:"preempted_ns"`
+	NoStack     uint64 `json:"no_stack"`
+	NoStackNS   uint64 `json:"no_stack_ns"`
+	StackLost   uint64 `json:"stack_lost"`
+	OpenAtStart uint64 `json:"open_at_start"`
+	OpenAtEnd   uint64 `json:"open_at_end"`
+	EndedByExit uint64 `json:"ended_by_exit"`
+	Unmatched   uint64 `json:"unmatched"`
+	// records lost from the ring of the switch records
+	SwitchesLost uint64 `json:"switches_lost"`
+	// the time off the CPU by why threads left it, most first
+	Reasons []jsonReason `json:"reasons"`
+	Threads []jsonThread `json:"threads"`
+}
+
+type jsonReason struct {
+	Reason    string `json:"reason"`
+	NS        uint64 `json:"ns"`
+	Intervals uint64 `json:"intervals"`
+}
+
+type jsonThread struct {
+	PID    uint32  `json:"pid"`
+	TID    uint32  `json:"tid"`
+	Comm   *string `json:"comm"`
+	LifeNS uint64  `json:"life_ns"`
+	OnNS   uint64  `json:"on_ns"`
+	OffNS  uint64  `json:"off_ns"`
 }
 
 type jsonProc struct {
@@ -59,6 +97,10 @@ type jsonEvent struct {
 	Name   string `json:"name"`
 	Period uint64 `json:"period"`
 	Freq   uint64 `json:"freq"`
+	// the off-CPU event, and the event that carries the switch records
+	// (profile.Event.OffCPU and Switches)
+	OffCPU   bool `json:"offcpu"`
+	Switches bool `json:"switches"`
 }
 
 type jsonPeriod struct {
@@ -75,6 +117,10 @@ type jsonFunc struct {
 	Calls  *uint64 `json:"calls"` // null without call counts (timer)
 	// the calls' share of all calls counted; null without call counts
 	CallsShare *float64 `json:"calls_share"`
+	// the time off the CPU in the function itself and in it and its
+	// callees; null without time off the CPU (record --off-cpu)
+	OffCPUSelfNS  *uint64 `json:"offcpu_self_ns"`
+	OffCPUTotalNS *uint64 `json:"offcpu_total_ns"`
 }
 
 type jsonEdge struct {
@@ -103,6 +149,9 @@ type jsonContext struct {
 	// next; null for the last frame, and where the profile does not
 	// describe the site
 	Callsites []*jsonSite `json:"callsites"`
+	// the time off the CPU of stacks that are this context; null without
+	// time off the CPU
+	OffCPUNS *uint64 `json:"offcpu_ns"`
 }
 
 // JSON writes p as the JSON report of docs/REPORT-JSON.md.
@@ -123,14 +172,19 @@ func JSON(w io.Writer, p *profile.Profile, o Options) error {
 func (s *summary) json() *jsonReport {
 	r := &jsonReport{
 		Version:   JSONVersion,
-		Recording: recordingJSON(&s.p.Recording, s.p.Warnings),
+		Recording: recordingJSON(s.p, s.p.Warnings),
 		Functions: make([]jsonFunc, 0, len(s.funcs)),
 		Edges:     make([]jsonEdge, 0, len(s.edges)),
 		Contexts:  make([]jsonContext, 0, len(s.contexts)),
 	}
 	for _, f := range s.funcs {
-		r.Functions = append(r.Functions, jsonFunc{Name: f.Name, Object: str(f.Object),
-			Self: f.selfShare, Total: f.totShare, Calls: s.count(f.calls), CallsShare: s.callShare(f.callShare)})
+		jf := jsonFunc{Name: f.Name, Object: str(f.Object),
+			Self: f.selfShare, Total: f.totShare, Calls: s.count(f.calls), CallsShare: s.callShare(f.callShare)}
+		if off := s.p.OffCPU; off != nil {
+			fw, _ := off.Function(f.id)
+			jf.OffCPUSelfNS, jf.OffCPUTotalNS = &fw.Self, &fw.Total
+		}
+		r.Functions = append(r.Functions, jf)
 	}
 	for _, e := range s.edges {
 		je := jsonEdge{Caller: e.caller.Name, Callee: e.callee.Name, Count: s.count(e.weight), Weight: e.share}
@@ -143,7 +197,12 @@ func (s *summary) json() *jsonReport {
 		r.Edges = append(r.Edges, je)
 	}
 	for _, c := range s.contexts {
-		r.Contexts = append(r.Contexts, jsonContext{Path: c.names, Count: s.count(c.weight), Weight: c.share, Callsites: s.pathSites(c.path)})
+		jc := jsonContext{Path: c.names, Count: s.count(c.weight), Weight: c.share, Callsites: s.pathSites(c.path)}
+		if off := s.p.OffCPU; off != nil && c.path != nil {
+			ns := off.PathWeights(c.path).Self
+			jc.OffCPUNS = &ns
+		}
+		r.Contexts = append(r.Contexts, jc)
 	}
 	return r
 }
@@ -169,8 +228,10 @@ func (s *summary) pathSites(path []ccmap.Frame) []*jsonSite {
 	return out
 }
 
-func recordingJSON(rec *profile.Recording, warnings []string) jsonRecording {
+func recordingJSON(p *profile.Profile, warnings []string) jsonRecording {
+	rec := &p.Recording
 	r := jsonRecording{
+		Measure:  [...]string{"samples", "off-cpu", "wall"}[min(int(p.Measure), 2)],
 		Warnings: append([]string{}, warnings...), Incomplete: rec.Incomplete,
 		File: rec.File, Command: rec.Command, Source: rec.Source.String(),
 		Events:  make([]jsonEvent, 0, len(rec.Events)),
@@ -189,6 +250,20 @@ func recordingJSON(rec *profile.Recording, warnings []string) jsonRecording {
 	}
 	if rec.Leaf.Checked > 0 {
 		r.Leaf = &jsonLeaf{Checked: rec.Leaf.Checked, Inserted: rec.Leaf.Inserted, Unknown: rec.Leaf.Unknown}
+	}
+	if st := &rec.OffCPU; st.Recorded {
+		ns := st.NS
+		r.OffCPUNS = &ns
+		o := &jsonOffCPU{Intervals: st.Intervals, PreemptedNS: st.PreemptedNS, NoStack: st.NoStack, NoStackNS: st.NoStackNS, StackLost: st.StackLost,
+			OpenAtStart: st.OpenAtStart, OpenAtEnd: st.OpenAtEnd, EndedByExit: st.EndedByExit, Unmatched: st.Unmatched, SwitchesLost: st.SwitchesLost,
+			Reasons: []jsonReason{}, Threads: make([]jsonThread, 0, len(st.Threads))}
+		for _, rr := range offCPUReasons(p) {
+			o.Reasons = append(o.Reasons, jsonReason{Reason: rr.reason, NS: rr.ns, Intervals: rr.intervals})
+		}
+		for _, t := range st.Threads {
+			o.Threads = append(o.Threads, jsonThread{PID: t.PID, TID: t.TID, Comm: str(t.Comm), LifeNS: t.LifeNS, OnNS: t.OnNS, OffNS: t.OffNS})
+		}
+		r.OffCPU = o
 	}
 	return r
 }

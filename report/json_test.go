@@ -125,7 +125,7 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 		return err
 	}
 	if err := keys(rec, "file", "command", "source", "events", "samples", "lost", "throttled", "duration_ns", "periods", "processes",
-		"warnings", "incomplete"); err != nil {
+		"warnings", "incomplete", "offcpu_ns", "offcpu", "measure"); err != nil {
 		return fmt.Errorf("recording: %w", err)
 	}
 	var warnings []string
@@ -197,9 +197,9 @@ func checkSpec(data []byte, p *profile.Profile, o Options) error {
 			return fmt.Errorf("%s: %w", list, err)
 		}
 		want := map[string][]string{
-			"functions": {"name", "object", "self", "total", "calls", "calls_share"},
+			"functions": {"name", "object", "self", "total", "calls", "calls_share", "offcpu_self_ns", "offcpu_total_ns"},
 			"edges":     {"caller", "callee", "callsite", "count", "weight", "samples_share"},
-			"contexts":  {"path", "count", "weight", "callsites"},
+			"contexts":  {"path", "count", "weight", "callsites", "offcpu_ns"},
 		}[list]
 		for i, it := range items {
 			if err := keys(it, want...); err != nil {

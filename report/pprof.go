@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,10 @@ func PProfProfile(p *profile.Profile) *pprof.Profile {
 	}
 	c.out.HasCalls = p.HasCalls && t.Calls > 0
 	c.samples(t)
+	if p.OffCPU != nil && p.Recording.OffCPU.Recorded {
+		c.out.HasOffCPU = true
+		c.offSamples()
+	}
 	if c.out.HasCalls {
 		c.edges()
 	}
@@ -77,6 +82,7 @@ func WritePProf(w io.Writer, p *profile.Profile, o pprof.Options) error {
 // clockEvents says whether every event is a clock (cpu-clock,
 // task-clock, with or without modifiers), whose periods are nanoseconds.
 func clockEvents(evs []profile.Event) bool {
+	evs = onCPUEvents(evs)
 	for _, e := range evs {
 		name, _, _ := strings.Cut(e.Name, ":")
 		if name != "cpu-clock" && name != "task-clock" {
@@ -86,9 +92,20 @@ func clockEvents(evs []profile.Event) bool {
 	return len(evs) > 0
 }
 
+// onCPUEvents are the events whose samples weigh (all but the off-CPU
+// event).
+func onCPUEvents(evs []profile.Event) []profile.Event {
+	other := func(e profile.Event) bool { return e.OffCPU || e.Switches }
+	if !slices.ContainsFunc(evs, other) {
+		return evs
+	}
+	return slices.DeleteFunc(slices.Clone(evs), other)
+}
+
 // weightType names the sample type of a non-clock event's weight: the
 // event's name without modifiers, "events" for several.
 func weightType(evs []profile.Event) string {
+	evs = onCPUEvents(evs)
 	if len(evs) != 1 {
 		return "events"
 	}
@@ -190,6 +207,24 @@ func (c *pprofConv) samples(t ccmap.Totals) {
 			}
 			given = upto
 		}
+	}
+}
+
+// offSamples adds a sample for every calling context with time off the
+// CPU (p.OffCPU's CCT by Self), whose OffCPUNS is that time.
+func (c *pprofConv) offSamples() {
+	cct := c.p.OffCPU.CCT(ccmap.Self)
+	for i := range cct.Nodes {
+		n := &cct.Nodes[i]
+		if n.Self == 0 {
+			continue
+		}
+		s := pprof.Sample{OffCPUNS: int64(n.Self), Stack: []int{c.leafLocation(&cct, i)}}
+		for j := i; cct.Nodes[j].Parent >= 0; j = cct.Nodes[j].Parent {
+			parent := &cct.Nodes[cct.Nodes[j].Parent]
+			s.Stack = append(s.Stack, c.siteLocation(ccmap.CallSite{Caller: parent.Func, Addr: cct.Nodes[j].Site}))
+		}
+		c.out.Samples = append(c.out.Samples, s)
 	}
 }
 

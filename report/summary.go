@@ -124,6 +124,24 @@ func (s *summary) functions(top int) ([]funcRow, error) {
 		rows = append(rows, funcRow{Func: pf, id: f.Func, self: f.Self, total: f.Total, calls: f.Calls,
 			selfShare: share(f.Self, samples), totShare: share(f.Total, samples), callShare: share(f.Calls, calls)})
 	}
+	if off := s.p.OffCPU; off != nil && off != m && top < 0 {
+		// every function, those with time off the CPU alone too (after
+		// the others: none of the profile's weight)
+		in := map[ccmap.FuncID]bool{}
+		for _, r := range rows {
+			in[r.id] = true
+		}
+		for _, f := range off.Functions(ccmap.Total) {
+			if in[f.Func] || f.Total == 0 {
+				continue
+			}
+			pf, err := s.fn(f.Func)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, funcRow{Func: pf, id: f.Func})
+		}
+	}
 	slices.SortFunc(rows, func(a, b funcRow) int {
 		return cmp.Or(cmp.Compare(b.self, a.self), cmp.Compare(b.total, a.total), cmp.Compare(b.calls, a.calls),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Object, b.Object), cmp.Compare(a.id, b.id))

@@ -65,6 +65,11 @@ func (s *summary) header(b *bytes.Buffer) {
 	if len(r.Processes) > 1 {
 		s.processes(b)
 	}
+	if r.OffCPU.Recorded {
+		var o strings.Builder
+		offCPUText(&o, s.p)
+		b.WriteString(o.String())
+	}
 	if l := r.Leaf; l.Inserted+l.Unknown > 0 {
 		fmt.Fprintf(b, "leaf frames: %d of %d stacks had skipped the caller of a function without its frame (restored from the stack copy); %d could not be checked\n",
 			l.Inserted, l.Checked, l.Unknown)
@@ -180,7 +185,7 @@ func (s *summary) funcTable(b *bytes.Buffer) error {
 		}
 		return render(b, t, len(s.funcs))
 	}
-	fmt.Fprintf(b, "\nfunctions (self and total: shares of %d sampled weight)\n", s.p.Map.Totals().Samples)
+	fmt.Fprintf(b, "\nfunctions (self and total: shares of %d %s)\n", s.p.Map.Totals().Samples, measureName(s.p.Measure))
 	t := newTable(b, "RRRLL")
 	t.Header("self", "total", "calls", "function", "object")
 	for _, f := range s.funcs {

@@ -64,8 +64,10 @@
 // # Concurrency
 //
 // An Object, a Kallsyms and a PerfMap are safe for concurrent use; their
-// tables are built once, on first use. Nothing here starts goroutines,
-// logs, or panics on input.
+// tables are built once, on first use. Goroutines start here only when
+// asked: [ReadKallsymsAhead] and [OpenAhead] read on one of their own, which
+// ends with the read ([Ahead.Wait]); [EachObject] resolves objects on at
+// most GOMAXPROCS, all ended when it returns. Nothing here logs or panics.
 //
 // # What it does not do
 //

@@ -57,7 +57,35 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	if i := slices.IndexFunc(vs, func(v source.Verdict) bool { return v.Source == choice }); !tried[i].ok {
 		fmt.Fprintf(stdout, "but it did not open here: give %s\n", source.Instead(working))
 	}
+	fmt.Fprintf(stdout, "\noff-cpu (record --off-cpu): %s\n", tryOffCPU(&f))
 	return 0
+}
+
+// tryOffCPU opens the events of `hwprof record --off-cpu` (with the
+// timer source) as trySource does and says what such a recording has
+// here.
+func tryOffCPU(f *source.Facts) string {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Sprintf("not tried: cannot find hwprof's own binary: %v", err)
+	}
+	rf, err := tryFlags(source.Timer)
+	if err == nil {
+		rf.offCPU = true
+		var o record.Options
+		if o, _, err = rf.sourceOptions([]string{self}, io.Discard); err == nil {
+			_, err = record.TryOpen(o)
+		}
+	}
+	switch {
+	case err != nil:
+		return "not here: " + err.Error()
+	case f.UserOnly():
+		return fmt.Sprintf("intervals only: every interval a thread spends off the CPU, without the stack it blocked in "+
+			"(perf_event_paranoid is %d and hwprof runs without CAP_PERFMON: the kernel takes no context-switch sample "+
+			"for an event that excludes the kernel; perf_event_paranoid 1 or CAP_PERFMON gives the stacks)", f.Paranoid)
+	}
+	return "works: every interval a thread spends off the CPU, with the stack it blocked in, the kernel's part saying why"
 }
 
 // tryResult is a source's verdict from trying it.

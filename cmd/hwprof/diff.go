@@ -21,11 +21,12 @@ var diffFormats = []string{"text", "json", "flamegraph"}
 // whose shares changed most from the first to the second (report.Diff),
 // or draws their differential flame graph.
 func cmdDiff(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("diff", "[--format text|json|flamegraph] [-o FILE] [--top N] [--weight time|calls] BASE NEW", stderr)
+	fs := newFlagSet("diff", "[--format text|json|flamegraph] [-o FILE] [--top N] [--weight cpu|calls|off-cpu|wall] BASE NEW", stderr)
 	format := fs.String("format", "", "output `format`: text, json or flamegraph (an HTML page; the default when -o FILE ends in .html)")
 	out := fs.String("o", "", "write to `FILE` (an existing regular file becomes FILE.old; default: standard output)")
 	top := fs.Int("top", 20, "show the `N` functions and edges that changed most (0: all; json: all unless given)")
-	weight := fs.String("weight", "time", "compare functions by `WEIGHT`, time or calls (when both recordings count calls)")
+	weight := fs.String("weight", "time", "compare functions by `WEIGHT`: cpu (or time: the samples), calls (when both recordings count calls), "+
+		"off-cpu (the time off the CPU: both recorded --off-cpu) or wall (on and off the CPU)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -45,10 +46,11 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 	if !slices.Contains(diffFormats, *format) {
 		return usage("unknown --format %q (%s)", *format, strings.Join(diffFormats, ", "))
 	}
-	fw, err := parseFlameWeight(*weight)
+	wf, err := parseWeight(*weight)
 	if err != nil {
 		return usage("%v", err)
 	}
+	fw := wf.flame
 	if *top < 0 {
 		return usage("--top must not be negative")
 	}
@@ -76,8 +78,15 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		ps[i] = p
 	}
-	if err := checkWeight(fs, fw, fs.Args(), ps[:]...); err != nil {
+	// the time off the CPU is checked by weighted: a recording with no
+	// sampled time can have it
+	if err := checkWeight(fs, fw, fs.Args(), ps[:]...); wf.measure == profile.Sampled && err != nil {
 		return fail(stderr, err)
+	}
+	for i := range ps {
+		if ps[i], err = wf.weighted(ps[i], fs.Arg(i)); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	render := func(w io.Writer) error {
 		if *format == "flamegraph" {

@@ -36,6 +36,7 @@ func init() {
 		{"flamegraph", "draw a recording as a flame graph (report --format flamegraph; -o FILE.html)", cmdFlamegraph},
 		{"diff", "show the functions and call edges whose shares changed most between two recordings (-o FILE.html: a differential flame graph)", cmdDiff},
 		{"merge", "merge recordings of many runs or machines into one pprof profile (-o FILE.pb.gz)", cmdMerge},
+		{"push", "send recordings to an OpenTelemetry Collector as OTLP profiles (--otlp URL)", cmdPush},
 		{"fdo", "record a program twice (timer, then exact calls of its hottest functions) and write a sample profile for clang -fprofile-sample-use", cmdFdo},
 		{"script", "print every sample with its symbolized stack, like perf script", cmdScript},
 		{"compare", "record a program with several sources and show how far each is from the reference (exact)", cmdCompare},

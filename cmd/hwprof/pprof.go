@@ -37,11 +37,12 @@ func pprofOptions(p *profile.Profile, pgo bool, w string) (pprof.Options, error)
 // writePProf writes p as pprof (or for go build -pgo), with a warning on
 // stderr for each kind of item it had to repair (a function without a
 // name): one odd item never costs the profile.
-func writePProf(w io.Writer, p *profile.Profile, pgo bool, weight string, stderr io.Writer) error {
+func writePProf(w io.Writer, p *profile.Profile, pgo bool, weight string, defType string, stderr io.Writer) error {
 	o, err := pprofOptions(p, pgo, weight)
 	if err != nil {
 		return err
 	}
+	o.DefaultType = defType
 	o.Warn = func(msg string) { fmt.Fprintf(stderr, "hwprof: warning: %s\n", msg) }
 	return report.WritePProf(w, p, o)
 }
@@ -90,7 +91,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	for _, w := range p.Warnings {
 		fmt.Fprintf(stderr, "hwprof: warning: %s\n", w)
 	}
-	if err := writeReport(*out, stdout, func(w io.Writer) error { return writePProf(w, p, *pgo, *weight, stderr) }); err != nil {
+	if err := writeReport(*out, stdout, func(w io.Writer) error { return writePProf(w, p, *pgo, *weight, "", stderr) }); err != nil {
 		return fail(stderr, err)
 	}
 	return status

@@ -58,6 +58,11 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	send, err := f.otlp.start(&o, f.set, stderr) // record_otlp.go
+	if err != nil {
+		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
+		return exitUsage
+	}
 	o.Interrupt = sig
 	o.BuildIDCache = f.buildIDCache()
 	sl := newStatusLine(stderr) // status.go
@@ -67,7 +72,9 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 			o.Status = sl.show(o)
 		}
 	}
-	return runRecord(o, f.quiet, sl)
+	code := runRecord(o, f.quiet, sl)
+	send.finish(f.quiet, sl)
+	return code
 }
 
 // eventBuilder makes the events to record for the target (command mode:
@@ -120,6 +127,9 @@ func (f *recordFlags) sourceOptions(argv []string, stderr io.Writer) (record.Opt
 			evs, _, err := f.exact.events(argv, pids, w)
 			return evs, err
 		}
+	}
+	if f.offCPU && d.Source == source.Exact {
+		return record.Options{}, "", errors.New("--off-cpu goes with the timer, calls and lbr sources and -e, not --source exact")
 	}
 	o, err := f.options(argv, build, d.Planned())
 	if d.Source == source.Exact {
@@ -187,7 +197,16 @@ func (f *recordFlags) options(argv []string, build eventBuilder, planned bool) (
 		if err != nil {
 			return o, err
 		}
-		return o, o.Adapt(p, planned)
+		if err := o.Adapt(p, planned); err != nil {
+			return o, err
+		}
+	}
+	if f.offCPU {
+		facts, err := f.facts()
+		if err != nil {
+			return o, err
+		}
+		return o, o.OffCPU(!facts.UserOnly())
 	}
 	return o, nil
 }

@@ -34,7 +34,9 @@ type recordFlags struct {
 	leafCopy  uint            // --leaf-copy: bytes of user stack per frame-pointer sample, -e's too (0: none)
 	noCache   bool            // --no-buildid-cache
 	cacheDir  string          // --buildid-dir
+	offCPU    bool            // --off-cpu: also the time threads spend off the CPU (package offcpu)
 	set       map[string]bool // the flags given on the command line
+	otlp      recordOTLP      // --otlp and its options (record_otlp.go)
 	// trying: building the events for hwprof check to try, so a source
 	// judged not to work is built all the same (check.go)
 	trying bool
@@ -90,6 +92,7 @@ func (a *adaptiveFlag) IsBoolFlag() bool { return true }
 
 func (f *recordFlags) register(fs *flag.FlagSet) {
 	perfflags.Register(fs, &f.cfg)
+	f.otlp.register(fs)
 	for _, n := range []string{"o", "output"} {
 		fs.StringVar(&f.output, n, "hwprof.data", "write the recording to `FILE` (an existing regular file becomes FILE.old; - is standard output; standard output, a device or a FIFO gets pipe-mode data)")
 	}
@@ -123,6 +126,8 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.leafCopy, "leaf-copy", source.LeafStackBytes, "copy `BYTES` of user stack (a multiple of 8) with the user registers into each sample of a frame-pointer call graph "+
 		"(the sources' and -e's with -g), to restore the caller of a function sampled before its frame is set up, and for the adaptive period's activation key; "+
 		"0: no copy, perf's attr exactly, smaller samples, such callers lost as in perf (with -c, -F or --no-adaptive)")
+	fs.BoolVar(&f.offCPU, "off-cpu", false, "also record where threads wait: every interval a thread spends off the CPU, with the stack it blocked in "+
+		"(the stacks need perf_event_paranoid 1 or CAP_PERFMON; at 2, the intervals alone); report --weight off-cpu or wall shows them")
 	f.exact.register(fs)
 }
 

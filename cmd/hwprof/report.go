@@ -44,7 +44,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	pgo := fs.Bool("pgo", false, "the same as --format pgo")
 	pgoWeight := fs.String("pgo-weight", "", "pprof and pgo: what call edges weigh, `calls` (measured call counts) or time (default: calls when the source counts them)")
 	out := fs.String("o", "", "write to `FILE` (an existing regular file becomes FILE.old; default: standard output)")
-	weight := fs.String("weight", "time", "flamegraph and folded: the `WEIGHT` shown, time or calls (for a source that counts calls)")
+	weight := fs.String("weight", "time", weightUsage)
 	top := fs.Int("top", 20, "show the `N` hottest functions and edges (0: all; json: all unless given)")
 	contexts := fs.Int("contexts", 10, "show the `N` hottest calling contexts (0: all; json: all unless given)")
 	pids := fs.String("pid", "", "keep only the samples of processes `P[,P...]`")
@@ -76,10 +76,11 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	if _, err := pprofOptions(nil, false, *pgoWeight); err != nil {
 		return usage("%v", err)
 	}
-	fw, err := parseFlameWeight(*weight)
+	wf, err := parseWeight(*weight)
 	if err != nil {
 		return usage("%v", err)
 	}
+	fw := wf.flame
 	if *top < 0 || *contexts < 0 || *workers < 0 {
 		return usage("--top, --contexts and -j must not be negative")
 	}
@@ -141,7 +142,21 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	// err, if any, stopped reading: it is among the warnings, and the
 	// profile is incomplete.
 	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
-	if err := checkWeight(fs, fw, []string{""}, p); err != nil {
+	// the time off the CPU is checked by weighted: a recording with no
+	// sampled time can have it
+	if err := checkWeight(fs, fw, []string{""}, p); wf.measure == profile.Sampled && err != nil {
+		return fail(stderr, err)
+	}
+	// pprof has every weight, as sample types: --weight picks the first;
+	// the flame graph has them all too, on a switch: --weight picks the
+	// one it opens on.
+	var defType string
+	if isPProf(*format) || *format == "flamegraph" {
+		if _, err := wf.weighted(p, ""); err != nil {
+			return fail(stderr, err)
+		}
+		defType = map[profile.Measure]string{profile.OffCPUTime: "off-cpu", profile.WallTime: "wall"}[wf.measure]
+	} else if p, err = wf.weighted(p, ""); err != nil {
 		return fail(stderr, err)
 	}
 	render := func(w io.Writer) error {
@@ -149,11 +164,11 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		case "json":
 			return report.JSON(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 		case "flamegraph":
-			return report.Flamegraph(w, p, flamegraph.Options{Weight: fw})
+			return report.Flamegraph(w, p, flamegraph.Options{Weight: report.MeasureWeight(wf.measure, fw)})
 		case "folded":
 			return report.Folded(w, p, fw)
 		case "pprof", "pgo":
-			return writePProf(w, p, *format == "pgo", *pgoWeight, stderr)
+			return writePProf(w, p, *format == "pgo", *pgoWeight, defType, stderr)
 		}
 		return report.Text(w, p, report.Options{Top: allIfZero(*top), Contexts: allIfZero(*contexts)})
 	}
@@ -163,15 +178,43 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	return status
 }
 
-// parseFlameWeight reads --weight.
-func parseFlameWeight(s string) (flamegraph.Weight, error) {
+// weightFlag is --weight: the weight a flame graph or folded stacks show
+// (time or calls), and what the profile measures (profile.Measure: the
+// samples, for time, cpu and calls; the time off the CPU; wall time).
+type weightFlag struct {
+	flame   flamegraph.Weight
+	measure profile.Measure
+}
+
+const weightUsage = "the `WEIGHT` reported: cpu (or time: the samples), calls (for a source that counts calls; flamegraph and folded), " +
+	"off-cpu (the time threads spent off the CPU: record --off-cpu) or wall (on and off the CPU together)"
+
+// parseWeight reads --weight.
+func parseWeight(s string) (weightFlag, error) {
 	switch s {
-	case "time":
-		return flamegraph.WeightTime, nil
+	case "time", "cpu":
+		return weightFlag{flame: flamegraph.WeightTime}, nil
 	case "calls":
-		return flamegraph.WeightCalls, nil
+		return weightFlag{flame: flamegraph.WeightCalls}, nil
+	case "off-cpu":
+		return weightFlag{flame: flamegraph.WeightTime, measure: profile.OffCPUTime}, nil
+	case "wall":
+		return weightFlag{flame: flamegraph.WeightTime, measure: profile.WallTime}, nil
 	}
-	return 0, fmt.Errorf("unknown --weight %q (time or calls)", s)
+	return weightFlag{}, fmt.Errorf("unknown --weight %q (cpu, time, calls, off-cpu or wall)", s)
+}
+
+// weighted returns p measured as --weight asks (report.Weighted).
+func (w weightFlag) weighted(p *profile.Profile, name string) (*profile.Profile, error) {
+	q, err := report.Weighted(p, w.measure)
+	if err != nil {
+		if name != "" {
+			name += ": "
+		}
+		flag := map[profile.Measure]string{profile.OffCPUTime: "off-cpu", profile.WallTime: "wall"}[w.measure]
+		return nil, fmt.Errorf("--weight %s: %s%w", flag, name, err)
+	}
+	return q, nil
 }
 
 // writeReport writes a report through render to path by internal/output's

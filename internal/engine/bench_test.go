@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
+	"github.com/hwprof/hwprof/internal/pipeline"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
@@ -43,13 +44,11 @@ func BenchmarkProject(b *testing.B) {
 	defer r.Close()
 	l := newLoader(r, LoadOptions{}, testOptions{})
 	defer l.code.close()
-	if err := l.read(); err != nil {
+	m, err := pipeline.Run(r, l, l.fold, pipeline.Options{})
+	if err != nil {
 		b.Fatal(err)
 	}
 	l.growEvents()
-	l.clearStacks()
-	l.flushLBR()
-	m := l.fold.Close()
 	_, fmap, _ := l.functions(l.symbolize())
 	f := func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] }
 	b.Logf("%d contexts", m.Size().Contexts)

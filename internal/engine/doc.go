@@ -28,8 +28,9 @@
 //     (Skips; Analyzed says which types count) and the files refused, the
 //     same for the loader, the visitor and hwprof dump;
 //   - the loader (Load, LoadFrom: load.go, finish.go and the files beside
-//     them), which folds a recording into the public model, a
-//     profile.Profile: each event's samples by its source (classify.go:
+//     them), the stages of package pipeline, which fold a recording into
+//     the public model, a profile.Profile: each event's samples by its
+//     source (classify.go:
 //     timer, lbr, calls, exact), stacks through a cache of unwound
 //     callchains (stackcache.go; foldFast folds a sample whose callchain
 //     is cached without decoding it), address ids projected onto
@@ -44,25 +45,15 @@
 // It does not print or render: package report renders a Profile, and
 // report/script prints each visited sample (hwprof script).
 //
-// Goroutines start here, and end before the call that started them
-// returns:
-//   - Load reads records on the caller's goroutine (which keeps the
-//     process model: side-band records are applied there, once the
-//     samples before them are folded) and hands batches of sample
-//     records to a pool of preparers (LoadOptions.Workers, 0: GOMAXPROCS;
-//     load.go: startWorker), which decode them, repair their leaves,
-//     unwind them and key their frames against the process model, unchanged
-//     while batches are in flight; one folding goroutine takes the batches
-//     in reading order and folds their samples in order (filters, periods,
-//     address ids, the stack cache), so the profile does not depend on
-//     the number of preparers; the folding into the CC-Map itself runs on
-//     internal/pipeline's workers;
-//   - Symbols.Resolve and ResolveAdded open objects in parallel, and Symbols.PreloadKernel
-//     reads kallsyms on a goroutine of its own while the records are read,
-//     from the first sample taken in the kernel on (ended by Resolve or Close);
-//     Symbols.PreloadObject reads a file object's symbol tables on a
-//     goroutine of its own from the first address the folding gives the
-//     object an id (without SiteLines; ended by Resolve).
+// It starts no goroutines. Load runs the recording through package
+// pipeline, which owns the concurrency (preparers, the folding goroutine,
+// the Folder's workers; LoadAll's recordings in parallel), with the loader
+// as its stages (load.go: Route, Apply; prepare.go: Preparer; sample.go:
+// Fold, Flush): the stages say what is done to a record, the pipeline
+// where and in which order. Symbols reads kallsyms and the objects' symbol
+// tables ahead while the records are read (PreloadKernel, PreloadObject)
+// and resolves objects in parallel through package symbolize's Ahead and
+// EachObject; Resolve, or Close for the kernel's, waits for them.
 //
 // The caller provides the perfdata.Reader to New (and closes it), and
 // calls Close to remove the files the engine wrote (the vdso's image);

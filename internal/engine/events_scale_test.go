@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwprof/hwprof/internal/pipeline"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
@@ -52,7 +53,7 @@ func manyEventsFile(t testing.TB, n int) string {
 }
 
 // readTime returns the least time of seven reads of path's records by
-// the loader (symbolization left out), checking every sample was folded.
+// the loader's pipeline (symbolization left out), checking every sample was folded.
 func readTime(t *testing.T, path string, n int) time.Duration {
 	t.Helper()
 	best := time.Duration(1<<63 - 1)
@@ -64,7 +65,7 @@ func readTime(t *testing.T, path string, n int) time.Duration {
 			t.Fatal(err)
 		}
 		l := newLoader(r, LoadOptions{}, testOptions{})
-		if err := l.read(); err != nil {
+		if _, err := pipeline.Run(r, l, l.fold, pipeline.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		best = min(best, time.Since(t0))

@@ -149,3 +149,19 @@ func (l *loader) processes() []profile.Process {
 	})
 	return out
 }
+
+// processFilter is the tally of the samples of each process kept, what
+// the filter knows of each process now (procNow, emptied at every COMM,
+// FORK and EXIT), and while filtering the count of every sample's thread.
+type processFilter struct {
+	procs map[uint32]*procTally
+	now   map[uint32]procState
+	seen  map[sampledKey]*uint64
+	// the tally of the last sample's process, lastPID (nil: none yet)
+	last    *procTally
+	lastPID uint32
+	// the count of the last sample's thread, lastKey (nil: none yet)
+	lastSeen *uint64
+	lastKey  sampledKey
+	counted  bool // the record being folded was counted in seen
+}

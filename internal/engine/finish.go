@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,17 +13,16 @@ import (
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/diag"
+	"github.com/hwprof/hwprof/offcpu"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
-// finish folds what is pending, symbolizes the address ids, projects the
-// map onto functions and fills in the recording's facts.
-func (l *loader) finish() *profile.Profile {
+// finish symbolizes the address ids of addrMap (the pipeline's merged
+// map), projects the map onto functions and fills in the recording's
+// facts.
+func (l *loader) finish(addrMap *ccmap.Map) *profile.Profile {
 	l.growEvents()
-	l.clearStacks()
-	l.flushLBR()
-	addrMap := l.fold.Close()
 	if l.o.Instrs && l.ranges.ranges != nil {
 		l.rangeIDs()
 	}
@@ -34,6 +34,13 @@ func (l *loader) finish() *profile.Profile {
 	m := ccmap.Project(addrMap, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
 	l.unrooted(m, funcs, fmap)
 	p := &profile.Profile{Map: m, Funcs: funcs, Sites: l.sites(m, locs, funcObj), Recording: l.recording()}
+	if off := l.offMap(); off != nil {
+		p.OffCPU = ccmap.Project(off, func(id ccmap.FuncID) ccmap.FuncID { return fmap[id] })
+		maps.Copy(p.Sites, l.sites(p.OffCPU, locs, funcObj))
+	}
+	p.Recording.OffCPU = l.off.stats
+	p.Recording.OffCPU.OnCPUTime = l.onCPUTime()
+	l.offWarnings()
 	if l.o.SiteLines {
 		p.Leaves = l.leafChains(addrMap, locs, fmap)
 		if l.o.Instrs {
@@ -148,6 +155,10 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 		switch {
 		case k == brokenKey:
 			fk.name, fn.Name = profile.BrokenStack, profile.BrokenStack
+		case k == preemptedKey:
+			fk.name, fn.Name = profile.Preempted, profile.Preempted
+		case k == noStackKey:
+			fk.name, fn.Name = profile.NoOffCPUStack, profile.NoOffCPUStack
 		case k.obj == nil:
 			fk.name, fn.Name = "[unknown]", "[unknown]"
 		case locs[i].Symbol != nil:
@@ -269,7 +280,7 @@ func (l *loader) recording() profile.Recording {
 		rec.DurationNS = l.per.last - l.per.first
 	}
 	for _, a := range l.r.Attrs() {
-		e := profile.Event{Name: a.Name}
+		e := profile.Event{Name: a.Name, OffCPU: offcpu.IsEvent(&a.Attr), Switches: offcpu.IsSwitchEvent(&a.Attr)}
 		if a.Attr.Freq() {
 			e.Freq = a.Attr.SamplePeriod
 		} else {

@@ -4,18 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 
+	"github.com/hwprof/hwprof/internal/pipeline"
 	"github.com/hwprof/hwprof/profile"
 )
 
 // LoadAll loads several recordings — of one program on many runs or many
 // machines — and merges them into one profile (profile.Merger: objects
 // line up by build-id, functions by object, name and address). Up to
-// GOMAXPROCS recordings load at once, each folded with a share of the
-// workers; each loading goroutine merges what it loaded into a Merger of
-// its own, and their results are merged at the end, so merging runs in
-// parallel with loading. The result does not depend on the order of
+// GOMAXPROCS recordings load at once (pipeline.Sharded), each folded with
+// a share of the workers; each loading goroutine merges what it loaded
+// into a Merger of its own, and their results are merged at the end, so
+// merging runs in parallel with loading. The result does not depend on the order of
 // paths.
 //
 // A recording that cannot be opened is an error and no profile. A
@@ -32,48 +32,38 @@ func LoadAll(paths []string, o LoadOptions) (*profile.Profile, error) {
 	if o.Workers == 0 {
 		o.Workers = max(1, runtime.GOMAXPROCS(0)/par)
 	}
-	next := make(chan string)
-	type result struct {
-		p        *profile.Profile
+	type shard struct {
+		mg       *profile.Merger
+		n        int              // profiles added to mg
+		p        *profile.Profile // mg's, when n > 0
 		openErr  error
 		readErrs []error
 	}
-	results := make([]result, par)
-	var wg sync.WaitGroup
-	for w := range par {
-		wg.Go(func() {
-			mg := profile.NewMerger()
-			res := &results[w]
-			n := 0
-			for path := range next {
-				p, err := Load(path, o)
-				if p == nil {
-					res.openErr = errors.Join(res.openErr, err)
-					continue
-				}
-				if err != nil {
-					res.readErrs = append(res.readErrs, err)
-				}
-				mg.Add(p)
-				n++
+	shards := pipeline.Sharded(len(paths), par, func() *shard { return &shard{mg: profile.NewMerger()} },
+		func(sh *shard, i int) {
+			p, err := Load(paths[i], o)
+			if p == nil {
+				sh.openErr = errors.Join(sh.openErr, err)
+				return
 			}
-			if n > 0 {
-				res.p, _ = mg.Profile()
+			if err != nil {
+				sh.readErrs = append(sh.readErrs, err)
+			}
+			sh.mg.Add(p)
+			sh.n++
+		},
+		func(sh *shard) {
+			if sh.n > 0 {
+				sh.p, _ = sh.mg.Profile()
 			}
 		})
-	}
-	for _, p := range paths {
-		next <- p
-	}
-	close(next)
-	wg.Wait()
 	var openErr, readErr error
 	var parts []*profile.Profile
-	for _, r := range results {
-		openErr = errors.Join(openErr, r.openErr)
-		readErr = errors.Join(append([]error{readErr}, r.readErrs...)...)
-		if r.p != nil {
-			parts = append(parts, r.p)
+	for _, sh := range shards {
+		openErr = errors.Join(openErr, sh.openErr)
+		readErr = errors.Join(append([]error{readErr}, sh.readErrs...)...)
+		if sh.p != nil {
+			parts = append(parts, sh.p)
 		}
 	}
 	if openErr != nil {

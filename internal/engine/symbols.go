@@ -2,9 +2,7 @@ package engine
 
 import (
 	"errors"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
@@ -43,10 +41,12 @@ type Symbols struct {
 	results []symbolize.Result   // by key: the locations of addrs[k] looked up so far
 	open    []symbolize.Resolver // by key: its file, read, kept by ResolveAdded
 
-	// the kallsyms text, read ahead by PreloadKernel
-	kallsyms   chan struct{}
+	// the kallsyms text read ahead by PreloadKernel (nil: not), and the
+	// text once read (kernelRead)
+	kallsyms   *symbolize.Ahead[*symbolize.KallsymsText]
 	kernelText *symbolize.KallsymsText
 	kernelErr  error
+	kernelRead bool
 	// PreloadKernel was called: later calls (every kernel sample) return
 	preloadAsked bool
 	// onRead, if set (by tests), is called as kallsyms is read: by
@@ -54,15 +54,7 @@ type Symbols struct {
 	onRead func(preload bool)
 	// the symbol tables PreloadObject started reading, by key (until
 	// Resolve)
-	preloaded map[symbolize.ObjectKey]*preloadedObject
-}
-
-// preloadedObject is an object's symbols read by PreloadObject: res and
-// err are set when done is closed.
-type preloadedObject struct {
-	done chan struct{}
-	res  symbolize.Resolver
-	err  error
+	preloaded map[symbolize.ObjectKey]*symbolize.Ahead[symbolize.Resolver]
 }
 
 // objPID is an object as seen by a process: the process matters for JIT
@@ -86,11 +78,11 @@ func NewSymbols(objs *Objects) *Symbols {
 // /proc/kallsyms: the kernel formats every line) while the records are
 // read on, when a kallsyms names the recording's kernel. The loader calls
 // it at the first sample taken in the kernel (KernelMode), so that a
-// recording of user code alone never reads it. It starts one goroutine,
-// once, which Resolve waits for. A kernel address first met elsewhere (a
+// recording of user code alone never reads it. It starts one reading
+// (symbolize.ReadKallsymsAhead), once, which Resolve waits for. A kernel address first met elsewhere (a
 // branch entry of a user sample) has kallsyms read when it is resolved.
 func (s *Symbols) PreloadKernel() {
-	if s.preloadAsked || s.kallsyms != nil {
+	if s.preloadAsked || s.kernelRead {
 		return
 	}
 	s.preloadAsked = true
@@ -101,15 +93,11 @@ func (s *Symbols) PreloadKernel() {
 	if s.onRead != nil {
 		s.onRead(true)
 	}
-	s.kallsyms = make(chan struct{})
-	go func() {
-		defer close(s.kallsyms)
-		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
-	}()
+	s.kallsyms = symbolize.ReadKallsymsAhead(path)
 }
 
-// PreloadObject starts reading the symbol tables of a file object obj on
-// a goroutine of its own, once per object key, so that a Resolve without
+// PreloadObject starts reading the symbol tables of a file object obj
+// (symbolize.OpenAhead), once per object key, so that a Resolve without
 // DWARF finds them read (what it reads is the same: the same open, the
 // same options). The loader calls it for the object of each new address
 // while the records are read on. Resolve waits for every preload. It
@@ -126,15 +114,9 @@ func (s *Symbols) PreloadObject(obj *addrspace.Object) bool {
 		return false
 	}
 	if s.preloaded == nil {
-		s.preloaded = map[symbolize.ObjectKey]*preloadedObject{}
+		s.preloaded = map[symbolize.ObjectKey]*symbolize.Ahead[symbolize.Resolver]{}
 	}
-	p := &preloadedObject{done: make(chan struct{})}
-	s.preloaded[key] = p
-	open := s.opener(key, s.objs.symbolizeOptions(), false)
-	go func() {
-		defer close(p.done)
-		p.res, p.err = open()
-	}()
+	s.preloaded[key] = symbolize.OpenAhead(s.opener(key, s.objs.symbolizeOptions(), false))
 	return true
 }
 
@@ -149,7 +131,7 @@ func KernelMode(raw []byte) bool {
 // Wait returns when the kernel's preloading (if any) has ended.
 func (s *Symbols) Wait() {
 	if s.kallsyms != nil {
-		<-s.kallsyms
+		s.kallsyms.Wait()
 	}
 }
 
@@ -208,8 +190,7 @@ type KeyError struct {
 }
 
 // Resolve looks up every address added and not yet looked up, each
-// key's file opened once, keys in parallel (at most GOMAXPROCS
-// goroutines, all ended when it returns): with DWARF (source lines,
+// key's file opened once, keys in parallel (symbolize.EachObject): with DWARF (source lines,
 // inlined frames) when dwarf is set, else by the symbol tables alone. It
 // then lets go of the files read (ResolveAdded keeps them). It returns
 // every key that could not be read, in the order they were first added;
@@ -218,7 +199,7 @@ func (s *Symbols) Resolve(dwarf bool) []KeyError {
 	s.resolve(dwarf)
 	clear(s.open)
 	for _, p := range s.preloaded { // those not taken (no goroutine outlives Resolve)
-		<-p.done
+		p.Wait()
 	}
 	s.preloaded = nil
 	return s.Errors()
@@ -261,18 +242,7 @@ func (s *Symbols) resolve(dwarf bool) {
 		s.resolveKey(todo[0], opts, dwarf)
 		return
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for _, k := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			s.resolveKey(k, opts, dwarf)
-		}()
-	}
-	wg.Wait()
+	symbolize.EachObject(len(todo), func(i int) { s.resolveKey(todo[i], opts, dwarf) })
 }
 
 // resolveKey looks up key k's addresses not looked up yet, reading its
@@ -288,8 +258,7 @@ func (s *Symbols) resolveKey(k int, opts symbolize.Options, dwarf bool) {
 		switch {
 		case s.keys[k].Path != symbolize.KernelPath:
 			if p := s.preloaded[s.keys[k]]; p != nil && !dwarf {
-				<-p.done
-				res, err = p.res, p.err
+				res, err = p.Wait()
 			} else {
 				res, err = s.opener(s.keys[k], opts, dwarf)()
 			}
@@ -353,15 +322,16 @@ func (s *Symbols) kernel(addrs []addrspace.ObjAddr) (symbolize.Resolver, error) 
 	if path == "" {
 		return nil, ErrNoKernelSymbols
 	}
-	if s.kallsyms == nil {
-		if s.onRead != nil {
-			s.onRead(false)
+	if !s.kernelRead {
+		if s.kallsyms != nil {
+			s.kernelText, s.kernelErr = s.kallsyms.Wait()
+		} else {
+			if s.onRead != nil {
+				s.onRead(false)
+			}
+			s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
 		}
-		s.kallsyms = make(chan struct{})
-		s.kernelText, s.kernelErr = symbolize.ReadKallsyms(path)
-		close(s.kallsyms)
-	} else {
-		<-s.kallsyms
+		s.kernelRead = true
 	}
 	if s.kernelErr != nil {
 		return nil, s.kernelErr

@@ -34,7 +34,7 @@ var mayImport = map[string]struct {
 	mayNot []string
 }{
 	perfLayer: {layers: []string{perfLayer, helpers}},
-	recording: {layers: []string{perfLayer, helpers, recording}, may: []string{"symbolize", "unwind/clobber", "profile"}},
+	recording: {layers: []string{perfLayer, helpers, recording}, may: []string{"symbolize", "unwind/clobber", "profile", "internal/pipeline", "offcpu"}},
 	analysis:  {layers: []string{perfLayer, helpers, analysis}},
 	reports:   {layers: []string{perfLayer, helpers, reports, analysis}, mayNot: []string{"internal/engine", "internal/pipeline"}},
 	helpers:   {layers: []string{perfLayer, helpers}},

@@ -35,44 +35,6 @@ func TestPerfImportsNoFlag(t *testing.T) {
 	}
 }
 
-// TestNoInitInLibraries: only a main package may have an init function,
-// so importing a package never changes what a process does (the launcher
-// trampoline and the releaser of perf events are entries that main
-// dispatches: launch.Main, release.Main).
-func TestNoInitInLibraries(t *testing.T) {
-	fset := token.NewFileSet()
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "../.." && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if f.Name.Name == "main" {
-			return nil
-		}
-		for _, decl := range f.Decls {
-			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
-				t.Errorf("%s: package %s has an init function", fset.Position(fn.Pos()), f.Name.Name)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestCommandLeavesTracefsToUprobe: cmd/hwprof asks internal/uprobe for
 // the exact source's probes (Setup, DropOwn) and does no tracefs work of
 // its own.

@@ -45,7 +45,7 @@ func BenchmarkPipeline(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := cpuTime()
 				b.ResetTimer()
-				pl := New(Options{Workers: workers})
+				pl := NewFolder(FoldOptions{Workers: workers})
 				for i := range b.N {
 					pl.Add(stacks[seq[i&(len(seq)-1)]], 1000)
 				}

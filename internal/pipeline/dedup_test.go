@@ -42,7 +42,7 @@ func bias(t *testing.T, evs []event, rr float64, n int, comp func(uint64, float6
 	sum2 := make(map[string]float64)
 	var skipped float64
 	for seed := range uint64(n) {
-		p := newProducer(Options{PacketSize: 1 << 20, DedupRatio: rr, Seed: seed + 1})
+		p := newProducer(FoldOptions{PacketSize: 1 << 20, DedupRatio: rr, Seed: seed + 1})
 		p.dedup.compensate = comp
 		m := ccmap.New()
 		p.send = func(pk *packet) { pk.fold(m, nil) }
@@ -133,7 +133,7 @@ func TestDedupDeterministic(t *testing.T) {
 	evs := events(7, 6000)
 	var maps []*ccmap.Map
 	for _, w := range []int{1, 3} {
-		p := New(Options{Workers: w, PacketSize: 33, DedupRatio: 0.1, Seed: 42})
+		p := NewFolder(FoldOptions{Workers: w, PacketSize: 33, DedupRatio: 0.1, Seed: 42})
 		feed(p, evs)
 		maps = append(maps, p.Close())
 		if p.Stats().Skipped == 0 {
@@ -143,7 +143,7 @@ func TestDedupDeterministic(t *testing.T) {
 	if !ccmap.Equal(maps[0], maps[1]) {
 		t.Fatal("dedup result depends on the number of workers")
 	}
-	p := New(Options{Workers: 2, DedupRatio: 0.1, Seed: 43})
+	p := NewFolder(FoldOptions{Workers: 2, DedupRatio: 0.1, Seed: 43})
 	feed(p, evs)
 	other := p.Close()
 	if ccmap.Equal(other, maps[0]) {

@@ -1,38 +1,62 @@
-// Package pipeline folds samples into a CC-Map (package ccmap) on a pool of
-// goroutines, in the shape of ParCCT: the one producer (the reader of rings
-// or of a perf.data file) copies each sample into a self-contained packet,
-// full packets go to workers through a bounded queue, and every worker folds
-// the packets it receives into its own shard map. Shards are merged with
-// ccmap.Merge at Close, or whenever Snapshot asks for a consistent map.
+// Package pipeline is hwprof's analysis pipeline, the one place that runs a
+// recording's samples concurrently: read → prepare (decode, repair, unwind,
+// key) → fold → merge. Run owns the goroutines, batches, back-pressure and
+// ordering rules; the engine supplies what each stage does (Stages), and
+// the pipeline knows no perf record, process or symbol.
 //
-// Folding is never on the producer's path: Add and AddEdge only copy frames
-// and, when a packet is full, hand it over. Because every packet carries
-// everything it needs (the frames, their ranges and the weights) and
-// ccmap.Merge is commutative and associative, the result is the same map
-// (ccmap.Equal) whatever the number of workers and the order in which
-// packets are folded.
+// The flow from engine.Load to a report:
 //
-// Backpressure: the queue holds 2 packets per worker. When the workers lag,
-// the producer blocks in Add or AddEdge on a full queue until a worker takes
-// a packet (Stats.Stalls counts these waits); nothing is dropped.
+//	engine.Load → pipeline.Run(reader, loader's Stages, Folder)
+//	  read     Route on the caller's goroutine, each record in order
+//	  prepare  Preparer on a pool, batches of samples in any order
+//	  fold     Fold on one goroutine, batches in reading order → Folder
+//	  merge    Folder workers fold packets into shard CC-Maps; Close merges
+//	→ engine: symbolize once per object (package symbolize) and project
+//	  onto functions → profile.Profile → package report
 //
-// Redundancy skipping (Options.DedupRatio = RR, as adaptive bursting's
-// re-enable ratio): a sampled stack whose signature (a hash of its frames)
-// was already seen is folded with probability RR and weight
-// ccmap.Compensate(weight, RR, u), so that every weight's expectation is
-// unchanged; a first occurrence is always folded with its own weight. The
-// decision is made in the producer from a generator seeded by
-// Options.Seed, so it depends only on the seed and the order of Add calls,
-// never on the workers. Call-edge events (AddEdge) are never skipped.
+// Ordering rules. Every sample is folded in reading order (time order), so
+// the fold stage may keep state from sample to sample: each thread's period
+// history and the exact source's Go restarts (a morestack hit, then its
+// thread's next hit) rely on it, and the address ids, stack caches and LBR
+// sums come out the same whatever the number of preparers. The prepare
+// stage depends on a record, the process model and the event table alone:
+// a record that changes those (Barrier, BarrierSample: MMAP, COMM, FORK,
+// EXIT, a new event) waits until every sample read before it is folded,
+// and no later sample is prepared before Apply has taken it, so leaves are
+// repaired and stacks unwound against the process model as of the sample.
+// The Folder's packets are folded by any worker in any order: each is
+// self-contained and ccmap.Merge is commutative and associative, so the
+// map is the same (ccmap.Equal) whatever the number of workers.
 //
-// Goroutines: the pipeline's workers are started by New and end at Close.
-// The other places of hwprof that start goroutines say so in their
-// package docs: internal/engine (the loader's sample preparers and its
-// folding goroutine, objects resolved and symbolized in parallel,
-// kallsyms read ahead), perf/perfdata (a zstd decoder
-// while a recording has COMPRESSED records) and internal/record (a
-// short-lived pool closing events); each ends them before returning. The
-// caller
-// provides samples already unwound to ccmap frames (FuncIDs and call-site
-// addresses); the pipeline knows no perf records and no symbols.
+// Batches and back-pressure. Sample records are handed over in batches of
+// 1,024 records or 256 KiB (copied unless the source's bytes are stable);
+// at most preparers+10 batches are in flight, and the reader waits beyond
+// that. The fold stage hands stacks and edges to the Folder in packets of
+// 4,096 samples (FoldOptions.PacketSize); its queue holds 2 packets per
+// worker and the fold stage waits while it is full (Stats.Stalls). Nothing
+// is dropped.
+//
+// Redundancy skipping (FoldOptions.DedupRatio = RR, adaptive bursting's
+// re-enable ratio): a stack whose signature was already seen is folded with
+// probability RR and weight ccmap.Compensate(weight, RR, u), decided in the
+// fold stage's order from FoldOptions.Seed, never by the workers.
+//
+// Errors and stopping. Run reads to the source's end or its first error,
+// which it returns after every sample read before it is folded, with the
+// map of all of them; stages report what they skip themselves (the engine
+// counts records that do not decode). There is no cancellation: Run ends
+// when its source does.
+//
+// Goroutines. Run starts the preparers (Options.Preparers, 0: GOMAXPROCS)
+// and one folding goroutine, and ends them before it returns; NewFolder
+// starts the Folder's workers (FoldOptions.Workers), Close ends them. A
+// preparer writes only its batch's Prep; the folding goroutine alone writes
+// the fold stage's state and feeds the Folder; Apply runs while both are
+// idle; a worker touches only the packets it takes and its own shard.
+// Sharded and Each run jobs on a few goroutines and return when all are
+// done (engine.LoadAll's recordings, the recorder's closing of thousands
+// of events). Goroutines start in two other packages only, each saying so:
+// symbolize (objects read ahead and resolved in parallel) and perf/perfdata
+// (one zstd decoder while a recording has COMPRESSED records).
+// internal/layout's tests hold this.
 package pipeline

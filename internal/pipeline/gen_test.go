@@ -114,7 +114,7 @@ func direct(evs []event) *ccmap.Map {
 }
 
 // feed hands evs to p.
-func feed(p *Pipeline, evs []event) {
+func feed(p *Folder, evs []event) {
 	for _, e := range evs {
 		if e.edge {
 			p.AddEdge(e.frames, e.site, e.callee, e.weight)

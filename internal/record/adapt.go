@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/offcpu"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/tuning"
@@ -31,6 +32,28 @@ func (o *Options) Adapt(p tuning.Policy, planned bool) error {
 	if slices.Contains(tuned, true) {
 		o.Tuned, o.Adaptive = tuned, &p
 	}
+	return nil
+}
+
+// OffCPU makes o's recording measure the time threads spend off the CPU
+// too (offcpu.Events: switch records and, with kernel, the off-CPU event
+// sampling each switch out's stack), after Adapt: the off-CPU event, of
+// period 1, is never tuned.
+func (o *Options) OffCPU(kernel bool) error {
+	evs, err := offcpu.Events(o.Events, kernel)
+	if err != nil {
+		return err
+	}
+	if o.Tuned != nil {
+		o.Tuned = append(o.Tuned, make([]bool, len(evs)-len(o.Tuned))...)
+	}
+	for i := range evs {
+		// the activation key's scratch registers are the tuned event's
+		if a := &evs[i].Attr; offcpu.IsEvent(a) && a.SampleRegsUser == source.LeafRegsUser|ScratchRegsUser {
+			a.SampleRegsUser = source.LeafRegsUser
+		}
+	}
+	o.Events = evs
 	return nil
 }
 

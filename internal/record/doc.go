@@ -40,7 +40,8 @@
 // the user).
 //
 // Concurrency: the recording loop runs on the caller's goroutine and calls
-// Options.Status, Options.Watch and Options.Notice from it. Closing thousands of events
-// when the background releaser cannot start uses a short-lived pool of
-// goroutines (closeFilesParallel) that is gone when Record returns.
+// Options.Status, Options.Watch and Options.Notice from it. It starts no
+// goroutines: closing thousands of events when the background releaser
+// cannot start is shared between threads by internal/pipeline's Each,
+// whose goroutines are gone when Record returns.
 package record

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 
+	"github.com/hwprof/hwprof/internal/pipeline"
 	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/ring"
@@ -145,25 +145,12 @@ func (r *recorder) closeEvents() {
 	}
 }
 
-// closeFilesParallel closes files from several threads at once: what
-// is left to wait for when the releaser could not be started (see
-// release.go) is then shared between threads where the kernel allows.
+// closeFilesParallel closes files from 64 threads at once
+// (pipeline.Each): what is left to wait for when the releaser could not
+// be started (see release.go) is then shared between threads where the
+// kernel allows.
 func closeFilesParallel(files []*os.File) {
-	const workers = 64
-	var wg sync.WaitGroup
-	next := make(chan *os.File)
-	for range min(workers, len(files)) {
-		wg.Go(func() {
-			for f := range next {
-				f.Close()
-			}
-		})
-	}
-	for _, f := range files {
-		next <- f
-	}
-	close(next)
-	wg.Wait()
+	pipeline.Each(len(files), 64, func(i int) { files[i].Close() })
 }
 
 // raiseFileLimit lifts RLIMIT_NOFILE to its hard limit: attaching to a

@@ -201,7 +201,7 @@ func assess(f *Facts, s Source) Verdict {
 		}
 		v.OK = true
 		v.Why = "software cpu-clock event"
-		v.UserOnly = f.userOnly()
+		v.UserOnly = f.UserOnly()
 	case Exact:
 		up := f.PMUs["uprobe"]
 		if up == nil {
@@ -214,15 +214,15 @@ func assess(f *Facts, s Source) Verdict {
 		}
 		v.OK = true
 		v.Why = "uprobe events (defined in tracefs, opened as tracepoints)"
-		v.UserOnly = f.userOnly()
+		v.UserOnly = f.UserOnly()
 	}
 	return v
 }
 
-// userOnly: without CAP_PERFMON at perf_event_paranoid 2 the kernel
+// UserOnly: without CAP_PERFMON at perf_event_paranoid 2 the kernel
 // refuses events that count the kernel, and hwprof falls back to user
 // space as perf does.
-func (f *Facts) userOnly() bool {
+func (f *Facts) UserOnly() bool {
 	return !f.privileged() && f.ParanoidErr == nil && f.Paranoid > perf.ParanoidKernel
 }
 

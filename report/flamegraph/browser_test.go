@@ -136,6 +136,7 @@ type drawnFrame struct {
 	Y      float64 `json:"y"`
 	Delta  float64 `json:"delta"`
 	Colour []int   `json:"rgb"`
+	OffCPU bool    `json:"offcpu"` // drawn in the off-CPU palette
 }
 
 type pageState struct {
@@ -161,7 +162,7 @@ func (p *page) frames() []drawnFrame {
 	return fs
 }
 
-var weightIndex = map[string]int{"time": wTime, "calls": wCalls, "samples": wSamples}
+var weightIndex = map[string]int{"time": wTime, "calls": wCalls, "samples": wSamples, "off-cpu": wOffCPU, "wall": wWall}
 
 // checkLayout holds every drawn frame against the reference: its width is
 // its total over the zoomed frame's total times the graph's width (the
@@ -314,6 +315,9 @@ func shownOf(m Meta) []int {
 	}
 	if m.HasCalls {
 		s = append(s, wCalls)
+	}
+	if m.HasOffCPU {
+		s = append(s, wOffCPU)
 	}
 	return s
 }

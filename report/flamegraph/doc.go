@@ -11,6 +11,14 @@
 // of perf.data, symbolization or the analysis engine; the caller converts
 // its profile to Stacks.
 //
+// Time off the CPU. A Stack may carry OffCPU, the nanoseconds threads
+// spent off the CPU with it (Meta.HasOffCPU); the page then offers an
+// off-CPU view and, when Stack.Time is nanoseconds of a clock event too
+// (Meta.HasWall), a wall view summing the two in each frame. Frames whose
+// weight in the view is all off-CPU time are drawn in an off-CPU palette,
+// "[preempted]" apart; folded stacks can be written by either weight.
+// A differential page has no off-CPU view.
+//
 // Weights. A frame's width is the weight of every stack that passes through
 // it (its total); its self weight is that of the stacks ending at it. With
 // the calls weight a stack's weight is the calls into its leaf in that

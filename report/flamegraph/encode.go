@@ -27,6 +27,11 @@ type pageData struct {
 	Time     numbers `json:"time,omitempty"`
 	Samples  numbers `json:"samples"`
 	Calls    numbers `json:"calls,omitempty"`
+	// OffCPU is the time off the CPU, in units of OffUnit nanoseconds,
+	// of a profile with Meta.HasOffCPU; the page's wall time is Time +
+	// OffCPU when Meta.HasWall.
+	OffUnit  float64 `json:"offUnit,omitempty"`
+	OffCPU   numbers `json:"offcpu,omitempty"`
 	BTime    numbers `json:"btime,omitempty"`
 	BSamples numbers `json:"bsamples,omitempty"`
 	BCalls   numbers `json:"bcalls,omitempty"`
@@ -44,6 +49,8 @@ type pageMeta struct {
 	Throttled uint64   `json:"throttled"`
 	HasTime   bool     `json:"hasTime"`
 	HasCalls  bool     `json:"hasCalls"`
+	HasOffCPU bool     `json:"hasOffCPU"`
+	HasWall   bool     `json:"hasWall"`
 	Warnings  []string `json:"warnings"`
 }
 
@@ -52,7 +59,7 @@ func toPageMeta(m Meta) pageMeta {
 	if w == nil {
 		w = []string{}
 	}
-	return pageMeta{m.Title, m.Command, m.Source, m.Samples, m.Lost, m.Throttled, m.HasTime, m.HasCalls, w}
+	return pageMeta{m.Title, m.Command, m.Source, m.Samples, m.Lost, m.Throttled, m.HasTime, m.HasCalls, m.HasOffCPU, m.HasWall, w}
 }
 
 // numbers is a list of weights written as compactly as JSON allows:
@@ -155,6 +162,13 @@ func encode(f *flat, meta Meta, base *Meta, opt Options, weight Weight) ([]byte,
 		hasCalls = hasCalls && base.HasCalls
 	}
 	d.Meta.HasTime, d.Meta.HasCalls = hasTime, hasCalls
+	// A differential page has no off-CPU view (writePage).
+	d.Meta.HasOffCPU = meta.HasOffCPU && base == nil
+	d.Meta.HasWall = d.Meta.HasOffCPU && meta.HasWall
+	if d.Meta.HasOffCPU {
+		d.OffUnit = timeUnit(f.self[0][wOffCPU])
+		d.OffCPU = scaled(f.self[0][wOffCPU], d.OffUnit)
+	}
 	if hasTime {
 		d.TimeUnit = timeUnit(f.self[0][wTime], f.self[1][wTime])
 		d.Time = scaled(f.self[0][wTime], d.TimeUnit)

@@ -1,7 +1,11 @@
 package flamegraph
 
 import (
+	"fmt"
+	"math"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +52,45 @@ func (p *page) Hover(f drawnFrame) map[string]string { return p.hover(f) }
 
 // Find returns the drawn frame at path ("a;b;c").
 func (p *page) Find(path string) drawnFrame { return p.find(path) }
+
+// CheckOffColours holds the frames drawn under weight against the
+// off-CPU palette's rule; it returns how many are blue, [preempted] teal
+// and of their kind's colour.
+func (p *page) CheckOffColours(ref *refTree, weight string) (blue, preempted, others int) {
+	return checkOffColours(p.t, p, ref, weight)
+}
+
+// Total is the reference's total of the frame at path under weight
+// ("time", "off-cpu", "wall"); ok is false when it has no such frame.
+func (r *refTree) Total(path, weight string) (float64, bool) {
+	n := r.byPath[path]
+	if n == nil {
+		return 0, false
+	}
+	return n.total[weightIndex[weight]], true
+}
+
+// Dur formats nanoseconds as the page does.
+func Dur(ns float64) string { return dur(ns) }
+
+// ParseDur reads a time the page shows ("1.31 s", "134 ms") into
+// nanoseconds and the value of its last digit.
+func ParseDur(s string) (ns, ulp float64, err error) {
+	num, unit, ok := strings.Cut(s, " ")
+	scale := map[string]float64{"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1}[unit]
+	v, perr := strconv.ParseFloat(num, 64)
+	if !ok || scale == 0 || perr != nil {
+		return 0, 0, fmt.Errorf("not a time: %q", s)
+	}
+	ulp = scale
+	if i := strings.IndexByte(num, '.'); i >= 0 {
+		ulp = scale / math.Pow(10, float64(len(num)-i-1))
+	}
+	return v * scale, ulp, nil
+}
+
+// Text evaluates a JavaScript expression of a string.
+func (p *page) Text(expr string) string { return eval[string](p, expr) }
 
 // Time is the reference's time total of the frame at path; ok is false
 // when the reference has no such frame.

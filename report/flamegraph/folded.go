@@ -37,7 +37,7 @@ func foldedName(f Frame) string {
 // and stacks whose weight rounds to 0 are left out, as flamegraph.pl would
 // draw nothing for them. A stack without frames is written as "[no stack]".
 func WriteFolded(w io.Writer, stacks []Stack, weight Weight) error {
-	if weight > WeightSamples {
+	if weight > WeightWall {
 		return fmt.Errorf("folded stacks: unknown weight %v", weight)
 	}
 	sums := map[string]float64{}
@@ -80,7 +80,9 @@ func WriteFolded(w io.Writer, stacks []Stack, weight Weight) error {
 
 // ParseFolded reads folded stacks ("frame;frame;frame weight" lines, as
 // written by WriteFolded, stackcollapse-perf.pl and inferno) into Stacks,
-// putting each line's weight into the field weight selects. Frames ending
+// putting each line's weight into the field weight selects (not
+// WeightWall: a line's one weight cannot be split into the time on the
+// CPU and off it; read it as WeightTime). Frames ending
 // in "_[k]" are Kernel frames and in "_[j]" JIT frames (the suffix is
 // removed); "_[i]" (inlined) is dropped and others are Unknown. Blank lines
 // are skipped; a line without a weight is an error naming the line.
@@ -110,6 +112,8 @@ func ParseFolded(r io.Reader, weight Weight) ([]Stack, error) {
 			s.Time = v
 		case WeightCalls:
 			s.Calls = v
+		case WeightOffCPU:
+			s.OffCPU = v
 		case WeightSamples:
 			if v != math.Trunc(v) {
 				return nil, fmt.Errorf("folded stacks: line %d: fractional sample count %q", line, text[sp+1:])

@@ -125,8 +125,13 @@ func TestFlamegraphPl(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("no perl on PATH")
 	}
-	_, stacks := serverProfile()
-	for _, w := range []Weight{WeightTime, WeightCalls} {
+	_, server := serverProfile()
+	_, off := offCPUProfile(true)
+	for _, tc := range []struct {
+		stacks []Stack
+		w      Weight
+	}{{server, WeightTime}, {server, WeightCalls}, {off, WeightOffCPU}, {off, WeightWall}} {
+		stacks, w := tc.stacks, tc.w
 		var folded bytes.Buffer
 		if err := WriteFolded(&folded, stacks, w); err != nil {
 			t.Fatal(err)

@@ -43,6 +43,10 @@ func WriteDiffHTML(w io.Writer, base, new Meta, baseStacks, newStacks []Stack, o
 
 func writePage(w io.Writer, t *tree, meta Meta, base *Meta, opt Options) error {
 	hasTime, hasCalls := meta.HasTime, meta.HasCalls
+	// A differential page compares the weight the diff chose; it has no
+	// off-CPU view.
+	hasOff := meta.HasOffCPU && base == nil
+	hasWall := hasOff && meta.HasWall
 	if base != nil {
 		hasTime = hasTime && base.HasTime
 		hasCalls = hasCalls && base.HasCalls
@@ -54,13 +58,21 @@ func writePage(w io.Writer, t *tree, meta Meta, base *Meta, opt Options) error {
 	if hasCalls {
 		shown = append(shown, wCalls)
 	}
+	// A frame narrow on and off the CPU is narrow in wall time too: its
+	// sum is below the sum of the two bounds.
+	if hasOff {
+		shown = append(shown, wOffCPU)
+	}
 	weight := opt.Weight
 	switch {
-	case weight == WeightCalls && hasCalls, weight == WeightTime && hasTime:
+	case weight == WeightCalls && hasCalls, weight == WeightTime && hasTime,
+		weight == WeightOffCPU && hasOff, weight == WeightWall && hasWall:
 	case hasTime:
 		weight = WeightTime
 	case hasCalls:
 		weight = WeightCalls
+	case hasOff:
+		weight = WeightOffCPU
 	default:
 		weight = WeightSamples
 		shown = []int{wSamples}

@@ -39,6 +39,10 @@ type Stack struct {
 	Time    float64 // samples × period, in nanoseconds
 	Samples uint64  // samples whose stack this is
 	Calls   float64 // estimated calls into the leaf in this context; 0 when unknown
+	// OffCPU is the time, in nanoseconds, threads spent off the CPU with
+	// this stack (they left the CPU in its leaf); 0 for a profile without
+	// time off the CPU. A context may have both weights.
+	OffCPU float64
 }
 
 // Meta says what was recorded; the page's header shows it.
@@ -51,7 +55,11 @@ type Meta struct {
 	Throttled uint64 // samples throttled away
 	HasTime   bool   // Stack.Time is meaningful
 	HasCalls  bool   // Stack.Calls is meaningful
-	Warnings  []string
+	HasOffCPU bool   // Stack.OffCPU is meaningful (a recording of the time off the CPU)
+	// HasWall says that Stack.Time is nanoseconds on the CPU (samples of a
+	// clock event), so that Time + OffCPU is wall time; with HasOffCPU.
+	HasWall  bool
+	Warnings []string
 }
 
 // Weight selects which of a Stack's weights a frame's width shows.
@@ -61,6 +69,8 @@ const (
 	WeightTime    Weight = iota // Stack.Time (ns)
 	WeightCalls                 // Stack.Calls
 	WeightSamples               // Stack.Samples
+	WeightOffCPU                // Stack.OffCPU (ns)
+	WeightWall                  // Stack.Time + Stack.OffCPU (ns): on and off the CPU
 )
 
 func (w Weight) String() string {
@@ -71,6 +81,10 @@ func (w Weight) String() string {
 		return "calls"
 	case WeightSamples:
 		return "samples"
+	case WeightOffCPU:
+		return "off-cpu"
+	case WeightWall:
+		return "wall"
 	}
 	return fmt.Sprintf("weight(%d)", uint8(w))
 }
@@ -82,6 +96,10 @@ func (w Weight) of(s *Stack) float64 {
 		return s.Calls
 	case WeightSamples:
 		return float64(s.Samples)
+	case WeightOffCPU:
+		return s.OffCPU
+	case WeightWall:
+		return s.Time + s.OffCPU
 	}
 	return s.Time
 }
@@ -93,9 +111,9 @@ const DefaultMinShare = 0.1 / 1200
 
 // Options control the pages.
 type Options struct {
-	// Weight is the weight shown first: WeightTime or WeightCalls. A
-	// weight the profile lacks (Meta.HasTime, HasCalls) falls back to the
-	// other.
+	// Weight is the weight shown first: WeightTime, WeightCalls,
+	// WeightOffCPU or WeightWall. A weight the profile lacks (Meta.HasTime,
+	// HasCalls, HasOffCPU, HasWall) falls back to time, else calls.
 	Weight Weight
 	// Icicle draws the root at the top (an icicle graph) instead of the
 	// bottom.

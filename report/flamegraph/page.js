@@ -50,6 +50,17 @@
   var W = {}, B = {}, weights = [];
   if (D.time) { W.time = weightSet(D.time, D.timeUnit); B.time = weightSet(D.btime, D.timeUnit); weights.push('time'); }
   if (D.calls) { W.calls = weightSet(D.calls, 1); B.calls = weightSet(D.bcalls, 1); weights.push('calls'); }
+  // Time off the CPU (a recording of it): its own weight, and with on-CPU
+  // time of a clock event, wall time, the two summed node by node.
+  var offPage = !!D.offcpu;
+  if (offPage) {
+    W['off-cpu'] = weightSet(D.offcpu, D.offUnit); weights.push('off-cpu');
+    if (D.meta.hasWall) {
+      var wall = Float64Array.from(W['off-cpu'].self);
+      if (W.time) for (i = 0; i < N; i++) wall[i] += W.time.self[i];
+      W.wall = { self: wall, total: totals(wall) }; weights.push('wall');
+    }
+  }
   W.samples = weightSet(D.samples, 1); B.samples = weightSet(D.bsamples, 1);
   if (!weights.length) weights.push('samples');
 
@@ -71,7 +82,7 @@
     if (a >= 1e3) return (ns / 1e3).toFixed(a >= 1e5 ? 0 : 2) + ' µs';
     return Math.round(ns) + ' ns';
   }
-  function amount(w, x) { return w === 'time' ? dur(x) : w === 'calls' ? num(x) + ' calls' : int(x) + ' samples'; }
+  function amount(w, x) { return w === 'calls' ? num(x) + ' calls' : w === 'samples' ? int(x) + ' samples' : dur(x); }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -94,6 +105,37 @@
     if (n === 0) c = '#c9ced8';
     colourCache.set(f, c);
     return c;
+  }
+  // Frames whose weight in the view shown is all time off the CPU: every
+  // frame of the off-CPU view, those without time on the CPU in the wall
+  // view. They take the off-CPU palette (blues; a thread preempted while
+  // runnable, teal), whatever their object.
+  var OFF = [232, 258, 55, 62], PREEMPTED = 'hsl(172,48%,48%)', OFFNARROW = 'hsl(230,28%,84%)';
+  function offFrame(n) {
+    if (n === 0) return false;
+    if (st.weight === 'off-cpu') return true;
+    return st.weight === 'wall' && W.wall.total[n] > 0 && !(W.time && W.time.total[n] > 0);
+  }
+  var offCache = new Map();
+  function offColour(n) {
+    var f = fn[n], c = offCache.get(f);
+    if (c) return c;
+    var k = fkind(n), name = fname(n), h = hash(name), h2 = hash(name + '\u0001');
+    if (name === '[preempted]') c = PREEMPTED;
+    else if (k === 'narrow') c = OFFNARROW;
+    else c = 'hsl(' + (OFF[0] + (OFF[1] - OFF[0]) * h).toFixed(0) + ',' + OFF[2] + '%,' + (OFF[3] - 5 + 10 * h2).toFixed(0) + '%)';
+    offCache.set(f, c);
+    return c;
+  }
+  // offBar marks the part of a frame of the wall view, on the CPU and off
+  // it, that is off it: a bar along its top, as long as that share.
+  var OFFBAR = 'hsl(' + (OFF[0] + OFF[1]) / 2 + ',' + OFF[2] + '%,' + (OFF[3] - 12) + '%)';
+  function offBar(n, f, y) {
+    if (st.weight !== 'wall' || n === 0 || diff || (st.match && st.match[n]) || offFrame(n) || f.w < 3) return;
+    var share = W['off-cpu'].total[n] / W.wall.total[n];
+    if (!(share > 0)) return;
+    ctx.fillStyle = OFFBAR;
+    ctx.fillRect(f.x, y + 1, (f.w - 0.5) * share, 2); // along the top, clear of the label
   }
   var maxDelta = 0;
   function deltaOf(n) {
@@ -167,8 +209,9 @@
       var f = laid[i], y = rowY(f.d), n = f.n;
       var dim = f.d < depth[st.zoom];
       ctx.globalAlpha = dim ? 0.55 : 1;
-      ctx.fillStyle = st.match && st.match[n] ? 'hsl(291,64%,52%)' : diff ? diffColour(n) : kindColour(n);
+      ctx.fillStyle = st.match && st.match[n] ? 'hsl(291,64%,52%)' : diff ? diffColour(n) : offFrame(n) ? offColour(n) : kindColour(n);
       ctx.fillRect(f.x, y + 1, f.w >= 3 ? f.w - 0.5 : f.w, ROW - 1); // a gap between frames wide enough to show one
+      offBar(n, f, y);
       if (f.w > 3 * charW) {
         var name = n === 0 ? 'all' : fname(n), fit = Math.floor((f.w - 6) / charW);
         if (name.length > fit) name = fit > 2 ? name.slice(0, fit - 1) + '…' : '';
@@ -207,6 +250,7 @@
     fact(diff ? 'new lost' : 'lost', int(m.lost), m.lost > 0);
     fact(diff ? 'new throttled' : 'throttled', int(m.throttled), m.throttled > 0);
     fact('weight', weightLabel(st.weight)).lastChild.id = 'weight-shown';
+    if (offPage) fact('total', amount(st.weight, W[st.weight].total[0])).lastChild.id = 'total-shown';
     fact('frames', int(N - 1));
     var cmd = document.getElementById('command');
     if (m.command) cmd.textContent = '$ ' + m.command; else cmd.remove();
@@ -215,16 +259,24 @@
     all.forEach(function (w) { ws.appendChild(el('li', '', w)); });
   }
   function weightLabel(w) {
-    return { time: 'time (samples × period)', calls: 'calls (estimated calls per context)', samples: 'samples' }[w] +
+    return { time: (offPage ? 'on-CPU ' : '') + 'time (samples × period)', calls: 'calls (estimated calls per context)', samples: 'samples',
+             'off-cpu': 'off-CPU time (the stacks threads waited in)', wall: 'wall time (on-CPU samples + off-CPU time)' }[w] +
       (diff ? ', shares compared' : '');
   }
-  function factsRefresh() { var e = document.getElementById('weight-shown'); if (e) e.textContent = weightLabel(st.weight); }
+  function factsRefresh() {
+    var e = document.getElementById('weight-shown'); if (e) e.textContent = weightLabel(st.weight);
+    e = document.getElementById('total-shown'); if (e) e.textContent = amount(st.weight, W[st.weight].total[0]);
+  }
+  var BUTTON = { time: ['Time', 'Width: time (samples × period)'], calls: ['Calls', 'Width: estimated calls in each calling context'],
+                 samples: ['Samples', 'Width: samples'], 'off-cpu': ['Off-CPU', 'Width: time spent off the CPU, by the stack each wait began in'],
+                 wall: ['Wall', 'Width: wall time, on the CPU and off it'] };
+  if (offPage) BUTTON.time = ['CPU', 'Width: time on the CPU (samples × period)'];
   function toolbar() {
     var g = document.getElementById('weights');
     if (weights.length > 1) weights.forEach(function (w) {
-      var b = el('button', '', w === 'time' ? 'Time' : w === 'calls' ? 'Calls' : 'Samples');
+      var b = el('button', '', BUTTON[w][0]);
       b.type = 'button'; b.dataset.weight = w; b.setAttribute('role', 'radio');
-      b.title = w === 'time' ? 'Width: time (samples × period)' : 'Width: estimated calls in each calling context';
+      b.title = BUTTON[w][1];
       b.onclick = function () { api.setWeight(w); };
       g.appendChild(b);
     });
@@ -258,6 +310,11 @@
         var c = HUES[k], mid = (c[0] + c[1]) / 2;
         item('', 'hsl(' + mid + ',' + c[2] + '%,' + c[3] + '%)', LABEL[k]);
       });
+    }
+    if (offPage && !diff) {
+      item('', 'hsl(' + (OFF[0] + OFF[1]) / 2 + ',' + OFF[2] + '%,' + OFF[3] + '%)', 'off the CPU (every frame of Off-CPU; in Wall, frames never on the CPU)');
+      item('', PREEMPTED, '[preempted]: runnable, waiting for a CPU');
+      if (W.wall) item('', OFFBAR, 'in Wall, a bar atop a frame also on the CPU: its share off it');
     }
     item('', 'hsl(291,64%,52%)', 'search match');
   }
@@ -330,7 +387,9 @@
     else if (st.zoom !== 0 && tot[st.zoom] > 0) tipRow(t, 'of zoomed', pct(tot[n] / tot[st.zoom]));
     // Sampled stacks have samples; a profile of calls alone (exact) none.
     if (D.meta.hasTime || w === 'samples') tipRow(t, 'samples', int(W.samples.total[n]) + ' total, ' + int(W.samples.self[n]) + ' self');
-    if (w !== 'time' && W.time) tipRow(t, 'time', dur(W.time.total[n]) + ' total, ' + dur(W.time.self[n]) + ' self');
+    if (w !== 'time' && W.time) tipRow(t, offPage ? 'on-CPU' : 'time', dur(W.time.total[n]) + ' total, ' + dur(W.time.self[n]) + ' self');
+    if (w !== 'off-cpu' && W['off-cpu']) tipRow(t, 'off-CPU', dur(W['off-cpu'].total[n]) + ' total, ' + dur(W['off-cpu'].self[n]) + ' self');
+    if (w !== 'wall' && W.wall) tipRow(t, 'wall', dur(W.wall.total[n]) + ' total, ' + dur(W.wall.self[n]) + ' self');
     if (W.calls) tipRow(t, 'calls', num(W.calls.self[n]) + ' into this context, ' + num(W.calls.total[n]) + ' at or below it');
     if (diff) {
       var dd = deltaOf(n);
@@ -393,7 +452,7 @@
     frames: function () {
       return laid.map(function (f) {
         return { id: f.n, name: f.n === 0 ? 'all' : fname(f.n), object: fobj(f.n), kind: fkind(f.n), path: pathOf(f.n),
-                 x: f.x, width: f.w, depth: f.d, y: rowY(f.d), delta: diff ? deltaOf(f.n).d : 0 };
+                 x: f.x, width: f.w, depth: f.d, y: rowY(f.d), delta: diff ? deltaOf(f.n).d : 0, offcpu: offFrame(f.n) };
       });
     },
     state: function () {

@@ -13,6 +13,8 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/source"
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
 	"github.com/hwprof/hwprof/perf/event"
 	"github.com/hwprof/hwprof/profile"
@@ -117,14 +119,7 @@ func TestBrowserRealTimer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Target: event.TargetCommand})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
-		t.Skipf("cannot open perf events here: %v", err)
-	}
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
 	data := filepath.Join(dir, "live.data")
 	st, err := record.Record(record.Options{Events: events, Argv: []string{prog, "1500"}, Output: data})
 	if err != nil {
@@ -150,14 +145,7 @@ func TestBrowserRealTimer(t *testing.T) {
 func TestBrowserRealTooltip(t *testing.T) {
 	prog := testprog.Build(t, "c/flamelive.c", "-O0", "-fno-omit-frame-pointer")
 	dir := t.TempDir()
-	// Whether this machine lets a process open a cpu-clock event at all.
-	probe, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, Target: event.TargetCommand})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := record.Record(record.Options{Events: probe, Argv: []string{"true"}, Output: filepath.Join(dir, "probe.data")}); err != nil {
-		t.Skipf("cannot open perf events here: %v", err)
-	}
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
 	const period = 500000 // ns of CPU time
 	events, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Period: period, Target: event.TargetCommand})
 	if err != nil {
@@ -244,4 +232,77 @@ func TestBrowserRealTooltip(t *testing.T) {
 		}
 	}
 	pg.Screenshot("real-tooltip-zoom")
+}
+
+// TestBrowserRealOffCPU: a live off-CPU recording (cpu-clock samples,
+// switch records and the stacks threads leave the CPU with, as record
+// --off-cpu makes) of testdata/c/waits.c, whose threads sleep, read a
+// pipe, wait for a mutex and a child, and spin. The page's buttons switch
+// CPU → Off-CPU → Wall; each view draws every frame at its width under
+// that weight, says the profile's total in the header, and draws the
+// frames whose weight is all off the CPU in the off-CPU palette.
+func TestBrowserRealOffCPU(t *testing.T) {
+	prog := testprog.Build(t, "c/waits.c", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread")
+	dir := t.TempDir()
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
+	events, err := event.BuildAttrs(event.RecordConfig{Events: []string{"cpu-clock"}, CallGraph: "fp", Freq: 4000, Target: event.TargetCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := record.Options{Events: events, Argv: []string{prog, "0.5"}, Output: filepath.Join(dir, "off.data")}
+	facts := source.Gather()
+	if err := o.OffCPU(!facts.UserOnly()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := record.Record(o); err != nil {
+		t.Fatalf("record --off-cpu: %v", err)
+	}
+	p, err := engine.Load(o.Output, engine.LoadOptions{})
+	if p == nil {
+		t.Fatal(err)
+	}
+	if p.OffCPU == nil || p.OffCPU.Totals().Samples == 0 || !p.Recording.OffCPU.OnCPUTime {
+		t.Fatalf("the recording has no time off the CPU (%+v) or its samples are not of a clock", p.Recording.OffCPU)
+	}
+	meta, stacks := report.FlameStacks(p)
+	var b bytes.Buffer
+	if err := report.Flamegraph(&b, p, flamegraph.Options{Weight: report.MeasureWeight(profile.OffCPUTime, flamegraph.WeightTime)}); err != nil {
+		t.Fatal(err)
+	}
+	pg := flamegraph.OpenPage(t, b.Bytes())
+	if st := pg.State(); st.Weight != "off-cpu" || strings.Join(st.Weights, ",") != "time,off-cpu,wall" {
+		t.Fatalf("page opens on %q with weights %v; want off-cpu of time, off-cpu, wall", st.Weight, st.Weights)
+	}
+	ref := flamegraph.BuildRef(stacks, meta)
+	off := float64(p.OffCPU.Totals().Samples)
+	for _, w := range []struct {
+		weight string
+		total  float64
+	}{{"time", float64(p.Map.Totals().Samples)}, {"off-cpu", off}, {"wall", float64(p.Map.Totals().Samples) + off}} {
+		pg.JS(`document.querySelector('#weights button[data-weight="` + w.weight + `"]').click()`)
+		if st := pg.State(); st.Weight != w.weight {
+			t.Fatalf("weight %q after clicking %s", st.Weight, w.weight)
+		}
+		pg.CheckLayout(ref)
+		// The header rounds the total to its last digit shown (JavaScript's
+		// toFixed rounds halves up, Go's %f to even: compare the values).
+		shown := pg.Text(`document.getElementById('total-shown').textContent`)
+		if v, ulp, err := flamegraph.ParseDur(shown); err != nil || math.Abs(v-w.total) > ulp/2*(1+1e-9) {
+			t.Errorf("%s: the header's total is %q (%v), want %s (%.0f ns)", w.weight, shown, err, flamegraph.Dur(w.total), w.total)
+		}
+		blue, preempted, others := pg.CheckOffColours(ref, w.weight)
+		t.Logf("%s view: total %s; %d frames drawn blue, %d [preempted], %d in their kind's colour", w.weight, flamegraph.Dur(w.total), blue, preempted, others)
+		if w.weight == "off-cpu" && (blue == 0 || others != 0) || w.weight == "time" && blue+preempted != 0 {
+			t.Errorf("%s view: %d blue, %d [preempted], %d other frames", w.weight, blue, preempted, others)
+		}
+		pg.Screenshot("real-offcpu-" + w.weight)
+	}
+	// The sleeper's wait: wait_sleep's frame holds its time off the CPU.
+	for _, f := range pg.Frames() {
+		if f.Name == "wait_sleep" {
+			tot, _ := ref.Total(f.Path, "off-cpu")
+			t.Logf("%s: %s off the CPU", f.Path, flamegraph.Dur(tot))
+		}
+	}
+	pg.CheckNoNetwork()
 }

@@ -8,6 +8,18 @@ import (
 	"strings"
 )
 
+// The reference's weights: the tree's, and wall time, which the page sums
+// from time and off-CPU time.
+const (
+	wWall = numW + iota
+	numRefW
+)
+
+// refWeights are a stack's weights in the reference.
+func refWeights(s Stack) [numRefW]float64 {
+	return [numRefW]float64{wTime: s.Time, wSamples: float64(s.Samples), wCalls: s.Calls, wOffCPU: s.OffCPU, wWall: s.Time + s.OffCPU}
+}
+
 // A reference model of the page's tree, written independently of tree.go
 // from the package documentation: stacks merged by the names on their path,
 // totals per weight, and the narrow-sibling rule. The browser tests hold
@@ -15,7 +27,7 @@ import (
 type refNode struct {
 	name, object string
 	kind         Kind
-	self, total  [numW]float64
+	self, total  [numRefW]float64
 	kids         map[string]*refNode
 	parent       *refNode
 }
@@ -32,8 +44,8 @@ func buildRef(stacks []Stack, shown []int, minShare float64) *refTree {
 	r.byPath[""] = r.root
 	for _, s := range stacks {
 		n, path := r.root, ""
-		w := [numW]float64{wTime: s.Time, wSamples: float64(s.Samples), wCalls: s.Calls}
-		for k := range numW {
+		w := refWeights(s)
+		for k := range numRefW {
 			n.total[k] += w[k]
 		}
 		for _, f := range s.Frames {
@@ -48,11 +60,11 @@ func buildRef(stacks []Stack, shown []int, minShare float64) *refTree {
 				r.byPath[path] = c
 			}
 			n = c
-			for k := range numW {
+			for k := range numRefW {
 				n.total[k] += w[k]
 			}
 		}
-		for k := range numW {
+		for k := range numRefW {
 			n.self[k] += w[k]
 		}
 	}
@@ -141,7 +153,7 @@ func (r *refTree) matchShare(stacks []Stack, re *regexp.Regexp, w int) float64 {
 				break
 			}
 			if re.MatchString(f.Name) {
-				sum += [numW]float64{wTime: s.Time, wSamples: float64(s.Samples), wCalls: s.Calls}[w]
+				sum += refWeights(s)[w]
 				break
 			}
 		}

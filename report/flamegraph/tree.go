@@ -12,6 +12,7 @@ const (
 	wTime = iota
 	wSamples
 	wCalls
+	wOffCPU
 	numW
 )
 
@@ -85,6 +86,7 @@ func (t *tree) add(p int, stacks []Stack) {
 		t.self[p][wTime][n] += s.Time
 		t.self[p][wSamples][n] += float64(s.Samples)
 		t.self[p][wCalls][n] += s.Calls
+		t.self[p][wOffCPU][n] += s.OffCPU
 	}
 }
 

@@ -47,6 +47,10 @@ type Sample struct {
 	// when the sampling event is not a clock; used when
 	// Profile.WeightType is set.
 	Weight int64
+	// OffCPUNS is the time threads spent off the CPU with this stack, in
+	// nanoseconds; used when Profile.HasOffCPU. A sample has either
+	// sampled weight or time off the CPU.
+	OffCPUNS int64
 }
 
 // Edge is one measured call edge: how often Caller called Callee from one
@@ -89,6 +93,10 @@ type Profile struct {
 	// sampled weight of a source whose event is not a clock.
 	WeightType string
 	HasCalls   bool // Edges hold measured call counts (lbr, calls, exact)
+	// HasOffCPU: Sample.OffCPUNS is meaningful (a recording made with
+	// --off-cpu): the profile has the sample type off-cpu/nanoseconds,
+	// and, with HasTime, wall/nanoseconds (time on and off the CPU).
+	HasOffCPU bool
 }
 
 // Weight is what a profile's call-graph edges weigh: time or calls.
@@ -131,6 +139,10 @@ type Options struct {
 	// its first sample type is the chosen weight under a name the Go
 	// compiler accepts.
 	PGO bool
+	// DefaultType, when set, is the sample type an ordinary profile shows
+	// first ("off-cpu", "wall"), instead of the one Weight picks; a type
+	// the profile lacks is ignored.
+	DefaultType string
 	// Warn, if set, is told what Write had to repair in the profile (see
 	// Profile.Repair): a function without a name, a negative weight.
 	Warn func(string)

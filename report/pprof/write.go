@@ -14,6 +14,8 @@ var (
 	typeSamples = &profile.ValueType{Type: "samples", Unit: "count"}
 	typeTime    = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
 	typeCalls   = &profile.ValueType{Type: "calls", Unit: "count"}
+	typeOffCPU  = &profile.ValueType{Type: "off-cpu", Unit: "nanoseconds"}
+	typeWall    = &profile.ValueType{Type: "wall", Unit: "nanoseconds"}
 )
 
 // KindLabel is the sample label that tells the two kinds of samples apart:
@@ -75,7 +77,7 @@ func Build(p *Profile, o Options) (*profile.Profile, error) {
 	if o.PGO {
 		err = b.buildPGO(p, o.Weight)
 	} else {
-		b.buildOrdinary(p, o.Weight)
+		b.buildOrdinary(p, o.Weight, o.DefaultType)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write pprof: %w", err)
@@ -104,9 +106,11 @@ const (
 	valTime                 // Sample.TimeNS
 	valCalls                // Edge.Calls
 	valWeight               // Sample.Weight
+	valOffCPU               // Sample.OffCPUNS
+	valWall                 // Sample.TimeNS + Sample.OffCPUNS
 )
 
-func (b *builder) buildOrdinary(p *Profile, w Weight) {
+func (b *builder) buildOrdinary(p *Profile, w Weight, defType string) {
 	var types []*profile.ValueType
 	var vals []value
 	if p.HasTime {
@@ -119,8 +123,16 @@ func (b *builder) buildOrdinary(p *Profile, w Weight) {
 	if p.HasCalls {
 		types, vals = append(types, typeCalls), append(vals, valCalls)
 	}
+	if p.HasOffCPU {
+		types, vals = append(types, typeOffCPU), append(vals, valOffCPU)
+		if p.HasTime {
+			types, vals = append(types, typeWall), append(vals, valWall)
+		}
+	}
 	def := "samples"
 	switch {
+	case defType != "" && slices.ContainsFunc(types, func(t *profile.ValueType) bool { return t.Type == defType }):
+		def = defType
 	case p.HasCalls && (w == Calls || !p.HasTime):
 		def = "calls"
 	case p.HasTime:
@@ -266,6 +278,10 @@ func (b *builder) addStack(s Sample, vals []value) {
 			ps.Value[i] = s.TimeNS
 		case valWeight:
 			ps.Value[i] = s.Weight
+		case valOffCPU:
+			ps.Value[i] = s.OffCPUNS
+		case valWall:
+			ps.Value[i] = s.TimeNS + s.OffCPUNS
 		}
 	}
 	b.out.Sample = append(b.out.Sample, ps)

@@ -9,18 +9,18 @@ import (
 )
 
 // DefaultPacketSize is the number of samples per packet when
-// Options.PacketSize is 0.
+// FoldOptions.PacketSize is 0.
 const DefaultPacketSize = 4096
 
-// Options configure a Pipeline.
-type Options struct {
+// FoldOptions configure a Folder.
+type FoldOptions struct {
 	Workers    int     // folding goroutines; 0 = runtime.GOMAXPROCS(0)
 	PacketSize int     // samples (stacks and edges) per packet; 0 = DefaultPacketSize
 	DedupRatio float64 // redundancy skipping: 0 or 1 = off; else in (0,1), the re-enable ratio RR
 	Seed       uint64  // for the dedup draws
 }
 
-// Stats count what the producer handed to the pipeline.
+// Stats count what the producer handed to the folder.
 type Stats struct {
 	Samples uint64 // samples given to Add and AddStacks (skipped ones included)
 	Edges   uint64 // call-edge events given to AddEdge
@@ -29,12 +29,13 @@ type Stats struct {
 	Stalls  uint64 // times the producer waited for a full queue
 }
 
-// A Pipeline folds samples on a pool of worker goroutines.
+// A Folder folds samples into a CC-Map on a pool of worker goroutines, in
+// shard maps merged at Close: the fold and merge stages of the pipeline.
 //
 // Add, AddEdge, Snapshot, Stats and Close must be called from one
 // goroutine (the producer), or with the caller ordering them; workers are
 // the only other goroutines and touch only packets and their own shards.
-type Pipeline struct {
+type Folder struct {
 	size  int
 	cur   *packet
 	send  func(*packet) // hands a full packet over; tests capture packets
@@ -50,10 +51,10 @@ type Pipeline struct {
 	result   *ccmap.Map // set by Close
 }
 
-// New starts a pipeline with its workers. Invalid options are taken as
+// NewFolder starts a folder with its workers. Invalid options are taken as
 // their defaults: a negative count as 0, a DedupRatio outside (0, 1) as
 // off.
-func New(o Options) *Pipeline {
+func NewFolder(o FoldOptions) *Folder {
 	n := o.Workers
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
@@ -73,14 +74,14 @@ func New(o Options) *Pipeline {
 	return p
 }
 
-// newProducer returns a pipeline's producer side without workers and
+// newProducer returns a folder's producer side without workers and
 // without send: tests set send to capture packets.
-func newProducer(o Options) *Pipeline {
+func newProducer(o FoldOptions) *Folder {
 	size := o.PacketSize
 	if size <= 0 {
 		size = DefaultPacketSize
 	}
-	p := &Pipeline{size: size}
+	p := &Folder{size: size}
 	if r := o.DedupRatio; r > 0 && r < 1 {
 		p.dedup = &deduper{
 			ratio:      r,
@@ -96,13 +97,13 @@ func newProducer(o Options) *Pipeline {
 // Add hands over one sampled stack, innermost frame first, weighted by
 // weight (the sample's period). The frames are copied; the caller may
 // reuse them. It blocks while the queue is full.
-func (p *Pipeline) Add(frames []ccmap.Frame, weight uint64) { p.AddStacks(frames, weight, 1) }
+func (p *Folder) Add(frames []ccmap.Frame, weight uint64) { p.AddStacks(frames, weight, 1) }
 
 // AddStacks hands over count samples of one stack whose weights sum to
 // weight (a caller that sums repeated stacks; ccmap.AddStacks). With
 // DedupRatio the samples are admitted or skipped together: a caller that
 // skips redundant stacks hands them over one at a time.
-func (p *Pipeline) AddStacks(frames []ccmap.Frame, weight, count uint64) {
+func (p *Folder) AddStacks(frames []ccmap.Frame, weight, count uint64) {
 	p.mustRun()
 	p.stats.Samples += count
 	if len(frames) == 0 {
@@ -125,14 +126,14 @@ func (p *Pipeline) AddStacks(frames []ccmap.Frame, weight, count uint64) {
 // holds the caller's frames, innermost first, and it is folded by
 // AddEdgeInContext (an empty, non-nil ctx makes the caller a root). The
 // frames are copied. It blocks while the queue is full.
-func (p *Pipeline) AddEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64) {
+func (p *Folder) AddEdge(ctx []ccmap.Frame, site ccmap.CallSite, callee ccmap.FuncID, weight uint64) {
 	p.mustRun()
 	p.stats.Edges++
 	p.cur.addEdge(ctx, site, callee, weight)
 	p.full()
 }
 
-func (p *Pipeline) mustRun() {
+func (p *Folder) mustRun() {
 	if p.result != nil {
 		panic("pipeline: sample added after Close")
 	}
@@ -141,14 +142,14 @@ func (p *Pipeline) mustRun() {
 // full hands the current packet over when it holds PacketSize samples,
 // or when its frames grew past 64 per sample on average (deep stacks),
 // to bound the memory of one packet.
-func (p *Pipeline) full() {
+func (p *Folder) full() {
 	if len(p.cur.items) >= p.size || len(p.cur.frames) >= 64*p.size {
 		p.flush()
 	}
 }
 
 // flush hands the current packet over if it holds anything.
-func (p *Pipeline) flush() {
+func (p *Folder) flush() {
 	if len(p.cur.items) == 0 {
 		return
 	}
@@ -157,7 +158,7 @@ func (p *Pipeline) flush() {
 	p.cur = p.newPacket()
 }
 
-func (p *Pipeline) newPacket() *packet {
+func (p *Folder) newPacket() *packet {
 	select {
 	case pk := <-p.free:
 		return pk
@@ -167,7 +168,7 @@ func (p *Pipeline) newPacket() *packet {
 }
 
 // submit queues pk for the workers, waiting while the queue is full.
-func (p *Pipeline) submit(pk *packet) {
+func (p *Folder) submit(pk *packet) {
 	p.inflight.Add(1)
 	select {
 	case p.work <- pk:
@@ -179,7 +180,7 @@ func (p *Pipeline) submit(pk *packet) {
 
 // worker folds packets into its shard (stacks through its pending sums)
 // until the queue is closed.
-func (p *Pipeline) worker(shard *ccmap.Map, pend *pending) {
+func (p *Folder) worker(shard *ccmap.Map, pend *pending) {
 	defer p.workers.Done()
 	for pk := range p.work {
 		pk.fold(shard, pend)
@@ -193,11 +194,11 @@ func (p *Pipeline) worker(shard *ccmap.Map, pend *pending) {
 }
 
 // Snapshot returns a new map holding exactly everything added before the
-// call, while the pipeline keeps running. It hands over the current
+// call, while the folder keeps running. It hands over the current
 // packet, waits until the workers have folded every packet sent (at most
 // the queue's worth) and merges copies of the shards; the producer is
 // held for that time.
-func (p *Pipeline) Snapshot() *ccmap.Map {
+func (p *Folder) Snapshot() *ccmap.Map {
 	if p.result != nil {
 		return p.result.Clone()
 	}
@@ -209,7 +210,7 @@ func (p *Pipeline) Snapshot() *ccmap.Map {
 
 // Close hands over the last packet, stops the workers and returns the
 // merged map. Later calls return the same map; Add after Close panics.
-func (p *Pipeline) Close() *ccmap.Map {
+func (p *Folder) Close() *ccmap.Map {
 	if p.result != nil {
 		return p.result
 	}
@@ -228,11 +229,11 @@ func (p *Pipeline) Close() *ccmap.Map {
 
 // flushPending folds the workers' pending sums into their shards; the
 // workers must be idle.
-func (p *Pipeline) flushPending() {
+func (p *Folder) flushPending() {
 	for i, pend := range p.pends {
 		pend.flush(p.shards[i])
 	}
 }
 
 // Stats returns the counts so far.
-func (p *Pipeline) Stats() Stats { return p.stats }
+func (p *Folder) Stats() Stats { return p.stats }

@@ -15,7 +15,7 @@ func TestWorkers(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 8} {
 		for _, size := range []int{1, 37, 0} {
 			t.Run(fmt.Sprintf("workers=%d,packet=%d", workers, size), func(t *testing.T) {
-				p := New(Options{Workers: workers, PacketSize: size})
+				p := NewFolder(FoldOptions{Workers: workers, PacketSize: size})
 				feed(p, evs)
 				got := p.Close()
 				if err := got.Check(); err != nil {
@@ -42,7 +42,7 @@ func TestPacketOrder(t *testing.T) {
 	evs := events(2, 10000)
 	want := direct(evs)
 	var pkts []*packet
-	p := newProducer(Options{PacketSize: 50})
+	p := newProducer(FoldOptions{PacketSize: 50})
 	p.send = func(pk *packet) { pkts = append(pkts, pk) }
 	feed(p, evs)
 	p.flush()
@@ -77,7 +77,7 @@ func TestPacketOrder(t *testing.T) {
 
 func TestSnapshot(t *testing.T) {
 	evs := events(4, 9000)
-	p := New(Options{Workers: 3, PacketSize: 100})
+	p := NewFolder(FoldOptions{Workers: 3, PacketSize: 100})
 	prev := 0
 	for _, cut := range []int{0, 1234, 1234, 5050, 9000} {
 		feed(p, evs[prev:cut])
@@ -104,7 +104,7 @@ func TestSnapshot(t *testing.T) {
 // TestFramesCopied reuses the caller's frame buffer after every call.
 func TestFramesCopied(t *testing.T) {
 	evs := events(5, 3000)
-	p := New(Options{Workers: 2, PacketSize: 64})
+	p := NewFolder(FoldOptions{Workers: 2, PacketSize: 64})
 	buf := make([]ccmap.Frame, 0, 32)
 	for _, e := range evs {
 		buf = append(buf[:0], e.frames...)
@@ -129,7 +129,7 @@ func TestFramesCopied(t *testing.T) {
 // TestBackpressure: with no worker taking packets, the producer stops
 // after the queue is full, and goes on when a packet is taken.
 func TestBackpressure(t *testing.T) {
-	p := newProducer(Options{PacketSize: 1})
+	p := newProducer(FoldOptions{PacketSize: 1})
 	p.work = make(chan *packet, 2)
 	p.free = make(chan *packet, 1)
 	p.send = p.submit
@@ -170,7 +170,7 @@ func TestBackpressure(t *testing.T) {
 }
 
 func TestAddAfterClose(t *testing.T) {
-	p := New(Options{Workers: 1})
+	p := NewFolder(FoldOptions{Workers: 1})
 	p.Close()
 	defer func() {
 		if recover() == nil {
@@ -180,10 +180,10 @@ func TestAddAfterClose(t *testing.T) {
 	p.Add([]ccmap.Frame{{Func: 1}}, 1)
 }
 
-// TestOptionsDefaults: New takes bad values as defaults rather than
+// TestFoldOptionsDefaults: NewFolder takes bad values as defaults rather than
 // failing.
-func TestOptionsDefaults(t *testing.T) {
-	p := New(Options{Workers: -1, PacketSize: -1, DedupRatio: 7})
+func TestFoldOptionsDefaults(t *testing.T) {
+	p := NewFolder(FoldOptions{Workers: -1, PacketSize: -1, DedupRatio: 7})
 	p.Add([]ccmap.Frame{{Func: 1}}, 5)
 	if m := p.Close(); m.Totals().Samples != 5 || p.Stats().Skipped != 0 {
 		t.Fatalf("totals %+v, stats %+v", m.Totals(), p.Stats())
