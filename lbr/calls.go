@@ -3,6 +3,7 @@ package lbr
 import (
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -90,25 +91,25 @@ func SampleIPMeaning(precise uint8, misc uint16) IPMeaning {
 // CallSample is what CallFromSample needs of one calls sample.
 type CallSample struct {
 	PID     uint32
-	IP      Addr // PERF_SAMPLE_IP
+	IP      addrspace.Addr // PERF_SAMPLE_IP
 	Meaning IPMeaning
 	// Chain is the user part of the frame-pointer callchain (the entries
 	// after PERF_CONTEXT_USER): Chain[0] the user IP at the interrupt, then
 	// return addresses, innermost first.
-	Chain []Addr
+	Chain []addrspace.Addr
 }
 
 // CallEdge is the call a calls sample stands for.
 type CallEdge struct {
 	// Site is the call instruction's address (the caller is the function
 	// holding it); 0 when it could not be found.
-	Site Addr
+	Site addrspace.Addr
 	// Return is the call's return address (Site plus the call's length);
 	// 0 when Site is 0.
-	Return Addr
+	Return addrspace.Addr
 	// Callee is the callee's entry when CalleeEntry, otherwise an address
 	// inside the callee (symbolize it to its function); 0 when unknown.
-	Callee      Addr
+	Callee      addrspace.Addr
 	CalleeEntry bool
 	Kind        Kind // KindCall, KindIndCall, or KindUnknown when Site is 0
 	// SiteChecked says the call at Site was decoded as a direct call whose
@@ -154,7 +155,7 @@ func CallFromSample(s CallSample, code CodeReader) (CallEdge, bool) {
 		if !ok {
 			return e, false
 		}
-		e.Site, e.Return, e.Kind = s.IP, s.IP+Addr(c.len), c.kind
+		e.Site, e.Return, e.Kind = s.IP, s.IP+addrspace.Addr(c.len), c.kind
 		if c.kind == KindCall {
 			e.Callee, e.CalleeEntry, e.SiteChecked = c.target, true, true
 			return e, true
@@ -201,15 +202,15 @@ func CallFromSample(s CallSample, code CodeReader) (CallEdge, bool) {
 
 // decodedCall is a near call instruction.
 type decodedCall struct {
-	site   Addr
+	site   addrspace.Addr
 	len    int
-	kind   Kind // KindCall or KindIndCall
-	target Addr // for KindCall
+	kind   Kind           // KindCall or KindIndCall
+	target addrspace.Addr // for KindCall
 }
 
 // decodeCall decodes the instruction at addr and returns it if it is a
 // near call.
-func decodeCall(code CodeReader, pid uint32, addr Addr) (decodedCall, bool) {
+func decodeCall(code CodeReader, pid uint32, addr addrspace.Addr) (decodedCall, bool) {
 	if code == nil {
 		return decodedCall{}, false
 	}
@@ -223,7 +224,7 @@ func decodeCall(code CodeReader, pid uint32, addr Addr) (decodedCall, bool) {
 	}
 	c := decodedCall{site: addr, len: inst.Len, kind: KindIndCall}
 	if rel, ok := inst.Args[0].(x86asm.Rel); ok {
-		c.kind, c.target = KindCall, addr+Addr(inst.Len)+Addr(int64(rel))
+		c.kind, c.target = KindCall, addr+addrspace.Addr(inst.Len)+addrspace.Addr(int64(rel))
 	}
 	return c, true
 }
@@ -234,20 +235,20 @@ func decodeCall(code CodeReader, pid uint32, addr Addr) (decodedCall, bool) {
 // at ret (with the REX prefix before it, if any). Bytes before a return
 // address can decode as a call by chance; a direct call is checked against
 // its target by the callers where they can.
-func callBefore(code CodeReader, pid uint32, ret Addr) (decodedCall, bool) {
+func callBefore(code CodeReader, pid uint32, ret addrspace.Addr) (decodedCall, bool) {
 	if c, ok := decodeCall(code, pid, ret-5); ok && c.kind == KindCall && c.len == 5 {
 		return c, true
 	}
-	for n := 2; n <= maxCallLen && Addr(n) <= ret; n++ {
-		c, ok := decodeCall(code, pid, ret-Addr(n))
+	for n := 2; n <= maxCallLen && addrspace.Addr(n) <= ret; n++ {
+		c, ok := decodeCall(code, pid, ret-addrspace.Addr(n))
 		if !ok || c.len != n || c.kind != KindIndCall {
 			continue
 		}
 		// A REX prefix right before belongs to the call: 41 FF 54 24 08
 		// is call *0x8(%r12), not a byte then call *0x8(%rsp).
-		if Addr(n) < ret {
-			if p, ok := code.Code(pid, ret-Addr(n+1)); ok && len(p) > 0 && p[0]&0xf0 == 0x40 {
-				if w, ok := decodeCall(code, pid, ret-Addr(n+1)); ok && w.len == n+1 && w.kind == KindIndCall {
+		if addrspace.Addr(n) < ret {
+			if p, ok := code.Code(pid, ret-addrspace.Addr(n+1)); ok && len(p) > 0 && p[0]&0xf0 == 0x40 {
+				if w, ok := decodeCall(code, pid, ret-addrspace.Addr(n+1)); ok && w.len == n+1 && w.kind == KindIndCall {
 					return w, true
 				}
 			}

@@ -3,15 +3,16 @@ package lbr
 import (
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
 // memCode is a CodeReader over a few byte regions of one process.
-type memCode map[Addr][]byte
+type memCode map[addrspace.Addr][]byte
 
-func (m memCode) Code(pid uint32, addr Addr) ([]byte, bool) {
+func (m memCode) Code(pid uint32, addr addrspace.Addr) ([]byte, bool) {
 	for base, b := range m {
-		if addr >= base && addr < base+Addr(len(b)) {
+		if addr >= base && addr < base+addrspace.Addr(len(b)) {
 			off := addr - base
 			return b[off:min(len(b), int(off)+MaxInstLen)], true
 		}
@@ -51,37 +52,37 @@ func TestCallFromSample(t *testing.T) {
 		want CallEdge
 		ok   bool
 	}{
-		{"eventing ip, direct call", CallSample{IP: 0x1010, Meaning: IPCallInsn, Chain: []Addr{0x2001, 0x3005}}, code,
+		{"eventing ip, direct call", CallSample{IP: 0x1010, Meaning: IPCallInsn, Chain: []addrspace.Addr{0x2001, 0x3005}}, code,
 			CallEdge{Site: 0x1010, Return: 0x1015, Callee: 0x2000, CalleeEntry: true, Kind: KindCall, SiteChecked: true}, true},
-		{"eventing ip, indirect, callee's frame set up", CallSample{IP: 0x1020, Meaning: IPCallInsn, Chain: []Addr{0x2008, 0x1022, 0x3005}}, code,
+		{"eventing ip, indirect, callee's frame set up", CallSample{IP: 0x1020, Meaning: IPCallInsn, Chain: []addrspace.Addr{0x2008, 0x1022, 0x3005}}, code,
 			CallEdge{Site: 0x1020, Return: 0x1022, Callee: 0x2008, Kind: KindIndCall}, true},
-		{"eventing ip, indirect, callee deeper at the interrupt", CallSample{IP: 0x1030, Meaning: IPCallInsn, Chain: []Addr{0x4444, 0x2010, 0x1035, 0x3005}}, code,
+		{"eventing ip, indirect, callee deeper at the interrupt", CallSample{IP: 0x1030, Meaning: IPCallInsn, Chain: []addrspace.Addr{0x4444, 0x2010, 0x1035, 0x3005}}, code,
 			CallEdge{Site: 0x1030, Return: 0x1035, Callee: 0x2010, Kind: KindIndCall}, true},
-		{"eventing ip, indirect, before the callee's prologue", CallSample{IP: 0x1020, Meaning: IPCallInsn, Chain: []Addr{0x2001, 0x3005}}, code,
+		{"eventing ip, indirect, before the callee's prologue", CallSample{IP: 0x1020, Meaning: IPCallInsn, Chain: []addrspace.Addr{0x2001, 0x3005}}, code,
 			CallEdge{Site: 0x1020, Return: 0x1022, Kind: KindIndCall}, true},
 		{"eventing ip that is no call", CallSample{IP: 0x1000, Meaning: IPCallInsn}, code, CallEdge{}, false},
 		{"eventing ip without code", CallSample{IP: 0x1010, Meaning: IPCallInsn}, nil, CallEdge{}, false},
-		{"target ip, direct call found in the chain", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x2008, 0x1015, 0x3005}}, code,
+		{"target ip, direct call found in the chain", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x2008, 0x1015, 0x3005}}, code,
 			CallEdge{Site: 0x1010, Return: 0x1015, Callee: 0x2000, CalleeEntry: true, Kind: KindCall, SiteChecked: true}, true},
-		{"target ip, direct call two frames up", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x4444, 0x2010, 0x1015}}, code,
+		{"target ip, direct call two frames up", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x4444, 0x2010, 0x1015}}, code,
 			CallEdge{Site: 0x1010, Return: 0x1015, Callee: 0x2000, CalleeEntry: true, Kind: KindCall, SiteChecked: true}, true},
-		{"target ip before the prologue: caller missing", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x2001, 0x3005}}, code,
+		{"target ip before the prologue: caller missing", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x2001, 0x3005}}, code,
 			CallEdge{Callee: 0x2000, CalleeEntry: true}, true},
-		{"target ip, indirect register call", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x2008, 0x1022, 0x3005}}, code,
+		{"target ip, indirect register call", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x2008, 0x1022, 0x3005}}, code,
 			CallEdge{Site: 0x1020, Return: 0x1022, Callee: 0x2000, CalleeEntry: true, Kind: KindIndCall}, true},
-		{"target ip, indirect 5-byte memory call", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x2008, 0x1035}}, code,
+		{"target ip, indirect 5-byte memory call", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x2008, 0x1035}}, code,
 			CallEdge{Site: 0x1030, Return: 0x1035, Callee: 0x2000, CalleeEntry: true, Kind: KindIndCall}, true},
-		{"target ip, indirect rip-relative call", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x2008, 0x1046}}, code,
+		{"target ip, indirect rip-relative call", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x2008, 0x1046}}, code,
 			CallEdge{Site: 0x1040, Return: 0x1046, Callee: 0x2000, CalleeEntry: true, Kind: KindIndCall}, true},
-		{"target ip without code", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []Addr{0x2008, 0x1015}}, nil,
+		{"target ip without code", CallSample{IP: 0x2000, Meaning: IPTarget, Chain: []addrspace.Addr{0x2008, 0x1015}}, nil,
 			CallEdge{Callee: 0x2000, CalleeEntry: true}, true},
-		{"skid, direct call on top of the stack", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []Addr{0x2009, 0x1015, 0x3005}}, code,
+		{"skid, direct call on top of the stack", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []addrspace.Addr{0x2009, 0x1015, 0x3005}}, code,
 			CallEdge{Site: 0x1010, Return: 0x1015, Callee: 0x2000, CalleeEntry: true, Kind: KindCall}, true},
-		{"skid, indirect call on top of the stack", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []Addr{0x2009, 0x1022}}, code,
+		{"skid, indirect call on top of the stack", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []addrspace.Addr{0x2009, 0x1022}}, code,
 			CallEdge{Site: 0x1020, Return: 0x1022, Callee: 0x2009, Kind: KindIndCall}, true},
-		{"skid, no caller frame", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []Addr{0x2009}}, code, CallEdge{}, false},
-		{"skid, return address after no call", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []Addr{0x2009, 0x1008}}, code, CallEdge{}, false},
-		{"return address at the bottom of memory", CallSample{IP: 0x1, Meaning: IPSkid, Chain: []Addr{0x1, 0x2}}, code, CallEdge{}, false},
+		{"skid, no caller frame", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []addrspace.Addr{0x2009}}, code, CallEdge{}, false},
+		{"skid, return address after no call", CallSample{IP: 0x2009, Meaning: IPSkid, Chain: []addrspace.Addr{0x2009, 0x1008}}, code, CallEdge{}, false},
+		{"return address at the bottom of memory", CallSample{IP: 0x1, Meaning: IPSkid, Chain: []addrspace.Addr{0x1, 0x2}}, code, CallEdge{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := CallFromSample(tc.s, tc.code)
@@ -127,7 +128,7 @@ func FuzzCallFromSample(f *testing.F) {
 	f.Add([]byte{}, uint64(0), uint64(1), uint8(0))
 	f.Fuzz(func(t *testing.T, code []byte, ip, ret uint64, meaning uint8) {
 		mem := memCode{0x1000: code}
-		s := CallSample{IP: Addr(ip), Meaning: IPMeaning(meaning % 3), Chain: []Addr{Addr(ip), Addr(ret), 0x1000 + Addr(len(code))}}
+		s := CallSample{IP: addrspace.Addr(ip), Meaning: IPMeaning(meaning % 3), Chain: []addrspace.Addr{addrspace.Addr(ip), addrspace.Addr(ret), 0x1000 + addrspace.Addr(len(code))}}
 		e, ok := CallFromSample(s, mem)
 		if !ok || e.Site == 0 {
 			return

@@ -3,15 +3,13 @@ package lbr
 import (
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
-// Addr is a runtime virtual address in a process (not an object offset).
-type Addr uint64
-
 // KernelStart is the lowest x86-64 kernel address (the canonical upper half);
 // a branch with either end at or above it is a kernel branch.
-const KernelStart Addr = 0xffff800000000000
+const KernelStart addrspace.Addr = 0xffff800000000000
 
 // MaxInstLen is the longest x86 instruction, in bytes: what a CodeReader
 // should return at an address when it can.
@@ -22,7 +20,7 @@ const MaxInstLen = 15
 // address is in no known executable mapping of the process. The caller
 // implements it over its process model.
 type CodeReader interface {
-	Code(pid uint32, addr Addr) ([]byte, bool)
+	Code(pid uint32, addr addrspace.Addr) ([]byte, bool)
 }
 
 // Kind is what a branch entry is, as far as call edges go.
@@ -52,7 +50,7 @@ func (k Kind) IsCall() bool { return k == KindCall || k == KindIndCall }
 // Call is one call edge seen in a branch stack: the call instruction's
 // address, the callee's entry, and where in the window it was.
 type Call struct {
-	Site, Callee Addr
+	Site, Callee addrspace.Addr
 	Kind         Kind // KindCall or KindIndCall
 	// Index is the entry's position in the sample's branch stack, 0 the
 	// newest, counting every entry the hardware recorded (kernel and
@@ -64,12 +62,12 @@ type Call struct {
 
 type siteKey struct {
 	pid  uint32
-	site Addr
+	site addrspace.Addr
 }
 
 // frontEntry is a slot of Decoder.front.
 type frontEntry struct {
-	site Addr
+	site addrspace.Addr
 	pid  uint32
 	kind Kind
 	used bool
@@ -157,7 +155,7 @@ func (d *Decoder) Decode(dst []Call, pid uint32, entries []perf.BranchEntry) []C
 			continue
 		}
 		dst = append(dst, Call{
-			Site: Addr(e.From), Callee: Addr(e.To), Kind: k, Index: i,
+			Site: addrspace.Addr(e.From), Callee: addrspace.Addr(e.To), Kind: k, Index: i,
 			Mispred: e.Flags.Mispred(), Cycles: e.Flags.Cycles(),
 		})
 	}
@@ -166,7 +164,8 @@ func (d *Decoder) Decode(dst []Call, pid uint32, entries []perf.BranchEntry) []C
 
 // Classify returns the kind of one branch entry of process pid.
 func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
-	if Addr(e.From) >= KernelStart || Addr(e.To) >= KernelStart {
+	from, to := addrspace.Addr(e.From), addrspace.Addr(e.To)
+	if from >= KernelStart || to >= KernelStart {
 		return KindKernel
 	}
 	if p := e.Flags.Priv(); p == perf.BrPrivKernel || p == perf.BrPrivHV {
@@ -177,7 +176,7 @@ func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
 			return k
 		}
 	}
-	key := siteKey{pid, Addr(e.From)}
+	key := siteKey{pid, from}
 	if d.front == nil {
 		d.front = new([frontSize]frontEntry)
 	}
@@ -189,7 +188,7 @@ func (d *Decoder) Classify(pid uint32, e perf.BranchEntry) Kind {
 	if !ok {
 		k = KindUnknown
 		if d.code != nil {
-			if b, ok := d.code.Code(pid, Addr(e.From)); ok {
+			if b, ok := d.code.Code(pid, from); ok {
 				k = DecodeKind(b)
 				d.decoded++
 			}

@@ -3,6 +3,7 @@ package lbr_test
 import (
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -40,11 +41,11 @@ func TestDecodeKind(t *testing.T) {
 
 // fakeCode serves fixed bytes per address and counts reads.
 type fakeCode struct {
-	code  map[lbr.Addr][]byte
+	code  map[addrspace.Addr][]byte
 	reads int
 }
 
-func (f *fakeCode) Code(pid uint32, a lbr.Addr) ([]byte, bool) {
+func (f *fakeCode) Code(pid uint32, a addrspace.Addr) ([]byte, bool) {
 	f.reads++
 	b, ok := f.code[a]
 	return b, ok
@@ -66,7 +67,7 @@ func flags(mispred bool, cycles uint16, typ perf.BranchType, priv perf.BranchPri
 }
 
 func TestClassify(t *testing.T) {
-	code := &fakeCode{code: map[lbr.Addr][]byte{
+	code := &fakeCode{code: map[addrspace.Addr][]byte{
 		0x401000: {0xe8, 0, 0, 0, 0}, // call rel32
 		0x401010: {0xff, 0xd0},       // call *%rax
 		0x401020: {0xc3},             // ret
@@ -104,7 +105,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestDecodeWindow(t *testing.T) {
-	code := &fakeCode{code: map[lbr.Addr][]byte{
+	code := &fakeCode{code: map[addrspace.Addr][]byte{
 		0x401000: {0xe8, 0, 0, 0, 0},
 		0x401020: {0xc3},
 	}}

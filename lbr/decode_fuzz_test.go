@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -11,7 +12,7 @@ import (
 // bytesCode serves the same bytes at every user address.
 type bytesCode []byte
 
-func (b bytesCode) Code(pid uint32, a lbr.Addr) ([]byte, bool) { return b, len(b) > 0 }
+func (b bytesCode) Code(pid uint32, a addrspace.Addr) ([]byte, bool) { return b, len(b) > 0 }
 
 // FuzzDecode feeds arbitrary instruction bytes and branch entries (24
 // bytes each: from, to, flags) to a Decoder: it must not panic, and every
@@ -43,7 +44,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		for _, c := range calls {
 			e := window[c.Index]
-			if !c.Kind.IsCall() || lbr.Addr(e.From) != c.Site || lbr.Addr(e.To) != c.Callee || c.Site >= lbr.KernelStart || c.Callee >= lbr.KernelStart {
+			if !c.Kind.IsCall() || addrspace.Addr(e.From) != c.Site || addrspace.Addr(e.To) != c.Callee || c.Site >= lbr.KernelStart || c.Callee >= lbr.KernelStart {
 				t.Fatalf("call %+v from entry %+v", c, e)
 			}
 		}
@@ -53,10 +54,10 @@ func FuzzDecode(f *testing.F) {
 // BenchmarkDecode is the per-sample cost: a 32-entry window of which a
 // quarter are calls, classified from the cache.
 func BenchmarkDecode(b *testing.B) {
-	code := &fakeCode{code: map[lbr.Addr][]byte{}}
+	code := &fakeCode{code: map[addrspace.Addr][]byte{}}
 	window := make([]perf.BranchEntry, 32)
 	for i := range window {
-		from := lbr.Addr(0x401000 + 16*i)
+		from := addrspace.Addr(0x401000 + 16*i)
 		if i%4 == 0 {
 			code.code[from] = []byte{0xe8, 0, 0, 0, 0}
 		} else {

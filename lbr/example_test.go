@@ -3,6 +3,7 @@ package lbr_test
 import (
 	"fmt"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -12,7 +13,7 @@ import (
 // (here fixed bytes), keeps the calls, and the estimator weights each
 // appearance by the sample's period over the window depth.
 func ExampleDecoder() {
-	code := &fakeCode{code: map[lbr.Addr][]byte{
+	code := &fakeCode{code: map[addrspace.Addr][]byte{
 		0x401000: {0xe8, 0xfb, 0x0f, 0x00, 0x00}, // call 0x402000
 		0x402010: {0xc3},                         // ret
 	}}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
@@ -159,7 +160,7 @@ func hwprofEdges(t *testing.T, rec, bin, recorded string, depth int) (map[edge]e
 // edge is one call edge of a process, by runtime addresses.
 type edge struct {
 	PID          uint32
-	Site, Callee lbr.Addr
+	Site, Callee addrspace.Addr
 }
 
 // programCode is the test's CodeReader: the bytes of the executable
@@ -195,7 +196,7 @@ func newProgramCode(t *testing.T, bin string) *programCode {
 	return c
 }
 
-func (c *programCode) Code(pid uint32, a lbr.Addr) ([]byte, bool) {
+func (c *programCode) Code(pid uint32, a addrspace.Addr) ([]byte, bool) {
 	for _, m := range c.maps[pid] {
 		if uint64(a) < m.start || uint64(a) >= m.end {
 			continue
@@ -348,7 +349,7 @@ func perfScriptEdges(t *testing.T, path string, v objdumpView, recorded string) 
 			if !ok || !v.calls[va] {
 				continue
 			}
-			e := edge{PID: uint32(pid), Site: lbr.Addr(from), Callee: lbr.Addr(to)}
+			e := edge{PID: uint32(pid), Site: addrspace.Addr(from), Callee: addrspace.Addr(to)}
 			c := edges[e]
 			c.appearances++
 			if m.mispred {

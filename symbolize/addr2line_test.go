@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
 
@@ -47,7 +48,7 @@ func run(t testing.TB, dir string, env []string, name string, args ...string) []
 // sized function symbol accepted by keep, and every line-table row
 // address inside those functions (at most maxRows, evenly spread); with
 // maxRows < 0, every byte of those functions.
-func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []Addr {
+func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []addrspace.ObjAddr {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -60,19 +61,19 @@ func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []
 	}
 	type rng struct{ lo, hi uint64 }
 	var fns []rng
-	set := map[Addr]bool{}
+	set := map[addrspace.ObjAddr]bool{}
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || s.Value == 0 || !keep(s.Name) {
 			continue
 		}
 		fns = append(fns, rng{s.Value, s.Value + s.Size})
-		set[Addr(s.Value)] = true
-		set[Addr(s.Value+s.Size/2)] = true
+		set[addrspace.ObjAddr(s.Value)] = true
+		set[addrspace.ObjAddr(s.Value+s.Size/2)] = true
 		for a := s.Value; maxRows < 0 && a < s.Value+s.Size; a++ {
-			set[Addr(a)] = true
+			set[addrspace.ObjAddr(a)] = true
 		}
 	}
-	var rows []Addr
+	var rows []addrspace.ObjAddr
 	if d, err := f.DWARF(); err == nil {
 		r := d.Reader()
 		for {
@@ -89,7 +90,7 @@ func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []
 			for lr.Next(&le) == nil {
 				for _, fn := range fns {
 					if le.Address >= fn.lo && le.Address < fn.hi {
-						rows = append(rows, Addr(le.Address))
+						rows = append(rows, addrspace.ObjAddr(le.Address))
 						break
 					}
 				}
@@ -105,7 +106,7 @@ func testAddrs(t testing.TB, bin string, keep func(string) bool, maxRows int) []
 	for i := 0; i < len(rows); i += step {
 		set[rows[i]] = true
 	}
-	out := make([]Addr, 0, len(set))
+	out := make([]addrspace.ObjAddr, 0, len(set))
 	for a := range set {
 		out = append(out, a)
 	}
@@ -129,7 +130,7 @@ type oracleFrame struct{ fn, pos string }
 var discriminator = regexp.MustCompile(` \(discriminator \d+\)$`)
 
 // addr2line runs addr2line -i -f -C -a -e bin on addrs.
-func addr2line(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
+func addr2line(t testing.TB, bin string, addrs []addrspace.ObjAddr) [][]oracleFrame {
 	t.Helper()
 	var in bytes.Buffer
 	for _, a := range addrs {
@@ -167,7 +168,7 @@ func addr2line(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
 
 // llvmSymbolizer runs llvm-symbolizer -i -f -C on addrs, giving frames
 // in addr2line's form (no column; "??:?" for an unknown position).
-func llvmSymbolizer(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
+func llvmSymbolizer(t testing.TB, bin string, addrs []addrspace.ObjAddr) [][]oracleFrame {
 	t.Helper()
 	var in bytes.Buffer
 	for _, a := range addrs {
@@ -202,7 +203,7 @@ func llvmSymbolizer(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
 }
 
 // goAddr2line runs go tool addr2line (which reads the pclntab) on addrs.
-func goAddr2line(t testing.TB, bin string, addrs []Addr) [][]oracleFrame {
+func goAddr2line(t testing.TB, bin string, addrs []addrspace.ObjAddr) [][]oracleFrame {
 	t.Helper()
 	var in bytes.Buffer
 	for _, a := range addrs {
@@ -348,7 +349,7 @@ func eitherOracle(g, a, b []oracleFrame) bool {
 	return true
 }
 
-func compare(t *testing.T, addrs []Addr, got []Location, want, second [][]oracleFrame, wantInline bool) {
+func compare(t *testing.T, addrs []addrspace.ObjAddr, got []Location, want, second [][]oracleFrame, wantInline bool) {
 	t.Helper()
 	bad, inlined, disputed := 0, 0, 0
 	for i, a := range addrs {

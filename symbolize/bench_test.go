@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // spread returns n distinct addresses spread evenly over bin's .text.
-func spread(b *testing.B, bin string, n int) []Addr {
+func spread(b *testing.B, bin string, n int) []addrspace.ObjAddr {
 	b.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -23,10 +25,10 @@ func spread(b *testing.B, bin string, n int) []Addr {
 	if text == nil || text.Size < uint64(n) {
 		b.Skipf("%s: .text too small", bin)
 	}
-	addrs := make([]Addr, n)
+	addrs := make([]addrspace.ObjAddr, n)
 	step := text.Size / uint64(n)
 	for i := range addrs {
-		addrs[i] = Addr(text.Addr + uint64(i)*step)
+		addrs[i] = addrspace.ObjAddr(text.Addr + uint64(i)*step)
 	}
 	return addrs
 }
@@ -131,10 +133,10 @@ func BenchmarkKallsymsFor(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	addrs := make([]Addr, 0, 1000)
+	addrs := make([]addrspace.ObjAddr, 0, 1000)
 	for i := range 1000 {
 		s := k.table.syms[i*len(k.table.syms)/1000]
-		addrs = append(addrs, Addr(s.start+uint64(i%16)))
+		addrs = append(addrs, addrspace.ObjAddr(s.start+uint64(i%16)))
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
@@ -184,7 +185,7 @@ func TestBuildIDMismatch(t *testing.T) {
 	}
 
 	// The recorded build-id: the file is used.
-	if o, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, id)}, Options{DebugRoots: []string{}}); err != nil || len(o.Symbolize([]Addr{0x1000})) != 1 {
+	if o, err := Open(ObjectKey{Path: bin, BuildID: mustID(t, id)}, Options{DebugRoots: []string{}}); err != nil || len(o.Symbolize([]addrspace.ObjAddr{0x1000})) != 1 {
 		t.Errorf("Open with the right build-id: %v", err)
 	}
 

@@ -4,12 +4,13 @@
 //
 // # Addresses
 //
-// Every lookup takes an [Addr]: an address in the object's own virtual
-// address space, the address addr2line takes for the same file (for a PIE or
-// a shared library that is the runtime address minus the mapping's load bias;
-// for a non-PIE executable it equals the runtime address). This package does
-// no runtime-to-object arithmetic: the caller (internal/procmap) converts a
-// sampled runtime address with the mapping it falls in. Kernel symbols
+// Every lookup takes an addrspace.ObjAddr: an address in the object's own
+// virtual address space, the address addr2line takes for the same file (for
+// a PIE or a shared library that is the runtime address minus the mapping's
+// load bias; for a non-PIE executable it equals the runtime address). This
+// package does no runtime-to-object arithmetic: the caller converts a
+// sampled runtime address with the mapping it falls in
+// (addrspace.Mapping.ObjAddr, through internal/procmap). Kernel symbols
 // ([Kallsyms]) and JIT symbols ([PerfMap]) are the exception: their addresses
 // are runtime addresses, as written in /proc/kallsyms and /tmp/perf-PID.map.
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
@@ -36,7 +37,7 @@ func TestPerfScriptSymbolsOfFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Addr]string{}
+	want := map[addrspace.ObjAddr]string{}
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -49,7 +50,7 @@ func TestPerfScriptSymbolsOfFixture(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		want[Addr(ip)] = fields[4]
+		want[addrspace.ObjAddr(ip)] = fields[4]
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestPerfScriptSymbolsOfFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrs := make([]Addr, 0, len(want))
+	addrs := make([]addrspace.ObjAddr, 0, len(want))
 	for a := range want {
 		addrs = append(addrs, a)
 	}
@@ -102,11 +103,11 @@ func TestPLTAgainstObjdump(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bin := testprog.Build(t, "c/symprog.c", tt.flags...)
 			out := run(t, ".", nil, "objdump", "-d", bin)
-			want := map[Addr]string{}
+			want := map[addrspace.ObjAddr]string{}
 			for _, line := range strings.Split(string(out), "\n") {
 				if m := label.FindStringSubmatch(line); m != nil {
 					a, _ := strconv.ParseUint(m[1], 16, 64)
-					want[Addr(a)] = m[2]
+					want[addrspace.ObjAddr(a)] = m[2]
 				}
 			}
 			if len(want) < 2 {
@@ -117,8 +118,8 @@ func TestPLTAgainstObjdump(t *testing.T) {
 				t.Fatal(err)
 			}
 			for a, name := range want {
-				for _, q := range []Addr{a, a + 5} {
-					loc := o.Symbolize([]Addr{q})[0]
+				for _, q := range []addrspace.ObjAddr{a, a + 5} {
+					loc := o.Symbolize([]addrspace.ObjAddr{q})[0]
 					if loc.Symbol == nil || loc.Symbol.Name.Raw != name || loc.Symbol.Start != a {
 						t.Errorf("%#x: symbol %+v, objdump %s at %#x", uint64(q), loc.Symbol, name, uint64(a))
 					}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // tinyELF is testdata/tiny.c built with `gcc -O2 -g -nostdlib -static
@@ -50,7 +52,7 @@ func fuzzOpenOnce(t testing.TB, seed []byte, in fuzzOpenInput) {
 		if err != nil {
 			return
 		}
-		for _, l := range o.Symbolize([]Addr{Addr(in.addr), Addr(in.addr + 1), 0, ^Addr(0)}) {
+		for _, l := range o.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(in.addr), addrspace.ObjAddr(in.addr + 1), 0, ^addrspace.ObjAddr(0)}) {
 			if l.Symbol != nil && l.Symbol.Start > l.Addr {
 				t.Fatalf("symbol %+v starts after %#x", l.Symbol, uint64(l.Addr))
 			}
@@ -205,7 +207,7 @@ func TestFuzzOpenSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range []*Object{fromFile, inMemory} {
-		l := o.Symbolize([]Addr{tinyLeaf})[0]
+		l := o.Symbolize([]addrspace.ObjAddr{tinyLeaf})[0]
 		if l.Symbol == nil || l.Symbol.Name.Raw != "leaf" || len(l.Frames) == 0 || l.Frames[len(l.Frames)-1].File == "" {
 			t.Errorf("address %#x: %+v, want leaf with a file and line", tinyLeaf, l)
 		}
@@ -240,7 +242,7 @@ func TestLineCountBomb(t *testing.T) {
 	if o.dwarfErr == nil || !strings.Contains(o.dwarfErr.Error(), "directory entries") {
 		t.Errorf("DWARF error %v, want the directory count named", o.dwarfErr)
 	}
-	if l := o.Symbolize([]Addr{tinyLeaf})[0]; l.Symbol == nil || l.Symbol.Name.Raw != "leaf" {
+	if l := o.Symbolize([]addrspace.ObjAddr{tinyLeaf})[0]; l.Symbol == nil || l.Symbol.Name.Raw != "leaf" {
 		t.Errorf("address %#x: %+v, want the symbol leaf", tinyLeaf, l)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/safefile"
 )
 
@@ -53,7 +54,7 @@ func (t *KallsymsText) All() (*Kallsyms, error) {
 // reference relocation symbol, "_text" or "_stext", which a recording's
 // kernel MMAP record names with its address at recording time) in t: the
 // first line of type T or t naming it; false when none does.
-func (t *KallsymsText) RefAddr(name string) (Addr, bool) {
+func (t *KallsymsText) RefAddr(name string) (addrspace.ObjAddr, bool) {
 	if name == "" {
 		return 0, false
 	}
@@ -69,7 +70,7 @@ func (t *KallsymsText) RefAddr(name string) (Addr, bool) {
 			if err != nil {
 				continue
 			}
-			return Addr(a), true
+			return addrspace.ObjAddr(a), true
 		}
 	}
 	return 0, false
@@ -165,7 +166,7 @@ func readKallsymsChunks(r io.Reader, size int) (*KallsymsText, error) {
 // falls on it; an address that keeps none is in the symbol of the address
 // before it. Kept alone, each symbol still extends past its addresses:
 // no other kept start lies between.
-func (t *KallsymsText) For(addrs []Addr) (*Kallsyms, error) {
+func (t *KallsymsText) For(addrs []addrspace.ObjAddr) (*Kallsyms, error) {
 	need := make([]uint64, len(addrs))
 	for i, a := range addrs {
 		need[i] = uint64(a)
@@ -303,7 +304,7 @@ func (k *Kallsyms) Len() int { return len(k.table.syms) }
 
 // Module returns the module of the symbol containing a ("" for the kernel
 // image or when no symbol contains a).
-func (k *Kallsyms) Module(a Addr) string {
+func (k *Kallsyms) Module(a addrspace.ObjAddr) string {
 	if i := k.table.lookup(uint64(a)); i >= 0 {
 		return k.table.syms[i].module
 	}
@@ -311,7 +312,7 @@ func (k *Kallsyms) Module(a Addr) string {
 }
 
 // Symbolize resolves kernel runtime addresses.
-func (k *Kallsyms) Symbolize(addrs []Addr) []Location { return k.table.symbolize(addrs) }
+func (k *Kallsyms) Symbolize(addrs []addrspace.ObjAddr) []Location { return k.table.symbolize(addrs) }
 
 // hexValue maps a byte to its hex digit's value, 0xff for a non-digit.
 var hexValue = func() (t [256]byte) {

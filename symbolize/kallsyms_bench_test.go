@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // procKallsyms skips b unless /proc/kallsyms is readable with its
@@ -47,10 +49,10 @@ func BenchmarkReadKallsymsFor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	addrs := make([]Addr, 0, 1000)
+	addrs := make([]addrspace.ObjAddr, 0, 1000)
 	for i := range 1000 {
 		s := k.table.syms[i*len(k.table.syms)/1000]
-		addrs = append(addrs, Addr(s.start+uint64(i%16)))
+		addrs = append(addrs, addrspace.ObjAddr(s.start+uint64(i%16)))
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // TestReadKallsymsChunks checks that kallsyms text read in chunks (of
@@ -37,9 +39,9 @@ func TestReadKallsymsChunks(t *testing.T) {
 	if all.Len() == 0 {
 		t.Fatal("no symbols in the testdata")
 	}
-	var addrs []Addr
+	var addrs []addrspace.ObjAddr
 	for _, s := range all.table.syms {
-		addrs = append(addrs, Addr(s.start), Addr(s.start+1), Addr(s.start-1))
+		addrs = append(addrs, addrspace.ObjAddr(s.start), addrspace.ObjAddr(s.start+1), addrspace.ObjAddr(s.start-1))
 	}
 	some, err := whole.For(addrs)
 	if err != nil {
@@ -101,13 +103,13 @@ func TestReadKallsymsChunks(t *testing.T) {
 	if kt, err = readKallsymsChunks(strings.NewReader(zero), 64); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kt.For([]Addr{1}); !errors.Is(err, ErrKallsymsHidden) {
+	if _, err := kt.For([]addrspace.ObjAddr{1}); !errors.Is(err, ErrKallsymsHidden) {
 		t.Errorf("hidden addresses in chunks: %v", err)
 	}
 	if kt, err = readKallsymsChunks(strings.NewReader(zero+"ffffffff81000000 T y\n"), 64); err != nil {
 		t.Fatal(err)
 	}
-	if k, err := kt.For([]Addr{0xffffffff81000010}); err != nil || k.Len() != 1 {
+	if k, err := kt.For([]addrspace.ObjAddr{0xffffffff81000010}); err != nil || k.Len() != 1 {
 		t.Errorf("one address shown in the last chunk: %v", err)
 	}
 	// A read error is the error, wrapped.
@@ -178,7 +180,7 @@ func TestKallsymsRelocate(t *testing.T) {
 			t.Fatal(err)
 		}
 		k.Relocate(delta)
-		locs := k.Symbolize([]Addr{Addr(0xffffffff81001010 + delta), Addr(0xffffffff81002004 + delta), 0xffffffffc0000110})
+		locs := k.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(0xffffffff81001010 + delta), addrspace.ObjAddr(0xffffffff81002004 + delta), 0xffffffffc0000110})
 		var got []string
 		for _, l := range locs {
 			name := "?"

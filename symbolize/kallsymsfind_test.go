@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/buildid"
 )
 
@@ -160,23 +161,23 @@ func TestKallsymsFor(t *testing.T) {
 					shuffled[i] += "\n"
 				}
 			}
-			var addrs []Addr
+			var addrs []addrspace.ObjAddr
 			syms := full.table.syms
 			for _, k := range []int{0, 1, 2, len(syms) / 3, len(syms) / 2, len(syms) - 2, len(syms) - 1} {
 				if k < 0 || k >= len(syms) {
 					continue
 				}
 				s := syms[k]
-				addrs = append(addrs, Addr(s.start), Addr(s.start+1), Addr(s.start-1), Addr(s.start+0x100000))
+				addrs = append(addrs, addrspace.ObjAddr(s.start), addrspace.ObjAddr(s.start+1), addrspace.ObjAddr(s.start-1), addrspace.ObjAddr(s.start+0x100000))
 				if k+1 < len(syms) {
-					addrs = append(addrs, Addr(syms[k+1].start-1))
+					addrs = append(addrs, addrspace.ObjAddr(syms[k+1].start-1))
 				}
 			}
 			for range 300 {
 				s := syms[r.IntN(len(syms))]
-				addrs = append(addrs, Addr(s.start+uint64(r.IntN(64))))
+				addrs = append(addrs, addrspace.ObjAddr(s.start+uint64(r.IntN(64))))
 			}
-			addrs = append(addrs, 0, 1, ^Addr(0))
+			addrs = append(addrs, 0, 1, ^addrspace.ObjAddr(0))
 			for _, order := range []string{strings.Join(lines, ""), strings.Join(shuffled, "")} {
 				full, err := parseKallsyms(strings.NewReader(order)) // aliases: the line read last wins
 				if err != nil {
@@ -202,7 +203,7 @@ func TestKallsymsFor(t *testing.T) {
 			}
 		})
 	}
-	if _, err := kallsymsFor([]byte("0000000000000000 T _text\n"), []Addr{1}); !errors.Is(err, ErrKallsymsHidden) {
+	if _, err := kallsymsFor([]byte("0000000000000000 T _text\n"), []addrspace.ObjAddr{1}); !errors.Is(err, ErrKallsymsHidden) {
 		t.Errorf("hidden addresses: %v", err)
 	}
 }

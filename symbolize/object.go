@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/buildid"
 )
 
@@ -179,7 +180,7 @@ func (o *Object) DWARFErr() error { return o.dwarfErr }
 
 // Symbolize resolves a batch of addresses, each as given (an instruction
 // pointer); the result is parallel to addrs.
-func (o *Object) Symbolize(addrs []Addr) []Location {
+func (o *Object) Symbolize(addrs []addrspace.ObjAddr) []Location {
 	nm := names{}
 	syms := map[int]*Symbol{}
 	slab := &frameSlab{}
@@ -210,20 +211,20 @@ func (s *frameSlab) take(n int) []Frame {
 // SymbolizeReturns resolves a batch of return addresses, each at
 // [RetAddr.Lookup]; the result is parallel to ras.
 func (o *Object) SymbolizeReturns(ras []RetAddr) []Location {
-	addrs := make([]Addr, len(ras))
+	addrs := make([]addrspace.ObjAddr, len(ras))
 	for i, r := range ras {
 		addrs[i] = r.Lookup()
 	}
 	return o.Symbolize(addrs)
 }
 
-func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab) Location {
+func (o *Object) locate(a addrspace.ObjAddr, nm names, syms map[int]*Symbol, slab *frameSlab) Location {
 	loc := Location{Addr: a}
 	if i := o.syms.lookup(uint64(a)); i >= 0 {
 		loc.Symbol = syms[i]
 		if loc.Symbol == nil {
 			s := o.syms.syms[i]
-			loc.Symbol = &Symbol{Name: nm.get(s.name), Start: Addr(s.start), Size: s.size}
+			loc.Symbol = &Symbol{Name: nm.get(s.name), Start: addrspace.ObjAddr(s.start), Size: s.size}
 			syms[i] = loc.Symbol
 		}
 	}
@@ -236,7 +237,7 @@ func (o *Object) locate(a Addr, nm names, syms map[int]*Symbol, slab *frameSlab)
 				loc.Frames = fr
 			}
 			if loc.Symbol == nil {
-				loc.Symbol = &Symbol{Name: nm.get(fn.Name), Start: Addr(fn.Entry), Size: fn.End - fn.Entry}
+				loc.Symbol = &Symbol{Name: nm.get(fn.Name), Start: addrspace.ObjAddr(fn.Entry), Size: fn.End - fn.Entry}
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
 
@@ -17,7 +18,7 @@ type mapping struct{ start, pgoff uint64 }
 
 // objectAddr converts a runtime address in m to an address of the ELF
 // file's own address space, through the PT_LOAD segment holding pgoff.
-func objectAddr(t *testing.T, path string, m mapping, ip uint64) (Addr, bool) {
+func objectAddr(t *testing.T, path string, m mapping, ip uint64) (addrspace.ObjAddr, bool) {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -26,7 +27,7 @@ func objectAddr(t *testing.T, path string, m mapping, ip uint64) (Addr, bool) {
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && m.pgoff >= p.Off && m.pgoff < p.Off+p.Filesz {
-			return Addr(ip - m.start + m.pgoff - p.Off + p.Vaddr), true
+			return addrspace.ObjAddr(ip - m.start + m.pgoff - p.Off + p.Vaddr), true
 		}
 	}
 	return 0, false
@@ -49,7 +50,7 @@ func TestAgainstPerfScript(t *testing.T) {
 	mmap := regexp.MustCompile(`PERF_RECORD_MMAP2 \d+/\d+: \[0x([0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+|0) .*\]: r-xp (/\S+)$`)
 	sample := regexp.MustCompile(`^\s*([0-9a-f]+) (.+)\+0x([0-9a-f]+) \((\S+)\)$`)
 	maps := map[string]mapping{}
-	wants := map[ObjectKey]map[Addr]string{}
+	wants := map[ObjectKey]map[addrspace.ObjAddr]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if m := mmap.FindStringSubmatch(line); m != nil {
 			start, _ := strconv.ParseUint(m[1], 16, 64)
@@ -62,7 +63,7 @@ func TestAgainstPerfScript(t *testing.T) {
 			continue
 		}
 		ip, _ := strconv.ParseUint(m[1], 16, 64)
-		a := Addr(ip) // kernel addresses are kallsyms addresses
+		a := addrspace.ObjAddr(ip) // kernel addresses are kallsyms addresses
 		if m[4] != KernelPath {
 			mp, ok := maps[m[4]]
 			if !ok {
@@ -74,11 +75,11 @@ func TestAgainstPerfScript(t *testing.T) {
 		}
 		key := ObjectKey{Path: m[4]}
 		if wants[key] == nil {
-			wants[key] = map[Addr]string{}
+			wants[key] = map[addrspace.ObjAddr]string{}
 		}
 		wants[key][a] = m[2] + "+0x" + m[3]
 	}
-	req := map[ObjectKey][]Addr{}
+	req := map[ObjectKey][]addrspace.ObjAddr{}
 	total := 0
 	for key, w := range wants {
 		for a := range w {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // PerfMapPath returns the perf map file a JIT writes for process pid:
@@ -76,4 +78,4 @@ func parseHex(s string) (uint64, error) {
 func (m *PerfMap) Len() int { return len(m.table.syms) }
 
 // Symbolize resolves JIT runtime addresses.
-func (m *PerfMap) Symbolize(addrs []Addr) []Location { return m.table.symbolize(addrs) }
+func (m *PerfMap) Symbolize(addrs []addrspace.ObjAddr) []Location { return m.table.symbolize(addrs) }

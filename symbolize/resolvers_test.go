@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 func TestKallsyms(t *testing.T) {
@@ -16,7 +18,7 @@ func TestKallsyms(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		addr   Addr
+		addr   addrspace.ObjAddr
 		want   string // "" for none
 		module string
 	}{
@@ -30,7 +32,7 @@ func TestKallsyms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loc := k.Symbolize([]Addr{tt.addr})[0]
+			loc := k.Symbolize([]addrspace.ObjAddr{tt.addr})[0]
 			got := ""
 			if loc.Symbol != nil {
 				got = loc.Symbol.Name.Raw
@@ -85,7 +87,7 @@ func TestPerfMap(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		addr Addr
+		addr addrspace.ObjAddr
 		want string
 	}{
 		{"before all", 0x7f000fffffff, ""},
@@ -97,7 +99,7 @@ func TestPerfMap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loc := m.Symbolize([]Addr{tt.addr})[0]
+			loc := m.Symbolize([]addrspace.ObjAddr{tt.addr})[0]
 			got := ""
 			if loc.Symbol != nil {
 				got = loc.Symbol.Name.Raw
@@ -171,8 +173,8 @@ func FuzzParsePerfMap(f *testing.F) {
 			}
 		}
 		for _, s := range m.table.syms {
-			loc := m.Symbolize([]Addr{Addr(s.start)})[0]
-			if loc.Symbol == nil || loc.Symbol.Start != Addr(s.start) {
+			loc := m.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(s.start)})[0]
+			if loc.Symbol == nil || loc.Symbol.Start != addrspace.ObjAddr(s.start) {
 				t.Fatalf("%#x does not resolve to its own entry: %+v", s.start, loc.Symbol)
 			}
 		}
@@ -188,8 +190,8 @@ func FuzzParseKallsyms(f *testing.F) {
 			return
 		}
 		for _, s := range k.table.syms {
-			loc := k.Symbolize([]Addr{Addr(s.start)})[0]
-			if loc.Symbol == nil || loc.Symbol.Start != Addr(s.start) {
+			loc := k.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(s.start)})[0]
+			if loc.Symbol == nil || loc.Symbol.Start != addrspace.ObjAddr(s.start) {
 				t.Fatalf("%#x does not resolve to its own entry", s.start)
 			}
 		}
@@ -209,7 +211,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	for _, loc := range k.Symbolize([]Addr{0xffffffff81001010, 0xffffffffc0000104, 0x1000}) {
+	for _, loc := range k.Symbolize([]addrspace.ObjAddr{0xffffffff81001010, 0xffffffffc0000104, 0x1000}) {
 		if off, ok := loc.Offset(); ok {
 			fmt.Printf("%#x %s+%#x\n", uint64(loc.Addr), loc.Symbol.Name.Short, off)
 		} else {

@@ -4,24 +4,22 @@ import (
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
-// Addr is an address in an object's own virtual address space: the address
-// addr2line takes for the same file. For kernel and JIT resolvers it is the
-// runtime address.
-type Addr uint64
-
-// RetAddr is a return address taken from a callchain or an unwound stack.
-// It is looked up at [RetAddr.Lookup], inside the call instruction.
-type RetAddr Addr
+// RetAddr is a return address taken from a callchain or an unwound stack,
+// in the object's address space. It is looked up at [RetAddr.Lookup],
+// inside the call instruction.
+type RetAddr addrspace.ObjAddr
 
 // Lookup returns the address to symbolize for the call that returns to r:
 // r-1. A zero return address stays zero.
-func (r RetAddr) Lookup() Addr {
+func (r RetAddr) Lookup() addrspace.ObjAddr {
 	if r == 0 {
 		return 0
 	}
-	return Addr(r - 1)
+	return addrspace.ObjAddr(r - 1)
 }
 
 // Name is a function or symbol name in three forms.
@@ -51,14 +49,14 @@ type Frame struct {
 // Symbol is the ELF (or kallsyms, or perf map) symbol containing an address.
 type Symbol struct {
 	Name  Name
-	Start Addr
+	Start addrspace.ObjAddr
 	Size  uint64 // 0 when the symbol has no size
 }
 
 // Location is what one address resolves to.
 type Location struct {
-	Addr   Addr    // the address looked up
-	Symbol *Symbol // nil when no symbol contains Addr
+	Addr   addrspace.ObjAddr // the address looked up
+	Symbol *Symbol           // nil when no symbol contains Addr
 	// Frames lists the source frames, innermost first. It is empty when
 	// nothing is known of Addr; without DWARF it has one frame naming the
 	// symbol, with no file and line, and from OpenSymbols one frame naming
@@ -77,7 +75,7 @@ func (l Location) Offset() (uint64, bool) {
 // Resolver is what an [Object], a [Kallsyms] and a [PerfMap] have in common.
 type Resolver interface {
 	// Symbolize resolves each address; the result is parallel to addrs.
-	Symbolize(addrs []Addr) []Location
+	Symbolize(addrs []addrspace.ObjAddr) []Location
 }
 
 // names interns Names so each distinct raw name is demangled once.

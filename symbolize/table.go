@@ -3,6 +3,8 @@ package symbolize
 import (
 	"cmp"
 	"slices"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // textSym is one entry of a kallsyms or perf map table.
@@ -58,7 +60,7 @@ func (t *textTable) lookup(a uint64) int {
 	return -1
 }
 
-func (t *textTable) symbolize(addrs []Addr) []Location {
+func (t *textTable) symbolize(addrs []addrspace.ObjAddr) []Location {
 	nm := names{}
 	syms := map[int]*Symbol{}
 	out := make([]Location, len(addrs))
@@ -71,7 +73,7 @@ func (t *textTable) symbolize(addrs []Addr) []Location {
 		s := syms[i]
 		if s == nil {
 			e := t.syms[i]
-			s = &Symbol{Name: nm.get(e.name), Start: Addr(e.start), Size: e.size}
+			s = &Symbol{Name: nm.get(e.name), Start: addrspace.ObjAddr(e.start), Size: e.size}
 			syms[i] = s
 		}
 		out[k].Symbol = s

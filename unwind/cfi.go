@@ -16,6 +16,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/safefile"
 )
@@ -77,7 +78,7 @@ type table struct {
 	err  error
 
 	mu   sync.RWMutex // readers of rows do not wait for each other
-	rows map[ObjAddr]*row
+	rows map[addrspace.ObjAddr]*row
 	// recent is a direct-mapped cache in front of rows that readers
 	// share without a lock (each slot an atomic pointer: a load is a
 	// plain read, where the RWMutex's reader count is a write to a cache
@@ -93,7 +94,7 @@ const (
 
 // rowSlot is a row of table.recent: pc's rule is r (nil: no FDE covers pc).
 type rowSlot struct {
-	pc ObjAddr
+	pc addrspace.ObjAddr
 	r  *row
 }
 
@@ -101,7 +102,7 @@ type rowSlot struct {
 const maxRows = 1 << 16
 
 // row returns the rule for pc, nil when no FDE covers it.
-func (t *table) row(pc ObjAddr) (*row, error) {
+func (t *table) row(pc addrspace.ObjAddr) (*row, error) {
 	slot := &t.recent[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-rowSlotBits)]
 	if e := slot.Load(); e != nil && e.pc == pc {
 		return e.r, nil
@@ -215,7 +216,7 @@ func loadTable(f *elf.File) (*table, error) {
 	}
 	// frame.Parse returns FDEs in section order; FDEForPC needs them sorted.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Begin() < all[j].Begin() })
-	return &table{fdes: all, rows: make(map[ObjAddr]*row)}, nil
+	return &table{fdes: all, rows: make(map[addrspace.ObjAddr]*row)}, nil
 }
 
 func parseCFI(sec *elf.Section, ehFrameAddr uint64) (frame.FrameDescriptionEntries, error) {
@@ -248,14 +249,14 @@ func parseCFIBytes(data []byte, ehFrameAddr uint64) (fdes frame.FrameDescription
 
 // tables caches the CFI of each object by path and build-id.
 type tables struct {
-	open func(obj Object) (openedELF, error)
+	open func(obj *addrspace.Object) (openedELF, error)
 
 	mu sync.Mutex
 	m  map[tableKey]*tableEntry
 	// loaded holds, by object, the entries whose CFI has been read: read
 	// without a lock, it spares the path and build-id key (and mu) on
 	// every stack that starts with an object rowFor's memo does not hold
-	loaded sync.Map // Object -> *tableEntry
+	loaded sync.Map // *addrspace.Object -> *tableEntry
 }
 
 type tableKey struct {
@@ -269,13 +270,13 @@ type tableEntry struct {
 	err  error
 }
 
-func (ts *tables) get(obj Object) (*table, error) {
+func (ts *tables) get(obj *addrspace.Object) (*table, error) {
 	if v, ok := ts.loaded.Load(obj); ok {
 		e := v.(*tableEntry)
 		return e.t, e.err
 	}
-	path, id, _ := obj.CFIFile()
-	k := tableKey{path, id}
+	path := obj.Path
+	k := tableKey{path, obj.BuildID}
 	ts.mu.Lock()
 	e := ts.m[k]
 	if e == nil {
@@ -314,13 +315,13 @@ func (o openedELF) Close() {
 // opener opens the ELF file of an object: the vdso from an image, other
 // objects through Options.Open or in Options.Root (a regular file within
 // it: package safefile).
-func opener(opts Options) func(obj Object) (openedELF, error) {
-	return func(obj Object) (openedELF, error) {
-		path, _, isFile := obj.CFIFile()
+func opener(opts Options) func(obj *addrspace.Object) (openedELF, error) {
+	return func(obj *addrspace.Object) (openedELF, error) {
+		path, isFile := obj.Path, obj.Kind == addrspace.KindFile
 		var f *os.File
 		var err error
 		switch {
-		case obj.IsVDSO() && opts.VDSO != nil:
+		case obj.Kind == addrspace.KindVDSO && opts.VDSO != nil:
 			ef, err := elf.NewFile(bytes.NewReader(opts.VDSO))
 			return openedELF{File: ef}, err
 		case opts.Open != nil:

@@ -31,11 +31,12 @@
 // the object's ELF address space.
 //
 // What the caller provides: a Maps, which resolves an address of a
-// process at a time to the object mapped there (an Object: its file path,
-// build-id and whether it is a file or the vdso) and the address in it;
-// hwprof's process model, fed the recording's MMAP2/COMM/FORK/EXIT
-// records up to the sample, is one. The package's API is made of its own
-// types (Addr, ObjAddr, Object, Maps, Frame) and imports no process model;
+// process at a time to the mapping there and the address in its object
+// (package addrspace's Mapping, Object and ObjAddr: the object's path,
+// build-id and kind say which file holds its CFI); hwprof's process model,
+// fed the recording's MMAP2/COMM/FORK/EXIT records up to the sample, is
+// one. The package's API is made of its own types (Maps, Frame) and
+// addrspace's, and imports no process model;
 // and for DWARF unwinding
 // read access to the objects' files (with Options.Root as a --symfs, a root
 // that neither .. nor a symbolic link leaves, where only regular files are

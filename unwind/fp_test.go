@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -21,18 +22,21 @@ import (
 type fakeMaps struct{}
 
 var (
-	progObj   = &procmap.Object{Path: "/bin/prog", Kind: procmap.KindFile}
-	kernelObj = &procmap.Object{Path: "[kernel.kallsyms]_text", Kind: procmap.KindKernel}
+	progObj   = &addrspace.Object{Path: "/bin/prog", Kind: addrspace.KindFile}
+	progMap   = addrspace.Mapping{Start: 0x400000, End: 0x500000, Object: progObj}
+	progSegs  = []addrspace.Segment{{Offset: 0, Vaddr: 0x3ff000, Filesz: 0x100000, Memsz: 0x100000}}
+	kernelObj = &addrspace.Object{Path: "[kernel.kallsyms]_text", Kind: addrspace.KindKernel}
+	kernelMap = addrspace.Mapping{Start: 0xffffffff80000000, End: ^addrspace.Addr(0), Object: kernelObj}
 )
 
-func (fakeMaps) Lookup(pid, tid uint32, t uint64, a procmap.Addr) (procmap.Mapping, procmap.ObjAddr, bool) {
+func (fakeMaps) Lookup(pid, tid uint32, t uint64, a addrspace.Addr) (addrspace.Mapping, addrspace.ObjAddr, bool) {
 	switch {
-	case a >= 0x400000 && a < 0x500000:
-		return procmap.Mapping{Start: 0x400000, End: 0x500000, Object: progObj}, procmap.ObjAddr(a - 0x1000), true
-	case a >= 0xffffffff80000000:
-		return procmap.Mapping{Start: 0xffffffff80000000, End: ^procmap.Addr(0), Object: kernelObj}, procmap.ObjAddr(a), true
+	case progMap.Contains(a):
+		return progMap, progMap.ObjAddr(a, progSegs), true
+	case a >= kernelMap.Start:
+		return kernelMap, kernelMap.ObjAddr(a, nil), true
 	}
-	return procmap.Mapping{}, 0, false
+	return addrspace.Mapping{}, 0, false
 }
 
 // want is a frame as the tests write it.
@@ -143,7 +147,7 @@ func TestLookupAddr(t *testing.T) {
 	tests := []struct {
 		name string
 		f    Frame
-		want ObjAddr
+		want addrspace.ObjAddr
 	}{
 		{"instruction pointer", Frame{Kind: FrameIP, ObjAddr: 0x1000}, 0x1000},
 		{"return address: the call before it", Frame{Kind: FrameReturn, ObjAddr: 0x1005}, 0x1004},

@@ -3,37 +3,17 @@ package unwind
 import (
 	"strconv"
 
-	"github.com/hwprof/hwprof/buildid"
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
-// Addr is a runtime virtual address in a process's (or the kernel's)
-// address space, as samples and callchains carry it.
-type Addr uint64
-
-// ObjAddr is an address in an object's own ELF virtual address space: what
-// the object's CFI, symbol table and DWARF take.
-type ObjAddr uint64
-
-// Object is what unwinding needs of a mapped object. CFIFile returns the
-// object's path as recorded and its build-id (the zero ID when unknown),
-// with ok false when it has no ELF file to read CFI from (anonymous
-// memory, JIT code, the kernel, the stack); IsVDSO reports whether it is
-// the vdso, whose image Options.VDSO holds. It is an alias of an interface
-// literal so that a process model implements Maps without importing this
-// package; hwprof's (internal/procmap) *Object is one.
-type Object = interface {
-	CFIFile() (path string, id buildid.ID, ok bool)
-	IsVDSO() bool
-}
-
 // Maps resolves an address of process pid (thread tid) at a time to the
-// object mapped there (a comparable value, the same for every address of
+// mapping that held it (its Object the same pointer for every address of
 // one object, so callers can key caches on it) and the address in that
-// object's ELF address space; ok is false when no mapping holds it.
-// hwprof's process model (internal/procmap's *Map) is one.
+// object's address space; ok is false when no mapping holds it. hwprof's
+// process model (internal/procmap's *Map) is one.
 type Maps interface {
-	LookupObject(pid, tid uint32, time, addr uint64) (obj Object, objAddr uint64, ok bool)
+	Lookup(pid, tid uint32, time uint64, addr addrspace.Addr) (addrspace.Mapping, addrspace.ObjAddr, bool)
 }
 
 // FrameKind tells how a frame's address relates to the code it stands for.
@@ -66,19 +46,19 @@ func (k FrameKind) String() string {
 
 // Frame is one frame of a stack.
 type Frame struct {
-	Addr   Addr // runtime address
+	Addr   addrspace.Addr // runtime address
 	Kind   FrameKind
 	Kernel bool // a kernel frame (from the callchain's PERF_CONTEXT_KERNEL part)
 	// Object is the mapped object, nil when no mapping held Addr; ObjAddr
-	// is Addr in the object's address space.
-	Object  Object
-	ObjAddr ObjAddr
+	// is Addr in the object's address space (0 without an object).
+	Object  *addrspace.Object
+	ObjAddr addrspace.ObjAddr
 }
 
 // LookupAddr is the address to symbolize: ObjAddr, or ObjAddr-1 for a
 // return address (so that a call at the end of a function, or an inlined
 // call, is named by the call, not by what follows it).
-func (f Frame) LookupAddr() ObjAddr {
+func (f Frame) LookupAddr() addrspace.ObjAddr {
 	if f.Kind == FrameReturn && f.ObjAddr > 0 {
 		return f.ObjAddr - 1
 	}
@@ -177,16 +157,19 @@ func MethodFor(a *perf.Attr) Method {
 	return MethodAuto
 }
 
-func lookup(dst []Frame, maps Maps, s *perf.Sample, addr uint64, kind FrameKind, kernel bool) []Frame {
-	f := Frame{Addr: Addr(addr), Kind: kind, Kernel: kernel}
+// lookup appends the frame of addr, a runtime address of s's process as
+// the record or a register holds it.
+func lookup(dst []Frame, maps Maps, s *perf.Sample, raw uint64, kind FrameKind, kernel bool) []Frame {
+	addr := addrspace.Addr(raw)
+	f := Frame{Addr: addr, Kind: kind, Kernel: kernel}
 	if maps != nil {
 		at := addr
 		if kind == FrameReturn && at > 0 {
 			at-- // the call's mapping: a call can end a mapping
 		}
-		if obj, oa, ok := maps.LookupObject(s.PID, s.TID, s.Time, at); ok && obj != nil {
-			f.Object = obj
-			f.ObjAddr = ObjAddr(oa + (addr - at))
+		if m, oa, ok := maps.Lookup(s.PID, s.TID, s.Time, at); ok && m.Object != nil {
+			f.Object = m.Object
+			f.ObjAddr = oa.Moved(at, addr)
 		}
 	}
 	return append(dst, f)

@@ -3,6 +3,7 @@ package unwind
 import (
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -39,8 +40,8 @@ func FuzzUnwindStack(f *testing.F) {
 	f.Add(uint64(0x401010), uint64(0x7ffd0000), []byte{5, 0x20, 0x40, 0, 0, 0, 0, 0})
 	f.Add(uint64(0x401000), uint64(0xfffffffffffffff8), make([]byte, 64))
 	// every PC in [0x400000, 0x402000) of the object has CFA = rsp+8, ra at CFA-8
-	tbl := &table{rows: map[ObjAddr]*row{}}
-	for pc := ObjAddr(0x3ff000); pc < 0x402000; pc++ {
+	tbl := &table{rows: map[addrspace.ObjAddr]*row{}}
+	for pc := addrspace.ObjAddr(0x3ff000); pc < 0x402000; pc++ {
 		tbl.rows[pc] = rowWith(rule{kind: ruleCFA, reg: rsp, off: 8}, map[int]rule{rip: {kind: ruleOffset, off: -8}})
 	}
 	u := New(Options{MaxDepth: 64})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/internal/testprog"
@@ -295,12 +296,12 @@ func TestDWARFThroughVDSO(t *testing.T) {
 	var bad []string
 	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
 		frames, stop := with.Unwind(s, m)
-		if len(frames) == 0 || frames[0].Kernel || frames[0].Object == nil || !frames[0].Object.IsVDSO() {
+		if len(frames) == 0 || frames[0].Kernel || frames[0].Object == nil || frames[0].Object.Kind != addrspace.KindVDSO {
 			return
 		}
 		inVDSO++
 		i := 1
-		for i < len(frames) && frames[i].Object != nil && (frames[i].Object.IsVDSO() ||
+		for i < len(frames) && frames[i].Object != nil && (frames[i].Object.Kind == addrspace.KindVDSO ||
 			strings.Contains(filepath.Base(objPath(frames[i])), "libc")) {
 			i++ // the vdso, then libc's clock_gettime
 		}

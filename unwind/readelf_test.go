@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
 
@@ -143,7 +144,7 @@ func TestCFIAgainstReadelf(t *testing.T) {
 			var checked, bad int
 			for _, r := range rows {
 				for _, pc := range []uint64{r.loc, r.end - 1} {
-					rw, err := tbl.row(ObjAddr(pc))
+					rw, err := tbl.row(addrspace.ObjAddr(pc))
 					if err != nil || rw == nil {
 						t.Errorf("%#x: no row (%v)", pc, err)
 						bad++

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -201,11 +201,11 @@ func TestFramePointerFallback(t *testing.T) {
 // jitMaps maps [0x20000000, 0x30000000) as anonymous executable memory.
 type jitMaps struct{}
 
-var jitObj = &procmap.Object{Path: "//anon", Kind: procmap.KindJIT}
+var jitObj = &addrspace.Object{Path: "//anon", Kind: addrspace.KindJIT}
 
-func (jitMaps) Lookup(pid, tid uint32, t uint64, a procmap.Addr) (procmap.Mapping, procmap.ObjAddr, bool) {
-	if a >= 0x20000000 && a < 0x30000000 {
-		return procmap.Mapping{Start: 0x20000000, End: 0x30000000, Object: jitObj}, procmap.ObjAddr(a), true
+func (jitMaps) Lookup(pid, tid uint32, t uint64, a addrspace.Addr) (addrspace.Mapping, addrspace.ObjAddr, bool) {
+	if m := (addrspace.Mapping{Start: 0x20000000, End: 0x30000000, Object: jitObj}); m.Contains(a) {
+		return m, m.ObjAddr(a, nil), true
 	}
-	return procmap.Mapping{}, 0, false
+	return addrspace.Mapping{}, 0, false
 }

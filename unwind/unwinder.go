@@ -8,6 +8,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/op"
 	"github.com/go-delve/delve/pkg/dwarf/regnum"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -257,7 +258,7 @@ func (u *Unwinder) appendDWARF(dst []Frame, s *perf.Sample, maps Maps, memo *tab
 // answer holds, the object address moving with the address (procmap's
 // does): LookupObjectRange.
 type rangeMaps interface {
-	LookupObjectRange(pid, tid uint32, time, addr uint64) (obj Object, objAddr, lo, hi uint64, ok bool)
+	LookupObjectRange(pid, tid uint32, time uint64, addr addrspace.Addr) (obj *addrspace.Object, objAddr addrspace.ObjAddr, lo, hi addrspace.Addr, ok bool)
 }
 
 // mapMemo remembers the last few answers of a rangeMaps for one sample
@@ -268,14 +269,16 @@ type mapMemo struct {
 }
 
 type mapRange struct {
-	obj      Object // nil: unused
-	lo, hi   uint64
-	addr, oa uint64
+	obj    *addrspace.Object // nil: unused
+	lo, hi addrspace.Addr
+	addr   addrspace.Addr
+	oa     addrspace.ObjAddr
 }
 
 // lookup is the package's lookup of a user frame, through the memo.
-func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, addr uint64, kind FrameKind) []Frame {
-	f := Frame{Addr: Addr(addr), Kind: kind}
+func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, pc uint64, kind FrameKind) []Frame {
+	addr := addrspace.Addr(pc)
+	f := Frame{Addr: addr, Kind: kind}
 	at := addr
 	if kind == FrameReturn && at > 0 {
 		at-- // the call's mapping: a call can end a mapping
@@ -283,13 +286,13 @@ func (mm *mapMemo) lookup(dst []Frame, maps rangeMaps, s *perf.Sample, addr uint
 	for i := range mm.e {
 		if e := &mm.e[i]; e.obj != nil && e.lo <= at && at < e.hi {
 			f.Object = e.obj
-			f.ObjAddr = ObjAddr(e.oa + (at - e.addr) + (addr - at))
+			f.ObjAddr = e.oa.Moved(e.addr, addr)
 			return append(dst, f)
 		}
 	}
 	if obj, oa, lo, hi, ok := maps.LookupObjectRange(s.PID, s.TID, s.Time, at); ok && obj != nil {
 		f.Object = obj
-		f.ObjAddr = ObjAddr(oa + (addr - at))
+		f.ObjAddr = oa.Moved(at, addr)
 		mm.e[mm.next] = mapRange{obj: obj, lo: lo, hi: hi, addr: at, oa: oa}
 		mm.next = (mm.next + 1) % len(mm.e)
 	}
@@ -304,13 +307,13 @@ type tableMemo struct {
 }
 
 type tableOf struct {
-	obj Object // nil: unused
+	obj *addrspace.Object // nil: unused
 	t   *table
 	err error
 }
 
 // get is u.tables.get through the memo.
-func (m *tableMemo) get(u *Unwinder, obj Object) (*table, error) {
+func (m *tableMemo) get(u *Unwinder, obj *addrspace.Object) (*table, error) {
 	for i := range m.e {
 		if e := &m.e[i]; e.obj != nil && e.obj == obj {
 			return e.t, e.err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
@@ -113,26 +114,20 @@ func (e *Engine) IPFrame(dst []unwind.Frame, s *perf.Sample) []unwind.Frame {
 	if !s.Has(perf.SampleIP) {
 		return dst
 	}
-	f := unwind.Frame{Addr: unwind.Addr(s.IP), Kind: unwind.FrameIP}
-	if m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(s.IP)); ok && m.Object != nil {
-		f.Object, f.ObjAddr = m.Object, unwind.ObjAddr(oa)
+	f := unwind.Frame{Addr: addrspace.Addr(s.IP), Kind: unwind.FrameIP}
+	if m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, f.Addr); ok && m.Object != nil {
+		f.Object, f.ObjAddr = m.Object, oa
 	}
 	return append(dst, f)
 }
 
-// FrameObject is the process model's object of a frame the engine
-// unwound, nil when no mapping held its address.
-func FrameObject(f *unwind.Frame) *procmap.Object {
-	obj, _ := f.Object.(*procmap.Object)
-	return obj
-}
-
 // Lookup returns the object and object address of a runtime address of
 // s's process at s's time (a branch end), or nil.
-func (e *Engine) Lookup(s *perf.Sample, a uint64) (*procmap.Object, procmap.ObjAddr) {
-	m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a))
+func (e *Engine) Lookup(s *perf.Sample, a uint64) (*addrspace.Object, addrspace.ObjAddr) {
+	at := addrspace.Addr(a)
+	m, oa, ok := e.Maps.Lookup(s.PID, s.TID, s.Time, at)
 	if !ok {
-		return nil, procmap.ObjAddr(a)
+		return nil, addrspace.Unmapped(at)
 	}
 	return m.Object, oa
 }

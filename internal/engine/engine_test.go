@@ -12,7 +12,6 @@ import (
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/fixtures"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/profile"
@@ -159,7 +158,7 @@ func scriptNames(t *testing.T, path string, o LoadOptions) [][]string {
 	e.Visit(func(s *perf.Sample, ev int, frames []unwind.Frame) {
 		hs := make([]Handle, len(frames))
 		for i, f := range frames {
-			hs[i] = e.Symbols.Add(FrameObject(&f), s.PID, procmap.ObjAddr(f.LookupAddr()))
+			hs[i] = e.Symbols.Add(f.Object, s.PID, f.LookupAddr())
 		}
 		handles = append(handles, hs)
 	})

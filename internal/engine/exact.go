@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/unwind"
 )
@@ -165,11 +165,11 @@ func (l *loader) exactSlow(s *perf.Sample, ra uint64) bool {
 	}
 	l.frames = all
 	callee := l.addrs.id(l.frameKey(&user[0], s.PID))
-	caller := unwind.Frame{Addr: unwind.Addr(ra), Kind: unwind.FrameReturn}
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(ra)); ok && m.Object != nil {
-		caller.Object, caller.ObjAddr = m.Object, unwind.ObjAddr(oa)
+	caller := unwind.Frame{Addr: addrspace.Addr(ra), Kind: unwind.FrameReturn}
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(ra)); ok && m.Object != nil {
+		caller.Object, caller.ObjAddr = m.Object, oa
 	}
-	if c := l.addrs.checkReturn(FrameObject(&caller), procmap.ObjAddr(caller.ObjAddr)); c == retNotCall || c == retNotCode {
+	if c := l.addrs.checkReturn(caller.Object, caller.ObjAddr); c == retNotCall || c == retNotCode {
 		// not a call: nothing returns there (argc at _start's entry, a
 		// goroutine's made-up goexit+1)
 		l.probes.notCall++

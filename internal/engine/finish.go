@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/diag"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/offcpu"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
@@ -133,7 +133,7 @@ func (l *loader) symbolizeWarning(key symbolize.ObjectKey, err error) {
 
 // funcKey identifies a function: its object, symbol start and name.
 type funcKey struct {
-	obj   *procmap.Object
+	obj   *addrspace.Object
 	start uint64
 	name  string
 }
@@ -144,10 +144,10 @@ type funcKey struct {
 // without a name (legal ELF, and what damage to .symtab makes), at its
 // start; an address in no object is "[unknown]". The kernel without
 // symbols is one "[kernel.kallsyms]".
-func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.FuncID, []*procmap.Object) {
+func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.FuncID, []*addrspace.Object) {
 	ids := map[funcKey]ccmap.FuncID{}
 	var funcs []profile.Func
-	var objs []*procmap.Object
+	var objs []*addrspace.Object
 	fmap := make([]ccmap.FuncID, len(l.addrs.keys))
 	for i, k := range l.addrs.keys {
 		fk := funcKey{obj: k.obj}
@@ -169,7 +169,7 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 				fn.Name = unnamed(k.obj, uint64(sym.Start))
 			}
 			fn.Start, fn.LinkName = uint64(sym.Start), sym.Name.Raw
-		case k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule:
+		case k.obj.Kind == addrspace.KindKernel || k.obj.Kind == addrspace.KindModule:
 			fk.name = symbolize.KernelPath
 			fn.Name = "[" + symbolize.KernelPath + "]"
 		default:
@@ -179,7 +179,7 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 		}
 		if k.obj != nil {
 			fn.Object = k.obj.Path
-			if k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule {
+			if k.obj.Kind == addrspace.KindKernel || k.obj.Kind == addrspace.KindModule {
 				fn.Object = symbolize.KernelPath
 			}
 		}
@@ -201,18 +201,18 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 
 // unnamed names code at object address addr of obj that has no symbol
 // name: "[object+0xaddr]".
-func unnamed(obj *procmap.Object, addr uint64) string {
+func unnamed(obj *addrspace.Object, addr uint64) string {
 	return fmt.Sprintf("[%s+0x%x]", filepath.Base(obj.Path), addr)
 }
 
 // goBuildIDs reads the Go build-id of every object of funcs without a GNU
 // build-id, each file once.
-func (l *loader) goBuildIDs(funcs []profile.Func, objs []*procmap.Object, known map[string]buildid.ID) map[string]string {
+func (l *loader) goBuildIDs(funcs []profile.Func, objs []*addrspace.Object, known map[string]buildid.ID) map[string]string {
 	out := map[string]string{}
 	seen := map[string]bool{}
 	for i, obj := range objs {
 		path := funcs[i].Object
-		if obj == nil || obj.Kind != procmap.KindFile || seen[path] || !known[path].IsZero() {
+		if obj == nil || obj.Kind != addrspace.KindFile || seen[path] || !known[path].IsZero() {
 			continue
 		}
 		seen[path] = true
@@ -230,7 +230,7 @@ func (l *loader) goBuildIDs(funcs []profile.Func, objs []*procmap.Object, known 
 // sites describes the call site of every edge of m: its object, its
 // address there, and the source line of the call (the innermost inlined
 // frame's) when the object has DWARF.
-func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procmap.Object) map[ccmap.CallSite]profile.Site {
+func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*addrspace.Object) map[ccmap.CallSite]profile.Site {
 	out := map[ccmap.CallSite]profile.Site{}
 	for _, by := range []ccmap.Measure{ccmap.Total, ccmap.Calls} {
 		for _, e := range m.Edges(by) {
@@ -241,11 +241,11 @@ func (l *loader) sites(m *ccmap.Map, locs []symbolize.Location, funcObj []*procm
 			s := profile.Site{Offset: e.Site.Addr}
 			if obj != nil {
 				s.Object = obj.Path
-				if obj.Kind == procmap.KindKernel || obj.Kind == procmap.KindModule {
+				if obj.Kind == addrspace.KindKernel || obj.Kind == addrspace.KindModule {
 					s.Object = symbolize.KernelPath
 				}
 			}
-			if id, ok := l.addrs.ids[newAddrKey(obj, 0, procmap.ObjAddr(e.Site.Addr))]; ok && len(locs[id].Frames) > 0 {
+			if id, ok := l.addrs.ids[newAddrKey(obj, 0, addrspace.ObjAddr(e.Site.Addr))]; ok && len(locs[id].Frames) > 0 {
 				s.File, s.Line = locs[id].Frames[0].File, locs[id].Frames[0].Line
 				if l.o.SiteLines {
 					s.Frames = sourceFrames(locs[id].Frames)

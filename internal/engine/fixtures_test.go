@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/fixtures"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -139,7 +140,7 @@ func lbrEdgesByFunction(t *testing.T, rec, bin, recorded string, depth int) (map
 	est := lbr.Estimator{Depth: depth}
 	type edge struct {
 		pid          uint32
-		site, callee lbr.Addr
+		site, callee addrspace.Addr
 	}
 	edges := map[edge]float64{}
 	var s perf.Sample
@@ -186,12 +187,12 @@ func lbrEdgesByFunction(t *testing.T, rec, bin, recorded string, depth int) (map
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := func(pid uint32, a lbr.Addr) (string, bool) {
+	name := func(pid uint32, a addrspace.Addr) (string, bool) {
 		b, ok := bias[pid]
 		if !ok || uint64(a) < b {
 			return "", false
 		}
-		l := obj.Symbolize([]symbolize.Addr{symbolize.Addr(uint64(a) - b)})[0]
+		l := obj.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(uint64(a) - b)})[0]
 		if l.Symbol == nil {
 			return fmt.Sprintf("[%s+%#x]", filepath.Base(recorded), uint64(a)-b), true
 		}
@@ -225,7 +226,7 @@ func binaryCode(t *testing.T, bin string, bias map[uint32]uint64) lbrCodeFunc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(pid uint32, a lbr.Addr) ([]byte, bool) {
+	return func(pid uint32, a addrspace.Addr) ([]byte, bool) {
 		b, ok := bias[pid]
 		if !ok || uint64(a) < b {
 			return nil, false
@@ -242,9 +243,9 @@ func binaryCode(t *testing.T, bin string, bias map[uint32]uint64) lbrCodeFunc {
 }
 
 // lbrCodeFunc is a function that is an lbr.CodeReader.
-type lbrCodeFunc func(pid uint32, a lbr.Addr) ([]byte, bool)
+type lbrCodeFunc func(pid uint32, a addrspace.Addr) ([]byte, bool)
 
-func (f lbrCodeFunc) Code(pid uint32, a lbr.Addr) ([]byte, bool) { return f(pid, a) }
+func (f lbrCodeFunc) Code(pid uint32, a addrspace.Addr) ([]byte, bool) { return f(pid, a) }
 
 // loadBias is the runtime address of link address 0 for an executable
 // mapping of bin at addr from file offset pgoff (0 for a non-PIE

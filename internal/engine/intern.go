@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/safefile"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -16,14 +16,14 @@ import (
 // space), or, for an address no mapping held, the runtime address with a
 // nil object.
 type addrKey struct {
-	obj  *procmap.Object
+	obj  *addrspace.Object
 	pid  uint32 // JIT code: the process, whose perf map names it; else 0
-	addr procmap.ObjAddr
+	addr addrspace.ObjAddr
 }
 
 // newAddrKey is the key of address a of obj in process pid.
-func newAddrKey(obj *procmap.Object, pid uint32, a procmap.ObjAddr) addrKey {
-	if obj == nil || obj.Kind != procmap.KindJIT {
+func newAddrKey(obj *addrspace.Object, pid uint32, a addrspace.ObjAddr) addrKey {
+	if obj == nil || obj.Kind != addrspace.KindJIT {
 		pid = 0
 	}
 	return addrKey{obj: obj, pid: pid, addr: a}
@@ -59,7 +59,7 @@ type idSlot struct {
 
 // memoSlot is the slot of address a (of process pid) in a direct-mapped
 // cache of addrMemoSize slots.
-func memoSlot(a procmap.ObjAddr, pid uint32) uint64 {
+func memoSlot(a addrspace.ObjAddr, pid uint32) uint64 {
 	return ((uint64(a) ^ uint64(pid)<<40) * 0x9e3779b97f4a7c15) >> (64 - addrMemoBits)
 }
 
@@ -78,8 +78,8 @@ type retTable struct {
 // retSlot is one slot of retTable.memo: the return address addr of obj
 // says r.
 type retSlot struct {
-	obj  *procmap.Object
-	addr procmap.ObjAddr
+	obj  *addrspace.Object
+	addr addrspace.ObjAddr
 	r    retInfo
 }
 
@@ -90,7 +90,7 @@ func newRetTable(code *codeReader) retTable {
 // retInfo is what the code before a return address says: the address of
 // the call instruction that ends at it, and whether one does.
 type retInfo struct {
-	call  procmap.ObjAddr
+	call  addrspace.ObjAddr
 	check retCheck
 }
 
@@ -145,14 +145,14 @@ func (t *addrTable) id(k addrKey) ccmap.FuncID {
 // CALL rel32 first, then CALL r/m of 2 to 7 bytes). When the code cannot
 // be read or no call ends at ra, it is ra-1, inside the call instruction,
 // which still names the right function and source line.
-func (t *retTable) callOf(obj *procmap.Object, ra procmap.ObjAddr) procmap.ObjAddr {
+func (t *retTable) callOf(obj *addrspace.Object, ra addrspace.ObjAddr) addrspace.ObjAddr {
 	return t.ret(obj, ra).call
 }
 
 // checkReturn says whether ra can be a return address of user code in
 // obj (nil: in no mapping): whether a call instruction ends at it.
-func (t *retTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck {
-	if obj != nil && obj.Kind == procmap.KindFile {
+func (t *retTable) checkReturn(obj *addrspace.Object, ra addrspace.ObjAddr) retCheck {
+	if obj != nil && obj.Kind == addrspace.KindFile {
 		return t.ret(obj, ra).check
 	}
 	return checkObject(obj)
@@ -160,19 +160,19 @@ func (t *retTable) checkReturn(obj *procmap.Object, ra procmap.ObjAddr) retCheck
 
 // checkObject is checkReturn's answer for a return address in obj when
 // obj is not a file's code (whose answer is ret's).
-func checkObject(obj *procmap.Object) retCheck {
+func checkObject(obj *addrspace.Object) retCheck {
 	if obj == nil {
 		return retNotCode
 	}
 	switch obj.Kind {
-	case procmap.KindKernel, procmap.KindModule, procmap.KindAnon, procmap.KindStack, procmap.KindHeap:
+	case addrspace.KindKernel, addrspace.KindModule, addrspace.KindAnon, addrspace.KindStack, addrspace.KindHeap:
 		return retNotCode
 	}
 	return retUnknown // JIT code, the vdso, vsyscall
 }
 
 // ret decodes the code before ra once.
-func (t *retTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
+func (t *retTable) ret(obj *addrspace.Object, ra addrspace.ObjAddr) retInfo {
 	if ra == 0 {
 		return retInfo{check: retNotCode}
 	}
@@ -191,7 +191,7 @@ func (t *retTable) ret(obj *procmap.Object, ra procmap.ObjAddr) retInfo {
 		switch {
 		case st == codeOK && len(b) == 7:
 			n := callLenBefore(b)
-			r.call = ra - procmap.ObjAddr(n)
+			r.call = ra - addrspace.ObjAddr(n)
 			r.check = retCall
 			if n == 1 {
 				r.call, r.check = ra-1, retNotCall
@@ -246,7 +246,7 @@ func newCodeReader(resolve func(string) string) *codeReader {
 
 // read returns up to n bytes of code at addr of obj (fewer at the end of
 // a segment), false if it has no file or addr is in no executable segment.
-func (c *codeReader) read(obj *procmap.Object, addr procmap.ObjAddr, n int) ([]byte, bool) {
+func (c *codeReader) read(obj *addrspace.Object, addr addrspace.ObjAddr, n int) ([]byte, bool) {
 	b, st := c.readCode(obj, addr, n)
 	return b, st == codeOK
 }
@@ -261,8 +261,8 @@ const (
 )
 
 // readCode is read, saying why it read nothing.
-func (c *codeReader) readCode(obj *procmap.Object, addr procmap.ObjAddr, n int) ([]byte, codeStatus) {
-	if obj.Kind != procmap.KindFile || !filepath.IsAbs(obj.Path) {
+func (c *codeReader) readCode(obj *addrspace.Object, addr addrspace.ObjAddr, n int) ([]byte, codeStatus) {
+	if obj.Kind != addrspace.KindFile || !filepath.IsAbs(obj.Path) {
 		return nil, codeNoFile
 	}
 	c.mu.Lock()

@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 )
 
 // TestAddrTableMemo interns addresses of several objects and processes,
@@ -14,9 +14,9 @@ import (
 // (the first seen gets the next id), and each return address the answer
 // its retTable's map holds (here, with no code to read, ra-1).
 func TestAddrTableMemo(t *testing.T) {
-	objs := []*procmap.Object{
-		{Path: "/a", Kind: procmap.KindFile}, // no file to read
-		{Path: "//anon", Kind: procmap.KindJIT},
+	objs := []*addrspace.Object{
+		{Path: "/a", Kind: addrspace.KindFile}, // no file to read
+		{Path: "//anon", Kind: addrspace.KindJIT},
 		nil,
 	}
 	code := newCodeReader(func(string) string { return "" })
@@ -27,7 +27,7 @@ func TestAddrTableMemo(t *testing.T) {
 		obj := objs[rng.IntN(len(objs))]
 		pid := uint32(rng.IntN(3))
 		// addresses 4096 apart share a slot more often than not
-		a := procmap.ObjAddr(1 + rng.IntN(64)*addrMemoSize + rng.IntN(64))
+		a := addrspace.ObjAddr(1 + rng.IntN(64)*addrMemoSize + rng.IntN(64))
 		k := newAddrKey(obj, pid, a)
 		id, ok := want[k]
 		if !ok {

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/hwprof/hwprof/addrspace"
+
 // lbrEdges sums the appearances of each call edge of the branch stacks
 // (branches), indexed so that an edge seen before costs one probe of a
 // direct-mapped table: a sample of a 32-entry branch stack has up to 32
@@ -25,7 +27,7 @@ type lbrEdges struct {
 // lbrRuntime is an edge as a branch stack gives it.
 type lbrRuntime struct {
 	pid          uint32
-	site, callee uint64
+	site, callee addrspace.Addr
 }
 
 type lbrRef struct {
@@ -82,7 +84,7 @@ func (e *lbrEdges) put(k lbrRuntime, key lbrKey) int32 {
 }
 
 func lbrSlot(k lbrRuntime) uint64 {
-	h := (k.site*0x9e3779b97f4a7c15 ^ k.callee) * 0xff51afd7ed558ccd
+	h := (uint64(k.site)*0x9e3779b97f4a7c15 ^ uint64(k.callee)) * 0xff51afd7ed558ccd
 	h ^= uint64(k.pid) * 0xc4ceb9fe1a85ec53
 	return h >> (64 - lbrFrontBits)
 }

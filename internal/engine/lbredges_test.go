@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hwprof/hwprof/addrspace"
+)
 
 // TestLBREdges: an edge's runtime form finds its index until the process
 // model changes (reset), after which it must be interned again; the same
@@ -30,7 +34,7 @@ func TestLBREdges(t *testing.T) {
 	b := lbrRuntime{pid: 2, site: 0x401000, callee: 0x402000}
 	ib := e.put(b, lbrKey{caller: 3, callee: 4, site: 0x1000})
 	for n := range uint64(3 * lbrFrontSize) {
-		e.put(lbrRuntime{pid: 3, site: n, callee: n + 1}, lbrKey{caller: 5, callee: 6, site: n})
+		e.put(lbrRuntime{pid: 3, site: addrspace.Addr(n), callee: addrspace.Addr(n + 1)}, lbrKey{caller: 5, callee: 6, site: n})
 	}
 	if j, ok := e.find(a); !ok || j != i {
 		t.Errorf("find(a) = %d, %v after collisions; want %d", j, ok, i)

@@ -3,8 +3,8 @@ package engine
 import (
 	"slices"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 )
@@ -16,9 +16,9 @@ import (
 type lbrState struct {
 	dec          *lbr.Decoder
 	cur          *perf.Sample
-	edges        lbrEdges   // per edge the sum of the periods of its appearances
-	calls        []lbr.Call // buffer
-	chain        []lbr.Addr // buffer: a call sample's user callchain
+	edges        lbrEdges         // per edge the sum of the periods of its appearances
+	calls        []lbr.Call       // buffer
+	chain        []addrspace.Addr // buffer: a call sample's user callchain
 	callsUnknown uint64
 }
 
@@ -41,11 +41,11 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 	l.lbr.cur = s
 	l.lbr.calls = l.lbr.dec.Decode(l.lbr.calls[:0], s.PID, s.Branches)
 	for _, c := range l.lbr.calls {
-		rk := lbrRuntime{s.PID, uint64(c.Site), uint64(c.Callee)}
+		rk := lbrRuntime{s.PID, c.Site, c.Callee}
 		i, ok := l.lbr.edges.find(rk)
 		if !ok {
-			site := l.runtimeKey(s, uint64(c.Site))
-			callee := l.runtimeKey(s, uint64(c.Callee))
+			site := l.runtimeKey(s, c.Site)
+			callee := l.runtimeKey(s, c.Callee)
 			i = l.lbr.edges.put(rk, lbrKey{caller: l.addrs.id(site), callee: l.addrs.id(callee), site: uint64(site.addr)})
 		}
 		sum := &l.lbr.edges.sums[i]
@@ -59,11 +59,11 @@ func (l *loader) branches(s *perf.Sample, period uint64) {
 }
 
 // runtimeKey interns a runtime address of s's process.
-func (l *loader) runtimeKey(s *perf.Sample, a uint64) addrKey {
-	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(a)); ok {
+func (l *loader) runtimeKey(s *perf.Sample, a addrspace.Addr) addrKey {
+	if m, oa, ok := l.maps.Lookup(s.PID, s.TID, s.Time, a); ok {
 		return newAddrKey(m.Object, s.PID, oa)
 	}
-	return addrKey{obj: nil, addr: procmap.ObjAddr(a)}
+	return addrKey{obj: nil, addr: addrspace.Unmapped(a)}
 }
 
 // flushLBR turns the per-edge sums into estimated call counts: each
@@ -101,10 +101,10 @@ func (l *loader) flushLBR() {
 // and the code.
 func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 	a := l.r.Format().Attr(ev)
-	cs := lbr.CallSample{PID: s.PID, IP: lbr.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.lbr.chain[:0]}
+	cs := lbr.CallSample{PID: s.PID, IP: addrspace.Addr(s.IP), Meaning: lbr.SampleIPMeaning(a.PreciseIP, s.Misc), Chain: l.lbr.chain[:0]}
 	if s.Has(perf.SampleCallchain) {
 		for _, r := range perf.SplitCallchain(s.Callchain).User {
-			cs.Chain = append(cs.Chain, lbr.Addr(r))
+			cs.Chain = append(cs.Chain, addrspace.Addr(r))
 		}
 	}
 	l.lbr.chain = cs.Chain
@@ -115,8 +115,8 @@ func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 		l.lbr.callsUnknown++
 		return
 	}
-	site := l.runtimeKey(s, uint64(e.Site))
-	callee := l.runtimeKey(s, uint64(e.Callee))
+	site := l.runtimeKey(s, e.Site)
+	callee := l.runtimeKey(s, e.Callee)
 	l.fold.AddEdge(nil, ccmap.CallSite{Caller: l.addrs.id(site), Addr: uint64(site.addr)}, l.addrs.id(callee), weight)
 }
 
@@ -124,12 +124,12 @@ func (l *loader) callSample(s *perf.Sample, ev int, weight uint64) {
 // the current sample's thread and time.
 type lbrCode struct{ l *loader }
 
-func (c lbrCode) Code(pid uint32, addr lbr.Addr) ([]byte, bool) {
+func (c lbrCode) Code(pid uint32, addr addrspace.Addr) ([]byte, bool) {
 	s := c.l.lbr.cur
 	if s == nil {
 		return nil, false
 	}
-	m, oa, ok := c.l.maps.Lookup(pid, s.TID, s.Time, procmap.Addr(addr))
+	m, oa, ok := c.l.maps.Lookup(pid, s.TID, s.Time, addr)
 	if !ok || m.Object == nil {
 		return nil, false
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/internal/pipeline"
 	"github.com/hwprof/hwprof/internal/procmap"
@@ -261,7 +262,7 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 	l.addrs = newAddrTable(l.code)
 	if !o.SiteLines && !t.noPreload {
 		// each object's symbols are read while the records are
-		var last *procmap.Object
+		var last *addrspace.Object
 		l.addrs.onNew = func(k addrKey) {
 			if k.obj != last {
 				last = k.obj

@@ -5,7 +5,7 @@ import (
 	"debug/elf"
 	"slices"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/unwind"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -83,17 +83,17 @@ func cyclePeriod(ret []*unwind.Frame) int {
 // notCall reports whether return address outer cannot be where the
 // function holding return address inner was called from.
 func (l *loader) notCall(inner, outer *unwind.Frame) bool {
-	oi, oo := FrameObject(inner), FrameObject(outer)
-	if oi == nil || oo == nil || oi != oo || oi.Kind != procmap.KindFile {
+	oi, oo := inner.Object, outer.Object
+	if oi == nil || oo == nil || oi != oo || oi.Kind != addrspace.KindFile {
 		return false // a call between objects goes through an indirect jump (the PLT)
 	}
 	// by the call's last byte: a call to a function that does not
 	// return may end its caller, its return address the next function's
-	g, ok := l.code.function(oi, procmap.ObjAddr(inner.ObjAddr)-1)
+	g, ok := l.code.function(oi, inner.ObjAddr-1)
 	if !ok || !l.code.framePrologue(oi, g) {
 		return false
 	}
-	target, ok := l.directCall(oo, procmap.ObjAddr(outer.ObjAddr))
+	target, ok := l.directCall(oo, outer.ObjAddr)
 	if !ok {
 		return false
 	}
@@ -102,7 +102,7 @@ func (l *loader) notCall(inner, outer *unwind.Frame) bool {
 
 // directCall returns the target of the direct call (CALL rel32) that
 // ends at return address ra of obj, false if it is none.
-func (l *loader) directCall(obj *procmap.Object, ra procmap.ObjAddr) (procmap.ObjAddr, bool) {
+func (l *loader) directCall(obj *addrspace.Object, ra addrspace.ObjAddr) (addrspace.ObjAddr, bool) {
 	r := l.addrs.ret(obj, ra)
 	if r.check != retCall || ra-r.call != 5 {
 		return 0, false
@@ -119,17 +119,17 @@ func (l *loader) directCall(obj *procmap.Object, ra procmap.ObjAddr) (procmap.Ob
 	if !ok {
 		return 0, false
 	}
-	return procmap.ObjAddr(int64(ra) + int64(rel)), true
+	return addrspace.ObjAddr(int64(ra) + int64(rel)), true
 }
 
 // funcRange is a function symbol's code: [start, end).
-type funcRange struct{ start, end procmap.ObjAddr }
+type funcRange struct{ start, end addrspace.ObjAddr }
 
-func (r funcRange) has(a procmap.ObjAddr) bool { return a >= r.start && a < r.end }
+func (r funcRange) has(a addrspace.ObjAddr) bool { return a >= r.start && a < r.end }
 
 // function returns the function symbol of obj holding a, false if no
 // symbol of a known size does.
-func (c *codeReader) function(obj *procmap.Object, a procmap.ObjAddr) (funcRange, bool) {
+func (c *codeReader) function(obj *addrspace.Object, a addrspace.ObjAddr) (funcRange, bool) {
 	if _, st := c.readCode(obj, a, 1); st == codeNoFile {
 		return funcRange{}, false
 	}
@@ -144,7 +144,7 @@ func (c *codeReader) function(obj *procmap.Object, a procmap.ObjAddr) (funcRange
 	}
 	funcs := ec.funcs
 	c.mu.Unlock()
-	i, _ := slices.BinarySearchFunc(funcs, a, func(r funcRange, a procmap.ObjAddr) int {
+	i, _ := slices.BinarySearchFunc(funcs, a, func(r funcRange, a addrspace.ObjAddr) int {
 		switch {
 		case r.end <= a:
 			return -1
@@ -169,7 +169,7 @@ func funcSymbols(f *elf.File) []funcRange {
 	out := []funcRange{}
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 && s.Value != 0 {
-			out = append(out, funcRange{procmap.ObjAddr(s.Value), procmap.ObjAddr(s.Value + s.Size)})
+			out = append(out, funcRange{addrspace.ObjAddr(s.Value), addrspace.ObjAddr(s.Value + s.Size)})
 		}
 	}
 	slices.SortFunc(out, func(a, b funcRange) int {
@@ -192,7 +192,7 @@ var endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
 
 // framePrologue reports whether function g of obj begins by setting up
 // a frame pointer: push %rbp; mov %rsp,%rbp (after an endbr64).
-func (c *codeReader) framePrologue(obj *procmap.Object, g funcRange) bool {
+func (c *codeReader) framePrologue(obj *addrspace.Object, g funcRange) bool {
 	b, st := c.readCode(obj, g.start, 8)
 	if st != codeOK {
 		return false
@@ -208,8 +208,8 @@ func (c *codeReader) framePrologue(obj *procmap.Object, g funcRange) bool {
 // function's jumps out of itself (tail calls) may lead there. An indirect
 // jump, code without a symbol and code that does not decode may lead
 // anywhere.
-func (c *codeReader) mayReach(obj *procmap.Object, target procmap.ObjAddr, g funcRange) bool {
-	todo := []procmap.ObjAddr{target}
+func (c *codeReader) mayReach(obj *addrspace.Object, target addrspace.ObjAddr, g funcRange) bool {
+	todo := []addrspace.ObjAddr{target}
 	var seen []funcRange
 	for len(todo) > 0 {
 		a := todo[len(todo)-1]
@@ -236,12 +236,12 @@ func (c *codeReader) mayReach(obj *procmap.Object, target procmap.ObjAddr, g fun
 
 // jumpsOut returns the targets outside fn of fn's direct jumps, false if
 // fn has an indirect jump or cannot be read or decoded.
-func (c *codeReader) jumpsOut(obj *procmap.Object, fn funcRange) ([]procmap.ObjAddr, bool) {
+func (c *codeReader) jumpsOut(obj *addrspace.Object, fn funcRange) ([]addrspace.ObjAddr, bool) {
 	b, st := c.readCode(obj, fn.start, int(fn.end-fn.start))
 	if st != codeOK || len(b) != int(fn.end-fn.start) {
 		return nil, false
 	}
-	var out []procmap.ObjAddr
+	var out []addrspace.ObjAddr
 	for off := 0; off < len(b); {
 		if len(b)-off >= 4 && slices.Equal(b[off:off+4], endbr64) {
 			off += 4
@@ -259,7 +259,7 @@ func (c *codeReader) jumpsOut(obj *procmap.Object, fn funcRange) ([]procmap.ObjA
 		if !ok {
 			return nil, false
 		}
-		if t := fn.start + procmap.ObjAddr(int64(off)+int64(rel)); !fn.has(t) {
+		if t := fn.start + addrspace.ObjAddr(int64(off)+int64(rel)); !fn.has(t) {
 			out = append(out, t)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
@@ -20,13 +21,13 @@ import (
 func TestCyclePeriod(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		addrs []unwind.Addr
+		addrs []addrspace.Addr
 		want  int
 	}{
-		{"self loop", []unwind.Addr{1, 2, 3, 3, 3}, 1},
-		{"two-frame ring", []unwind.Addr{1, 5, 6, 5, 6, 5, 6}, 2},
-		{"repeated twice only", []unwind.Addr{1, 5, 6, 5, 6}, 0},
-		{"no cycle", []unwind.Addr{1, 2, 3, 4, 5, 6}, 0},
+		{"self loop", []addrspace.Addr{1, 2, 3, 3, 3}, 1},
+		{"two-frame ring", []addrspace.Addr{1, 5, 6, 5, 6, 5, 6}, 2},
+		{"repeated twice only", []addrspace.Addr{1, 5, 6, 5, 6}, 0},
+		{"no cycle", []addrspace.Addr{1, 2, 3, 4, 5, 6}, 0},
 		{"empty", nil, 0},
 	} {
 		var ret []*unwind.Frame

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwprof/hwprof/buildid"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/perf"
@@ -299,19 +300,19 @@ func (r *Objects) Open(path string) (*os.File, error) {
 // code, the vdso's file, or the object's file with its build-id. It is
 // false for objects nothing names (anonymous data, the stack, a vdso of
 // another kernel).
-func (r *Objects) Key(obj *procmap.Object, pid uint32) (symbolize.ObjectKey, bool) {
+func (r *Objects) Key(obj *addrspace.Object, pid uint32) (symbolize.ObjectKey, bool) {
 	switch obj.Kind {
-	case procmap.KindKernel, procmap.KindModule:
+	case addrspace.KindKernel, addrspace.KindModule:
 		return symbolize.ObjectKey{Path: symbolize.KernelPath}, true
-	case procmap.KindJIT:
+	case addrspace.KindJIT:
 		if IsJITDump(obj.Path) { // a function of a jitdump (Engine.mappedJITDump)
 			return symbolize.ObjectKey{Path: obj.Path}, true
 		}
 		return symbolize.ObjectKey{Path: symbolize.PerfMapPath(int(pid))}, true
-	case procmap.KindVDSO:
+	case addrspace.KindVDSO:
 		p := r.vdsoPath()
 		return symbolize.ObjectKey{Path: p}, p != ""
-	case procmap.KindFile:
+	case addrspace.KindFile:
 		id := r.buildIDs[obj.Path]
 		if obj.BuildID.Len() > 0 {
 			id = obj.BuildID // all-zero: no build-id, as symbolize takes it

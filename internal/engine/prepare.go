@@ -3,8 +3,8 @@ package engine
 import (
 	"encoding/binary"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/pipeline"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/unwind"
@@ -201,13 +201,13 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 			dst = append(dst, frameKey(rt, f, pid))
 			continue
 		}
-		obj := FrameObject(f)
+		obj := f.Object
 		var k addrKey
 		var ri retInfo
 		if obj == nil {
-			k = addrKey{obj: nil, addr: max(procmap.ObjAddr(f.Addr), 1) - 1}
+			k = addrKey{obj: nil, addr: max(addrspace.Unmapped(f.Addr), 1) - 1}
 		} else {
-			ri = rt.ret(obj, procmap.ObjAddr(f.ObjAddr))
+			ri = rt.ret(obj, f.ObjAddr)
 			k = newAddrKey(obj, pid, ri.call)
 		}
 		dst = append(dst, k)
@@ -217,7 +217,7 @@ func keyFrames(rt *retTable, dst []addrKey, frames []unwind.Frame, pid uint32) (
 		}
 		// as brokenStack (checkReturn, with ret's answer at hand)
 		check := checkObject(obj)
-		if obj != nil && obj.Kind == procmap.KindFile {
+		if obj != nil && obj.Kind == addrspace.KindFile {
 			check = ri.check
 		}
 		if check == retNotCode || (check == retNotCall && !outermost) {

@@ -5,12 +5,13 @@ import (
 	"slices"
 
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/lbr"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/symbolize"
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // maxRange is the longest stretch of code between two taken branches
@@ -22,15 +23,15 @@ const maxRange = 1 << 14
 // rangeKey is a stretch of one object's code run from lo to hi, both
 // included (hi is the address of the branch that ended it).
 type rangeKey struct {
-	obj    *procmap.Object
-	lo, hi procmap.ObjAddr
+	obj    *addrspace.Object
+	lo, hi addrspace.ObjAddr
 }
 
 // branchCallKey is a call from site to callee, by their objects and
 // addresses in them.
 type branchCallKey struct {
-	siteObj, calleeObj *procmap.Object
-	site, callee       procmap.ObjAddr
+	siteObj, calleeObj *addrspace.Object
+	site, callee       addrspace.ObjAddr
 }
 
 // rangeState counts, for LoadOptions.Instrs, what the tools that read
@@ -69,19 +70,19 @@ func (l *loader) countRanges(s *perf.Sample) {
 		if hi < lo || hi-lo > maxRange {
 			continue
 		}
-		m, olo, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(lo))
+		m, olo, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(lo))
 		if !ok || m.Object == nil {
 			continue
 		}
-		m2, ohi, ok := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(hi))
+		m2, ohi, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(hi))
 		if !ok || m2.Object != m.Object {
 			continue
 		}
 		r.ranges[rangeKey{m.Object, olo, ohi}]++
 	}
 	for _, c := range l.lbr.calls {
-		ms, os, ok1 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(c.Site))
-		mc, oc, ok2 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(c.Callee))
+		ms, os, ok1 := l.maps.Lookup(s.PID, s.TID, s.Time, c.Site)
+		mc, oc, ok2 := l.maps.Lookup(s.PID, s.TID, s.Time, c.Callee)
 		if ok1 && ok2 && ms.Object != nil && mc.Object != nil {
 			r.calls[branchCallKey{ms.Object, mc.Object, os, oc}]++
 		}
@@ -90,9 +91,9 @@ func (l *loader) countRanges(s *perf.Sample) {
 		if l.isCall(s, i) {
 			continue
 		}
-		ms, os, ok1 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(b.From))
-		mc, oc, ok2 := l.maps.Lookup(s.PID, s.TID, s.Time, procmap.Addr(b.To))
-		if ok1 && ok2 && ms.Object != nil && mc.Object != nil && ms.Object.Kind == procmap.KindFile {
+		ms, os, ok1 := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(b.From))
+		mc, oc, ok2 := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(b.To))
+		if ok1 && ok2 && ms.Object != nil && mc.Object != nil && ms.Object.Kind == addrspace.KindFile {
 			r.jumps[branchCallKey{ms.Object, mc.Object, os, oc}]++
 		}
 	}
@@ -125,7 +126,7 @@ func (l *loader) rangeIDs() {
 			if err != nil || inst.Len == 0 {
 				break
 			}
-			r.execs[l.addrs.id(newAddrKey(k.obj, 0, k.lo+procmap.ObjAddr(off)))] += n
+			r.execs[l.addrs.id(newAddrKey(k.obj, 0, k.lo+addrspace.ObjAddr(off)))] += n
 			off += inst.Len
 		}
 	}

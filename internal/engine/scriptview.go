@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/symbolize"
-	"github.com/hwprof/hwprof/unwind"
 )
 
 // ScriptView is the engine as a per-sample printer sees it, in public
@@ -30,12 +29,8 @@ func (v ScriptView) Comm(pid uint32) (string, bool) {
 // Lookup returns the object of a runtime address of s's process at s's
 // time (a branch end) and the address in it; a nil object when no mapping
 // holds it.
-func (v ScriptView) Lookup(s *perf.Sample, a uint64) (unwind.Object, unwind.ObjAddr) {
-	obj, oa := v.e.Lookup(s, a)
-	if obj == nil {
-		return nil, unwind.ObjAddr(oa) // an untyped nil: no object
-	}
-	return obj, unwind.ObjAddr(oa)
+func (v ScriptView) Lookup(s *perf.Sample, a uint64) (*addrspace.Object, addrspace.ObjAddr) {
+	return v.e.Lookup(s, a)
 }
 
 // ObjectName names an object of this engine as perf's dso name does: the
@@ -43,15 +38,14 @@ func (v ScriptView) Lookup(s *perf.Sample, a uint64) (unwind.Object, unwind.ObjA
 // is "[kernel.kallsyms]_text") and "[name]" for a module
 // (kmod_path__parse: the file name without .ko and compression suffix,
 // '-' made '_'); "[unknown]" for what is not one.
-func (v ScriptView) ObjectName(o unwind.Object) string {
-	obj, _ := o.(*procmap.Object)
+func (v ScriptView) ObjectName(obj *addrspace.Object) string {
 	if obj == nil {
 		return "[unknown]"
 	}
 	switch obj.Kind {
-	case procmap.KindKernel:
+	case addrspace.KindKernel:
 		return symbolize.KernelPath
-	case procmap.KindModule:
+	case addrspace.KindModule:
 		if strings.HasPrefix(obj.Path, "[") {
 			return obj.Path
 		}
@@ -67,9 +61,8 @@ func (v ScriptView) ObjectName(o unwind.Object) string {
 // Want asks for the symbol at address a of object o (for a return
 // address the call's, ra-1) in process pid, and returns the id Location
 // takes; false when nothing names o.
-func (v ScriptView) Want(o unwind.Object, pid uint32, a unwind.ObjAddr) (uint64, bool) {
-	obj, _ := o.(*procmap.Object)
-	h := v.e.Symbols.Add(obj, pid, procmap.ObjAddr(a))
+func (v ScriptView) Want(obj *addrspace.Object, pid uint32, a addrspace.ObjAddr) (uint64, bool) {
+	h := v.e.Symbols.Add(obj, pid, a)
 	return uint64(uint32(h.key))<<32 | uint64(h.idx), h.Valid()
 }
 

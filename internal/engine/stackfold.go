@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/unwind"
 )
@@ -15,10 +15,10 @@ func (l *loader) frameKey(f *unwind.Frame, pid uint32) addrKey {
 
 // frameKey is the loader's frameKey with the call sites found in rt.
 func frameKey(rt *retTable, f *unwind.Frame, pid uint32) addrKey {
-	obj := FrameObject(f)
-	a := procmap.ObjAddr(f.ObjAddr)
+	obj := f.Object
+	a := f.ObjAddr
 	if obj == nil {
-		a = procmap.ObjAddr(f.Addr)
+		a = addrspace.Unmapped(f.Addr)
 	}
 	if f.Kind == unwind.FrameReturn {
 		if obj == nil {

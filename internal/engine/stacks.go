@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/ccmap"
-	"github.com/hwprof/hwprof/internal/procmap"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/profile"
 	"github.com/hwprof/hwprof/unwind"
@@ -73,10 +73,10 @@ func brokenStack(rt *retTable, frames []unwind.Frame) bool {
 			continue
 		}
 		outermost := i == len(frames)-1
-		if outermost && (f.Addr == 0 || FrameObject(f) == nil) {
+		if outermost && (f.Addr == 0 || f.Object == nil) {
 			continue
 		}
-		switch rt.checkReturn(FrameObject(f), procmap.ObjAddr(f.ObjAddr)) {
+		switch rt.checkReturn(f.Object, f.ObjAddr) {
 		case retNotCode:
 			return true
 		case retNotCall:
@@ -206,7 +206,7 @@ func (l *loader) unrooted(m *ccmap.Map, funcs []profile.Func, fmap []ccmap.FuncI
 			continue
 		}
 		k := l.addrs.keys[id]
-		if k.obj == nil || k.obj.Kind == procmap.KindKernel || k.obj.Kind == procmap.KindModule {
+		if k.obj == nil || k.obj.Kind == addrspace.KindKernel || k.obj.Kind == addrspace.KindModule {
 			continue
 		}
 		f := fmap[id]

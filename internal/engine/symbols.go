@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/hwprof/hwprof/internal/procmap"
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/symbolize"
 )
@@ -36,8 +36,8 @@ type Symbols struct {
 	objKey  map[objPID]int32
 	last    objPID // the object of the last Add, and its key
 	lastKey int32
-	addrs   [][]symbolize.Addr
-	addrIdx []map[symbolize.Addr]uint32
+	addrs   [][]addrspace.ObjAddr
+	addrIdx []map[addrspace.ObjAddr]uint32
 	results []symbolize.Result   // by key: the locations of addrs[k] looked up so far
 	open    []symbolize.Resolver // by key: its file, read, kept by ResolveAdded
 
@@ -60,7 +60,7 @@ type Symbols struct {
 // objPID is an object as seen by a process: the process matters for JIT
 // code only (its perf map).
 type objPID struct {
-	obj *procmap.Object
+	obj *addrspace.Object
 	pid uint32
 }
 
@@ -102,8 +102,8 @@ func (s *Symbols) PreloadKernel() {
 // same options). The loader calls it for the object of each new address
 // while the records are read on. Resolve waits for every preload. It
 // reports whether it started one.
-func (s *Symbols) PreloadObject(obj *procmap.Object) bool {
-	if obj == nil || obj.Kind != procmap.KindFile {
+func (s *Symbols) PreloadObject(obj *addrspace.Object) bool {
+	if obj == nil || obj.Kind != addrspace.KindFile {
 		return false // the kernel, JIT code and the vdso are read when resolving
 	}
 	key, ok := s.objs.Key(obj, 0)
@@ -138,11 +138,11 @@ func (s *Symbols) Wait() {
 // Add asks for the symbol of address a of obj in process pid (a's object
 // address; for a return address the address of the call, ra-1) and
 // returns its handle; NoHandle when nothing names obj.
-func (s *Symbols) Add(obj *procmap.Object, pid uint32, a procmap.ObjAddr) Handle {
+func (s *Symbols) Add(obj *addrspace.Object, pid uint32, a addrspace.ObjAddr) Handle {
 	if obj == nil {
 		return NoHandle
 	}
-	if obj.Kind != procmap.KindJIT {
+	if obj.Kind != addrspace.KindJIT {
 		pid = 0
 	}
 	op := objPID{obj, pid}
@@ -157,12 +157,11 @@ func (s *Symbols) Add(obj *procmap.Object, pid uint32, a procmap.ObjAddr) Handle
 	if k < 0 {
 		return NoHandle
 	}
-	sa := symbolize.Addr(a)
-	i, ok := s.addrIdx[k][sa]
+	i, ok := s.addrIdx[k][a]
 	if !ok {
 		i = uint32(len(s.addrs[k]))
-		s.addrs[k] = append(s.addrs[k], sa)
-		s.addrIdx[k][sa] = i
+		s.addrs[k] = append(s.addrs[k], a)
+		s.addrIdx[k][a] = i
 	}
 	return Handle{key: k, idx: i}
 }
@@ -177,7 +176,7 @@ func (s *Symbols) addKey(op objPID) int32 {
 			s.keyIdx[key] = k
 			s.keys = append(s.keys, key)
 			s.addrs = append(s.addrs, nil)
-			s.addrIdx = append(s.addrIdx, map[symbolize.Addr]uint32{})
+			s.addrIdx = append(s.addrIdx, map[addrspace.ObjAddr]uint32{})
 		}
 	}
 	s.objKey[op] = k
@@ -318,7 +317,7 @@ func (s *Symbols) opener(key symbolize.ObjectKey, opts symbolize.Options, dwarf 
 // kernel returns a resolver of the kernel addresses addrs: the symbols of
 // the kallsyms text that contain them, or all its symbols for nil addrs,
 // from the text preloaded or read now (once).
-func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
+func (s *Symbols) kernel(addrs []addrspace.ObjAddr) (symbolize.Resolver, error) {
 	path, _ := s.objs.Kernel()
 	if path == "" {
 		return nil, ErrNoKernelSymbols
@@ -354,11 +353,11 @@ func (s *Symbols) kernel(addrs []symbolize.Addr) (symbolize.Resolver, error) {
 		k, err = s.kernelText.All()
 	} else {
 		if delta != 0 {
-			moved := make([]symbolize.Addr, len(addrs))
+			moved := make([]addrspace.ObjAddr, len(addrs))
 			for i, a := range addrs {
 				moved[i] = a
 				if uint64(a) >= ref.start && uint64(a) < ref.end {
-					moved[i] = a - symbolize.Addr(delta)
+					moved[i] = a - addrspace.ObjAddr(delta)
 				}
 			}
 			addrs = moved

@@ -133,7 +133,7 @@ func modulePackages(t *testing.T) map[string][]string {
 // goes, where its path tells.
 func layerHint(path string) string {
 	switch {
-	case path == "buildid" || path == "perf" || strings.HasPrefix(path, "perf/"):
+	case path == "buildid" || path == "addrspace" || path == "perf" || strings.HasPrefix(path, "perf/"):
 		return "### " + perfLayer
 	case path == "report" || strings.HasPrefix(path, "report/"):
 		return "### " + reports

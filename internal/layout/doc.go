@@ -8,7 +8,8 @@
 // internal/perfflags import flag, and perf nothing that does. Besides,
 // only main packages have init functions, cmd/hwprof leaves tracefs to
 // internal/uprobe, goroutines start in internal/pipeline, symbolize and
-// perf/perfdata alone, and no file is over 900 lines nor the loader
-// (internal/engine/load.go) over 600 (checked on the source tree). The
+// perf/perfdata alone, no file is over 900 lines nor the loader
+// (internal/engine/load.go) over 600, and only package addrspace declares
+// the address types Addr and ObjAddr (checked on the source tree). The
 // tests need the go command on PATH, as `go test` does.
 package layout

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -60,5 +61,40 @@ func TestCommandLeavesTracefsToUprobe(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestOneAddressVocabulary: the address types are package addrspace's
+// alone (issue 29: one vocabulary): no other package, tests included,
+// declares a type or an alias named Addr or ObjAddr.
+func TestOneAddressVocabulary(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "../.." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || filepath.Dir(path) == filepath.Join("../..", "addrspace") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok && (ts.Name.Name == "Addr" || ts.Name.Name == "ObjAddr") {
+				t.Errorf("%s: package %s declares type %s (use addrspace.%s)", fset.Position(ts.Pos()), f.Name.Name, ts.Name.Name, ts.Name.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,23 +20,20 @@
 //   - Kernel mappings (pid -1: "[kernel.kallsyms]_text", modules) apply to
 //     every process; lookups fall back to them.
 //
-// Address arithmetic: Lookup returns the address in the object's own ELF
-// virtual address space (ObjAddr, what addr2line and the object's symbol
-// table take). For a file mapping that needs the object's PT_LOAD program
-// headers: the file offset of addr is PgOff + (addr - Start), and the segment
-// that holds that offset gives ObjAddr = p_vaddr + (offset - p_offset).
+// Address arithmetic: Lookup returns the mapping (an addrspace.Mapping of
+// an *addrspace.Object, one pointer per object) and the address in the
+// object's own address space (addrspace.ObjAddr), converted by package
+// addrspace (Mapping.ObjAddr) with the object's PT_LOAD program headers.
 // Segments reads them with debug/elf, once per path (a regular file within
 // its root, --symfs or /: package safefile), and accepts injected segments
-// for tests and for objects that are not on this machine. The
-// kernel and modules resolve to the runtime address itself (the address space
-// of /proc/kallsyms); the vdso to its image offset (the kernel links it at 0);
-// anonymous, JIT, stack and heap regions to the runtime address (the space of
-// /tmp/perf-PID.map, which the caller reads).
-//
-// The unwinder's view: *Map is an unwind.Maps (LookupObject) and *Object
-// an unwind.Object (CFIFile, IsVDSO), in plain types, so that package
-// unwind's API holds none of this package's types and this package does
-// not import unwind.
+// for tests and for objects that are not on this machine.
+// JIT memory of a process whose jitdump file SetJIT gave resolves to the
+// range of the function that held the address at the lookup's time, in an
+// object marked addrspace.Object.JITCode (the function's own addresses).
+// LookupObjectRange also says around which addresses the answer shifts
+// with the address (Mapping.Linear), so that the unwinder saves lookups.
+// *Map is an unwind.Maps, in addrspace's types: this package does not
+// import unwind.
 //
 // What it does not do: it does not read symbols, build-ids of files on disk
 // or perf-PID.map files (package symbolize does), and it does not synthesize

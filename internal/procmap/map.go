@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/buildid"
-
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -19,7 +19,7 @@ type Map struct {
 	procs   map[uint32]*Process
 	threads map[uint32]uint32 // tid → pid
 	kernel  space
-	objects map[objectKey]*Object
+	objects map[objectKey]*object
 	jit     map[uint32]*jitOverlay // by pid: SetJIT
 }
 
@@ -42,7 +42,7 @@ func New(segs *Segments) *Map {
 		segs:    segs,
 		procs:   make(map[uint32]*Process),
 		threads: make(map[uint32]uint32),
-		objects: make(map[objectKey]*Object),
+		objects: make(map[objectKey]*object),
 	}
 }
 
@@ -60,7 +60,7 @@ func (m *Map) Apply(rec perf.Record) error {
 		if exec {
 			prot |= protExec
 		}
-		return m.mmap(r.PID, r.TID, Addr(r.Addr), r.Len, r.PgOff, r.Filename, prot, 0, trailerTime(&r.Trailer),
+		return m.mmap(r.PID, r.TID, addrspace.Addr(r.Addr), r.Len, r.PgOff, r.Filename, prot, 0, trailerTime(&r.Trailer),
 			objectKey{path: r.Filename})
 	case *perf.Mmap2:
 		k := objectKey{path: r.Filename}
@@ -69,7 +69,7 @@ func (m *Map) Apply(rec perf.Record) error {
 		} else {
 			k.maj, k.min, k.ino, k.gen = r.Maj, r.Min, r.Ino, r.InoGeneration
 		}
-		return m.mmap(r.PID, r.TID, Addr(r.Addr), r.Len, r.PgOff, r.Filename, r.Prot, r.Flags, trailerTime(&r.Trailer), k)
+		return m.mmap(r.PID, r.TID, addrspace.Addr(r.Addr), r.Len, r.PgOff, r.Filename, r.Prot, r.Flags, trailerTime(&r.Trailer), k)
 	case *perf.Comm:
 		m.Comm(r.PID, r.TID, r.Comm, r.Exec(), trailerTime(&r.Trailer))
 	case *perf.Fork:
@@ -89,8 +89,8 @@ func trailerTime(t *perf.Trailer) uint64 {
 	return 0
 }
 
-func (m *Map) mmap(pid, tid uint32, start Addr, length, pgoff uint64, name string, prot, flags uint32, t uint64, key objectKey) error {
-	end := start + Addr(length)
+func (m *Map) mmap(pid, tid uint32, start addrspace.Addr, length, pgoff uint64, name string, prot, flags uint32, t uint64, key objectKey) error {
+	end := start + addrspace.Addr(length)
 	if length == 0 || end < start {
 		return fmt.Errorf("procmap: mmap %q at %#x: bad length %#x", name, uint64(start), length)
 	}
@@ -99,11 +99,12 @@ func (m *Map) mmap(pid, tid uint32, start Addr, length, pgoff uint64, name strin
 	key.kind = classify(pid, name, prot&protExec != 0)
 	obj := m.objects[key]
 	if obj == nil {
-		obj = &Object{Path: name, Kind: key.kind, Maj: key.maj, Min: key.min, Ino: key.ino, InoGen: key.gen}
-		obj.BuildID = key.buildID
+		obj = &object{Object: addrspace.Object{Path: name, Kind: key.kind, BuildID: key.buildID,
+			Maj: key.maj, Min: key.min, Ino: key.ino, InoGen: key.gen}}
 		m.objects[key] = obj
 	}
-	mp := Mapping{Start: start, End: end, PgOff: pgoff, Prot: prot, Flags: flags, PID: pid, Object: obj, From: t, Until: Forever}
+	mp := mapping{Mapping: addrspace.Mapping{Start: start, End: end, PgOff: pgoff, Object: &obj.Object}, obj: obj,
+		Prot: prot, Flags: flags, PID: pid, From: t, Until: Forever}
 	if pid == KernelPID {
 		m.kernel.insert(mp)
 		return nil
@@ -179,23 +180,18 @@ func (m *Map) Exit(pid, tid uint32, t uint64) {
 // unknown, the process of thread tid) at time t, falling back to the
 // kernel's mappings, and returns it with addr in the object's address space
 // (see the package doc). ok is false when nothing held addr.
-func (m *Map) Lookup(pid, tid uint32, t uint64, addr Addr) (Mapping, ObjAddr, bool) {
-	mp, ok := m.find(pid, tid, t, addr)
-	if !ok {
-		return Mapping{}, 0, false
-	}
-	return mp, m.ObjAddr(&mp, addr), true
-}
-
-func (m *Map) find(pid, tid uint32, t uint64, addr Addr) (Mapping, bool) {
+func (m *Map) Lookup(pid, tid uint32, t uint64, addr addrspace.Addr) (addrspace.Mapping, addrspace.ObjAddr, bool) {
 	mp, _, ok := m.findWhole(pid, tid, t, addr)
-	return mp, ok
+	if !ok {
+		return addrspace.Mapping{}, 0, false
+	}
+	return mp.Mapping, mp.Mapping.ObjAddr(addr, m.objSegments(mp.obj)), true
 }
 
 // findWhole is find also saying whether the mapping is the answer for
 // every address it holds (at the same pid, tid and time): a live mapping
 // that began by t, which find returns without looking further.
-func (m *Map) findWhole(pid, tid uint32, t uint64, addr Addr) (Mapping, bool, bool) {
+func (m *Map) findWhole(pid, tid uint32, t uint64, addr addrspace.Addr) (mapping, bool, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	p := m.procs[pid]
@@ -215,41 +211,27 @@ func (m *Map) findWhole(pid, tid uint32, t uint64, addr Addr) (Mapping, bool, bo
 	if mp, whole, ok := m.kernel.findWhole(t, addr); ok {
 		return *mp, whole, true
 	}
-	return Mapping{}, false, false
+	return mapping{}, false, false
 }
 
-// ObjAddr converts addr, which mp holds, to the object's address space: the
-// runtime address for the kernel, modules and anonymous memory; for files
-// and the vdso the address of the PT_LOAD segment holding the file offset,
-// or the file offset itself when the object's segments are unknown.
-func (m *Map) ObjAddr(mp *Mapping, addr Addr) ObjAddr {
-	switch mp.Object.Kind {
-	case KindFile, KindVDSO:
-		off := mp.PgOff + uint64(addr-mp.Start)
-		if segs, err := m.objSegments(mp.Object); err == nil {
-			if a, ok := ObjAddrOf(segs, off); ok {
-				return a
-			}
-		}
-		return ObjAddr(off)
-	case KindJIT:
-		if mp.Object.jitCode {
-			return ObjAddr(mp.PgOff + uint64(addr-mp.Start))
-		}
-	}
-	return ObjAddr(addr)
-}
-
-// objSegments is m.segs.Get(obj.Path), through the copy obj keeps while
+// objSegments is the segments of obj (m.segs.Get(obj.Path)) for address
+// conversion (addrspace.Mapping.ObjAddr): nil when unknown or not needed
+// (the object is not a file or the vdso), through the copy obj keeps while
 // the Segments have not been Set since.
-func (m *Map) objSegments(obj *Object) ([]Segment, error) {
+func (m *Map) objSegments(obj *object) []addrspace.Segment {
+	if !obj.Kind.Linked() {
+		return nil
+	}
 	gen := m.segs.gen.Load()
 	if c := obj.segs.Load(); c != nil && c.gen == gen {
-		return c.segs, c.err
+		return c.segs
 	}
 	segs, err := m.segs.Get(obj.Path)
+	if err != nil {
+		segs = nil
+	}
 	obj.segs.Store(&objSegs{gen: gen, segEntry: segEntry{segs: segs, err: err}})
-	return segs, err
+	return segs
 }
 
 // Process returns a copy of pid's process record (its address space left
@@ -266,7 +248,7 @@ func (m *Map) Process(pid uint32) (Process, bool) {
 
 // Mappings returns the mappings of pid alive at time t (KernelPID: the
 // kernel's), sorted by start address.
-func (m *Map) Mappings(pid uint32, t uint64) []Mapping {
+func (m *Map) Mappings(pid uint32, t uint64) []addrspace.Mapping {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if pid == KernelPID {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 )
 
@@ -42,21 +43,21 @@ const (
 // and a fork followed by an exec.
 func world(t testing.TB) *Map {
 	segs := NewSegments("")
-	segs.Set("/usr/bin/pie", []Segment{
+	segs.Set("/usr/bin/pie", []addrspace.Segment{
 		{Offset: 0, Vaddr: 0, Filesz: 0x600, Memsz: 0x600, Flags: elf.PF_R},
 		{Offset: 0x1000, Vaddr: 0x1000, Filesz: 0x2000, Memsz: 0x2000, Flags: elf.PF_R | elf.PF_X},
 		{Offset: 0x3000, Vaddr: 0x4df0, Filesz: 0x300, Memsz: 0x400, Flags: elf.PF_R | elf.PF_W},
 	})
-	segs.Set("/usr/bin/nopie", []Segment{
+	segs.Set("/usr/bin/nopie", []addrspace.Segment{
 		{Offset: 0, Vaddr: 0x400000, Filesz: 0x500, Memsz: 0x500, Flags: elf.PF_R},
 		{Offset: 0x1000, Vaddr: 0x401000, Filesz: 0x3000, Memsz: 0x3000, Flags: elf.PF_R | elf.PF_X},
 	})
-	segs.Set("/usr/lib/libfoo.so", []Segment{
+	segs.Set("/usr/lib/libfoo.so", []addrspace.Segment{
 		{Offset: 0, Vaddr: 0, Filesz: 0x1000, Memsz: 0x1000, Flags: elf.PF_R},
 		{Offset: 0x1000, Vaddr: 0x2000, Filesz: 0x5000, Memsz: 0x5000, Flags: elf.PF_R | elf.PF_X},
 	})
-	segs.Set("/bin/sh", []Segment{{Offset: 0, Vaddr: 0, Filesz: 0x10000, Memsz: 0x10000, Flags: elf.PF_R | elf.PF_X}})
-	segs.Set("/usr/bin/prog", []Segment{{Offset: 0, Vaddr: 0x400000, Filesz: 0x10000, Memsz: 0x10000, Flags: elf.PF_R | elf.PF_X}})
+	segs.Set("/bin/sh", []addrspace.Segment{{Offset: 0, Vaddr: 0, Filesz: 0x10000, Memsz: 0x10000, Flags: elf.PF_R | elf.PF_X}})
+	segs.Set("/usr/bin/prog", []addrspace.Segment{{Offset: 0, Vaddr: 0x400000, Filesz: 0x10000, Memsz: 0x10000, Flags: elf.PF_R | elf.PF_X}})
 	m := New(segs)
 	recs := []perf.Record{
 		&perf.Mmap{RecordHeader: perf.RecordHeader{Type: perf.RecordMmap, Misc: perf.MiscKernel},
@@ -96,34 +97,34 @@ func TestLookup(t *testing.T) {
 		name      string
 		pid, tid  uint32
 		time      uint64
-		addr      Addr
+		addr      addrspace.Addr
 		wantOK    bool
 		wantPath  string
-		wantKind  Kind
-		wantObj   ObjAddr
-		wantStart Addr
+		wantKind  addrspace.Kind
+		wantObj   addrspace.ObjAddr
+		wantStart addrspace.Addr
 	}{
-		{"PIE executable text", 100, 100, 50, 0x555555555123, true, "/usr/bin/pie", KindFile, 0x1123, 0x555555555000},
-		{"PIE executable first page", 100, 100, 50, 0x555555554010, true, "/usr/bin/pie", KindFile, 0x10, 0x555555554000},
-		{"non-PIE executable", 200, 200, 50, 0x401234, true, "/usr/bin/nopie", KindFile, 0x401234, 0x401000},
-		{"shared library with non-zero pgoff", 100, 100, 50, 0x7f0000002345, true, "/usr/lib/libfoo.so", KindFile, 0x2345, 0x7f0000002000},
-		{"vdso", 100, 100, 50, 0x7ffff7fc1a10, true, "[vdso]", KindVDSO, 0xa10, 0x7ffff7fc1000},
-		{"kernel", 100, 100, 50, 0xffffffff81334585, true, "[kernel.kallsyms]_text", KindKernel, 0xffffffff81334585, 0xffffffff81000000},
-		{"kernel from an unknown process", 999, 999, 50, 0xffffffff81000010, true, "[kernel.kallsyms]_text", KindKernel, 0xffffffff81000010, 0xffffffff81000000},
-		{"module", 100, 100, 50, 0xffffffffc0001234, true, "/lib/modules/6.18.0/kernel/fs/ext4/ext4.ko", KindModule, 0xffffffffc0001234, 0xffffffffc0000000},
-		{"anonymous executable (JIT)", 100, 100, 50, 0x7f1000000040, true, "//anon", KindJIT, 0x7f1000000040, 0x7f1000000000},
-		{"stack", 100, 100, 50, 0x7fffffffe000, true, "[stack]", KindStack, 0x7fffffffe000, 0x7ffffffde000},
-		{"thread shares its process's mappings", 100, 101, 50, 0x555555555123, true, "/usr/bin/pie", KindFile, 0x1123, 0x555555555000},
-		{"thread found by tid alone", 0xdead, 101, 50, 0x555555555123, true, "/usr/bin/pie", KindFile, 0x1123, 0x555555555000},
-		{"range before its replacement, looked up at an earlier time", 100, 101, 300, 0x7f2000001200, true, "/usr/lib/libfoo.so", KindFile, 0x3200, 0x7f2000000000},
-		{"range after its replacement", 100, 101, 600, 0x7f2000001200, true, "//anon", KindJIT, 0x7f2000001200, 0x7f2000001000},
-		{"part of a replaced range that stays mapped", 100, 101, 600, 0x7f2000002200, true, "/usr/lib/libfoo.so", KindFile, 0x4200, 0x7f2000002000},
-		{"forked child has its parent's mappings", 301, 301, 1500, 0x555555560100, true, "/bin/sh", KindFile, 0x100, 0x555555560000},
-		{"child before its exec, looked up after it", 301, 301, 1500, 0x555555560100, true, "/bin/sh", KindFile, 0x100, 0x555555560000},
-		{"child after exec: new image", 301, 301, 2500, 0x400100, true, "/usr/bin/prog", KindFile, 0x400100, 0x400000},
+		{"PIE executable text", 100, 100, 50, 0x555555555123, true, "/usr/bin/pie", addrspace.KindFile, 0x1123, 0x555555555000},
+		{"PIE executable first page", 100, 100, 50, 0x555555554010, true, "/usr/bin/pie", addrspace.KindFile, 0x10, 0x555555554000},
+		{"non-PIE executable", 200, 200, 50, 0x401234, true, "/usr/bin/nopie", addrspace.KindFile, 0x401234, 0x401000},
+		{"shared library with non-zero pgoff", 100, 100, 50, 0x7f0000002345, true, "/usr/lib/libfoo.so", addrspace.KindFile, 0x2345, 0x7f0000002000},
+		{"vdso", 100, 100, 50, 0x7ffff7fc1a10, true, "[vdso]", addrspace.KindVDSO, 0xa10, 0x7ffff7fc1000},
+		{"kernel", 100, 100, 50, 0xffffffff81334585, true, "[kernel.kallsyms]_text", addrspace.KindKernel, 0xffffffff81334585, 0xffffffff81000000},
+		{"kernel from an unknown process", 999, 999, 50, 0xffffffff81000010, true, "[kernel.kallsyms]_text", addrspace.KindKernel, 0xffffffff81000010, 0xffffffff81000000},
+		{"module", 100, 100, 50, 0xffffffffc0001234, true, "/lib/modules/6.18.0/kernel/fs/ext4/ext4.ko", addrspace.KindModule, 0xffffffffc0001234, 0xffffffffc0000000},
+		{"anonymous executable (JIT)", 100, 100, 50, 0x7f1000000040, true, "//anon", addrspace.KindJIT, 0x7f1000000040, 0x7f1000000000},
+		{"stack", 100, 100, 50, 0x7fffffffe000, true, "[stack]", addrspace.KindStack, 0x7fffffffe000, 0x7ffffffde000},
+		{"thread shares its process's mappings", 100, 101, 50, 0x555555555123, true, "/usr/bin/pie", addrspace.KindFile, 0x1123, 0x555555555000},
+		{"thread found by tid alone", 0xdead, 101, 50, 0x555555555123, true, "/usr/bin/pie", addrspace.KindFile, 0x1123, 0x555555555000},
+		{"range before its replacement, looked up at an earlier time", 100, 101, 300, 0x7f2000001200, true, "/usr/lib/libfoo.so", addrspace.KindFile, 0x3200, 0x7f2000000000},
+		{"range after its replacement", 100, 101, 600, 0x7f2000001200, true, "//anon", addrspace.KindJIT, 0x7f2000001200, 0x7f2000001000},
+		{"part of a replaced range that stays mapped", 100, 101, 600, 0x7f2000002200, true, "/usr/lib/libfoo.so", addrspace.KindFile, 0x4200, 0x7f2000002000},
+		{"forked child has its parent's mappings", 301, 301, 1500, 0x555555560100, true, "/bin/sh", addrspace.KindFile, 0x100, 0x555555560000},
+		{"child before its exec, looked up after it", 301, 301, 1500, 0x555555560100, true, "/bin/sh", addrspace.KindFile, 0x100, 0x555555560000},
+		{"child after exec: new image", 301, 301, 2500, 0x400100, true, "/usr/bin/prog", addrspace.KindFile, 0x400100, 0x400000},
 		{"child after exec: old image gone", 301, 301, 2500, 0x555555560100, false, "", 0, 0, 0},
-		{"parent unaffected by the child's exec", 300, 300, 2500, 0x555555560100, true, "/bin/sh", KindFile, 0x100, 0x555555560000},
-		{"after exit, samples still resolve", 301, 301, 3001, 0x400100, true, "/usr/bin/prog", KindFile, 0x400100, 0x400000},
+		{"parent unaffected by the child's exec", 300, 300, 2500, 0x555555560100, true, "/bin/sh", addrspace.KindFile, 0x100, 0x555555560000},
+		{"after exit, samples still resolve", 301, 301, 3001, 0x400100, true, "/usr/bin/prog", addrspace.KindFile, 0x400100, 0x400000},
 		{"unmapped address", 100, 100, 50, 0x1000, false, "", 0, 0, 0},
 	}
 	for _, tt := range tests {
@@ -192,35 +193,6 @@ func TestBadMmap(t *testing.T) {
 	}
 }
 
-func TestObjAddrOf(t *testing.T) {
-	// lld lays segments out so that a segment starts mid-page: p_offset 0x2d10, p_vaddr 0x3d10.
-	segs := []Segment{
-		{Offset: 0, Vaddr: 0, Filesz: 0x1d10},
-		{Offset: 0x1d10, Vaddr: 0x2d10, Filesz: 0x1000, Flags: elf.PF_X},
-		{Offset: 0x2d10, Vaddr: 0x4d10, Filesz: 0x100, Memsz: 0x2000},
-	}
-	tests := []struct {
-		name string
-		off  uint64
-		want ObjAddr
-		ok   bool
-	}{
-		{"first segment", 0x100, 0x100, true},
-		{"text segment starting mid-page", 0x1d20, 0x2d20, true},
-		{"data segment", 0x2d20, 0x4d20, true},
-		{"bss page past the file contents", 0x3000, 0x5000, true},
-		{"past every segment", 0x100000, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := ObjAddrOf(segs, tt.off)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("ObjAddrOf(%#x) = %#x, %v; want %#x, %v", tt.off, uint64(got), ok, uint64(tt.want), tt.ok)
-			}
-		})
-	}
-}
-
 // TestConcurrentLookup applies records while other goroutines look up
 // (run with -race).
 func TestConcurrentLookup(t *testing.T) {
@@ -231,7 +203,7 @@ func TestConcurrentLookup(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for i := range 2000 {
 				m.Lookup(100, 100, uint64(i), 0x555555555123)
-				m.Lookup(400, 400, uint64(i), 0x400100+Addr(i))
+				m.Lookup(400, 400, uint64(i), 0x400100+addrspace.Addr(i))
 			}
 		}()
 	}
@@ -249,11 +221,20 @@ func TestConcurrentLookup(t *testing.T) {
 
 func BenchmarkLookup(b *testing.B) {
 	m := world(b)
-	addrs := []Addr{0x555555555123, 0x7f0000002345, 0x7ffff7fc1a10, 0xffffffff81334585, 0x7f2000001200}
+	addrs := []addrspace.Addr{0x555555555123, 0x7f0000002345, 0x7ffff7fc1a10, 0xffffffff81334585, 0x7f2000001200}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		m.Lookup(100, 101, 600, addrs[i%len(addrs)])
 	}
+}
+
+// lookupObject is the object and object address of a Lookup, a nil
+// object and false when nothing held the address.
+func lookupObject(mp addrspace.Mapping, oa addrspace.ObjAddr, ok bool) (*addrspace.Object, addrspace.ObjAddr, bool) {
+	if !ok || mp.Object == nil {
+		return nil, 0, false
+	}
+	return mp.Object, oa, true
 }
 
 // TestLookupObjectRange checks that every address of the range
@@ -266,7 +247,7 @@ func TestLookupObjectRange(t *testing.T) {
 	type at struct {
 		pid, tid uint32
 		time     uint64
-		addr     uint64
+		addr     addrspace.Addr
 	}
 	cases := []at{
 		{100, 100, 50, 0x555555555123}, {100, 100, 50, 0x555555554010}, {200, 200, 50, 0x401234},
@@ -279,7 +260,7 @@ func TestLookupObjectRange(t *testing.T) {
 	}
 	for _, c := range cases {
 		obj, oa, lo, hi, ok := m.LookupObjectRange(c.pid, c.tid, c.time, c.addr)
-		wobj, woa, wok := m.LookupObject(c.pid, c.tid, c.time, c.addr)
+		wobj, woa, wok := lookupObject(m.Lookup(c.pid, c.tid, c.time, c.addr))
 		if ok != wok || obj != wobj || oa != woa {
 			t.Errorf("%+v: LookupObjectRange gives %v %#x %v, LookupObject %v %#x %v", c, obj, oa, ok, wobj, woa, wok)
 			continue
@@ -291,18 +272,18 @@ func TestLookupObjectRange(t *testing.T) {
 			t.Errorf("%+v: range [%#x, %#x) does not hold the address", c, lo, hi)
 			continue
 		}
-		probes := []uint64{lo, hi - 1, lo + (hi-lo)/2}
+		probes := []addrspace.Addr{lo, hi - 1, lo + (hi-lo)/2}
 		for step := (hi - lo) / 64; step > 0 && len(probes) < 70; {
-			probes = append(probes, lo+uint64(len(probes))*step)
+			probes = append(probes, lo+addrspace.Addr(len(probes))*step)
 			if probes[len(probes)-1] >= hi {
 				probes = probes[:len(probes)-1]
 				break
 			}
 		}
 		for _, a := range probes {
-			gobj, goa, gok := m.LookupObject(c.pid, c.tid, c.time, a)
-			if !gok || gobj != obj || goa != oa+(a-c.addr) {
-				t.Errorf("%+v: %#x in the range [%#x, %#x) looks up to %v %#x %v, want %v %#x", c, a, lo, hi, gobj, goa, gok, obj, oa+(a-c.addr))
+			gobj, goa, gok := lookupObject(m.Lookup(c.pid, c.tid, c.time, a))
+			if !gok || gobj != obj || goa != oa.Moved(c.addr, a) {
+				t.Errorf("%+v: %#x in the range [%#x, %#x) looks up to %v %#x %v, want %v %#x", c, a, lo, hi, gobj, goa, gok, obj, oa.Moved(c.addr, a))
 			}
 		}
 	}

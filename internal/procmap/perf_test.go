@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 )
@@ -40,16 +41,16 @@ func perfDSOs(t *testing.T, data string) []string {
 
 // perfName is the name perf gives an object: [kernel.kallsyms] for the
 // kernel, [unknown] for no mapping, /tmp/perf-PID.map for anonymous
-// executable memory, the path otherwise (modules included).
-func perfName(mp Mapping, ok bool) string {
+// executable memory of process pid, the path otherwise (modules included).
+func perfName(mp addrspace.Mapping, ok bool, pid uint32) string {
 	if !ok {
 		return "[unknown]"
 	}
 	switch mp.Object.Kind {
-	case KindKernel:
+	case addrspace.KindKernel:
 		return "[kernel.kallsyms]"
-	case KindJIT:
-		return fmt.Sprintf("/tmp/perf-%d.map", mp.PID) // perf names JIT code by its symbol map
+	case addrspace.KindJIT:
+		return fmt.Sprintf("/tmp/perf-%d.map", pid) // perf names JIT code by its symbol map
 	}
 	return mp.Object.Path
 }
@@ -92,8 +93,8 @@ func TestAgainstPerf(t *testing.T) {
 					if err := r.DecodeSample(&s); err != nil {
 						t.Fatal(err)
 					}
-					mp, _, ok := m.Lookup(s.PID, s.TID, s.Time, Addr(s.IP))
-					g := perfName(mp, ok)
+					mp, _, ok := m.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(s.IP))
+					g := perfName(mp, ok, s.PID)
 					if n < len(want) && g != want[n] && want[n] == "[unknown]" && modeMismatch(&s) {
 						// perf looks the IP up in the address space the sample's
 						// mode names (skid across a kernel entry or exit); the

@@ -1,23 +1,15 @@
 package procmap
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/safefile"
 )
-
-// Segment is one PT_LOAD program header of an ELF object.
-type Segment struct {
-	Offset, Vaddr uint64 // p_offset, p_vaddr
-	Filesz, Memsz uint64 // p_filesz, p_memsz
-	Align         uint64 // p_align
-	Flags         elf.ProgFlag
-}
 
 // Segments caches the PT_LOAD segments of objects by path: each file is
 // opened once, whatever the number of mappings and lookups. Set injects the
@@ -33,7 +25,7 @@ type Segments struct {
 }
 
 type segEntry struct {
-	segs []Segment
+	segs []addrspace.Segment
 	err  error
 }
 
@@ -45,7 +37,7 @@ func NewSegments(root string) *Segments {
 }
 
 // Set records the segments of path, replacing what was read or set before.
-func (s *Segments) Set(path string, segs []Segment) {
+func (s *Segments) Set(path string, segs []addrspace.Segment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[path] = segEntry{segs: segs}
@@ -54,7 +46,7 @@ func (s *Segments) Set(path string, segs []Segment) {
 
 // Get returns the segments of path, reading them the first time. An error is
 // remembered too: a missing file is not opened again.
-func (s *Segments) Get(path string) ([]Segment, error) {
+func (s *Segments) Get(path string) ([]addrspace.Segment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.m[path]; ok {
@@ -65,7 +57,7 @@ func (s *Segments) Get(path string) ([]Segment, error) {
 		s.m[path] = segEntry{err: err}
 		return nil, err
 	}
-	var segs []Segment
+	var segs []addrspace.Segment
 	f, err := s.root.Open(path)
 	if err == nil {
 		segs, err = readSegments(f)
@@ -78,7 +70,7 @@ func (s *Segments) Get(path string) ([]Segment, error) {
 
 // ReadSegments reads the PT_LOAD program headers of the regular ELF file
 // at path (a file on this machine: safefile.OpenLocal).
-func ReadSegments(path string) ([]Segment, error) {
+func ReadSegments(path string) ([]addrspace.Segment, error) {
 	f, err := safefile.OpenLocal(path)
 	if err != nil {
 		return nil, fmt.Errorf("procmap: read segments: %w", err)
@@ -88,44 +80,16 @@ func ReadSegments(path string) ([]Segment, error) {
 
 // readSegments reads the PT_LOAD program headers of the ELF file f and
 // closes it.
-func readSegments(file *os.File) ([]Segment, error) {
+func readSegments(file *os.File) ([]addrspace.Segment, error) {
 	path := file.Name()
 	f, err := safefile.NewELF(file)
 	if err != nil {
 		return nil, fmt.Errorf("procmap: read segments: %w", err)
 	}
 	defer f.Close()
-	var segs []Segment
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_LOAD {
-			continue
-		}
-		segs = append(segs, Segment{Offset: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align, Flags: p.Flags})
-	}
+	segs := addrspace.Segments(f.Progs)
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("procmap: read segments: %s: no PT_LOAD segment", path)
 	}
 	return segs, nil
-}
-
-const pageSize = 4096
-
-// ObjAddrOf turns a file offset into an address in the object's ELF virtual
-// address space through the PT_LOAD segment that holds the offset:
-// p_vaddr + (off - p_offset). An offset in the page-aligned head of a
-// segment (before p_offset, in the same page) belongs to it too.
-func ObjAddrOf(segs []Segment, off uint64) (ObjAddr, bool) {
-	for _, s := range segs {
-		if s.Offset <= off && off-s.Offset < s.Filesz {
-			return ObjAddr(s.Vaddr + (off - s.Offset)), true
-		}
-	}
-	for _, s := range segs {
-		head := s.Offset &^ (pageSize - 1)
-		end := s.Offset + max(s.Filesz, s.Memsz)
-		if head <= off && off < (end+pageSize-1)&^(pageSize-1) {
-			return ObjAddr(s.Vaddr + off - s.Offset), true
-		}
-	}
-	return 0, false
 }

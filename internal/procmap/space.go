@@ -4,26 +4,28 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // space is one address space: the mappings alive now, sorted by Start and
 // never overlapping, and the retired ones, sorted by Start with the running
 // maximum of their ends so that a lookup scans only the candidates.
 type space struct {
-	live       []Mapping
-	dead       []Mapping
-	deadMaxEnd []Addr
+	live       []mapping
+	dead       []mapping
+	deadMaxEnd []addrspace.Addr
 }
 
 // insert maps m at time m.From, retiring the parts of live mappings it
 // overlaps and keeping the parts it does not.
-func (s *space) insert(m Mapping) {
+func (s *space) insert(m mapping) {
 	i := sort.Search(len(s.live), func(k int) bool { return s.live[k].End > m.Start })
 	j := i
 	for j < len(s.live) && s.live[j].Start < m.End {
 		j++
 	}
-	var keep []Mapping
+	var keep []mapping
 	for _, old := range s.live[i:j] {
 		if old.Start < m.Start {
 			left := old
@@ -52,7 +54,7 @@ func (s *space) retireAll(t uint64) {
 	s.live = s.live[:0]
 }
 
-func (s *space) retire(m Mapping, t uint64) {
+func (s *space) retire(m mapping, t uint64) {
 	m.Until = t
 	k := sort.Search(len(s.dead), func(k int) bool { return s.dead[k].Start > m.Start })
 	s.dead = slices.Insert(s.dead, k, m)
@@ -72,9 +74,9 @@ func (s *space) retire(m Mapping, t uint64) {
 // a little ahead of its mapping's record). It also says whether the
 // mapping is the answer for every address it holds at time t: a live
 // mapping that began by t.
-func (s *space) findWhole(t uint64, a Addr) (*Mapping, bool, bool) {
+func (s *space) findWhole(t uint64, a addrspace.Addr) (*mapping, bool, bool) {
 	i := sort.Search(len(s.live), func(k int) bool { return s.live[k].End > a })
-	var live *Mapping
+	var live *mapping
 	if i < len(s.live) && s.live[i].Start <= a {
 		live = &s.live[i]
 		if live.From <= t {
@@ -95,25 +97,25 @@ func (s *space) findWhole(t uint64, a Addr) (*Mapping, bool, bool) {
 }
 
 // at returns the mappings alive at time t, sorted by Start.
-func (s *space) at(t uint64) []Mapping {
-	var out []Mapping
+func (s *space) at(t uint64) []addrspace.Mapping {
+	var out []addrspace.Mapping
 	for _, m := range s.live {
 		if m.From <= t {
-			out = append(out, m)
+			out = append(out, m.Mapping)
 		}
 	}
 	for _, m := range s.dead {
 		if m.Live(t) {
-			out = append(out, m)
+			out = append(out, m.Mapping)
 		}
 	}
-	slices.SortFunc(out, func(a, b Mapping) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortFunc(out, func(a, b addrspace.Mapping) int { return cmp.Compare(a.Start, b.Start) })
 	return out
 }
 
 // clone copies the live mappings into a new space, mapped from time t.
-func (s *space) clone(pid uint32, t uint64) []Mapping {
-	out := make([]Mapping, len(s.live))
+func (s *space) clone(pid uint32, t uint64) []mapping {
+	out := make([]mapping, len(s.live))
 	for i, m := range s.live {
 		m.PID = pid
 		m.From = max(m.From, t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/symbolize"
@@ -76,8 +77,9 @@ func Functions(path string, filter *regexp.Regexp) (*Object, error) {
 		}
 	}
 	obj := &Object{Path: path}
+	segs := addrspace.Segments(f.Progs)
 	for _, s := range best {
-		off, ok := fileOffset(f.File, s.Value)
+		off, ok := addrspace.FileOffset(segs, addrspace.ObjAddr(s.Value))
 		if !ok {
 			continue // not backed by the file: nothing to probe
 		}
@@ -151,17 +153,6 @@ func betterName(a, b elf.Symbol) bool {
 		return len(a.Name) < len(b.Name)
 	}
 	return a.Name < b.Name
-}
-
-// fileOffset maps a virtual address to its file offset through the PT_LOAD
-// segment that holds it in its file-backed part.
-func fileOffset(f *elf.File, addr uint64) (uint64, bool) {
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && addr >= p.Vaddr && addr < p.Vaddr+p.Filesz {
-			return addr - p.Vaddr + p.Off, true
-		}
-	}
-	return 0, false
 }
 
 func demangled(name string) string {

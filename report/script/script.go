@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/symbolize"
@@ -26,13 +27,13 @@ type Analysis interface {
 	Comm(pid uint32) (string, bool)
 	// Lookup returns the object mapped at runtime address a of s's
 	// process at s's time and a's address in it; a nil object when none.
-	Lookup(s *perf.Sample, a uint64) (unwind.Object, unwind.ObjAddr)
+	Lookup(s *perf.Sample, a uint64) (*addrspace.Object, addrspace.ObjAddr)
 	// ObjectName is the name printed for an object (perf's dso name).
-	ObjectName(obj unwind.Object) string
+	ObjectName(obj *addrspace.Object) string
 	// Want asks for the symbol at address a of obj (a return address's
 	// call, ra-1) in process pid, and returns the id Location takes;
 	// false when nothing names obj.
-	Want(obj unwind.Object, pid uint32, a unwind.ObjAddr) (id uint64, ok bool)
+	Want(obj *addrspace.Object, pid uint32, a addrspace.ObjAddr) (id uint64, ok bool)
 	// Resolve looks up every address asked for since the last call,
 	// with source lines and inlined frames when srcline is set; last
 	// says nothing will be asked for after it.
@@ -102,9 +103,9 @@ type Printer struct {
 	branches []scriptBranch
 	// the printed names of the addresses' objects
 	objNames []string
-	objIdx   map[unwind.Object]int32
-	lastObj  unwind.Object // the object of the last address asked for
-	lastIdx  int32         // and its index
+	objIdx   map[*addrspace.Object]int32
+	lastObj  *addrspace.Object // the object of the last address asked for
+	lastIdx  int32             // and its index
 	commList []string
 	comms    map[string]int32 // index in commList
 }
@@ -114,7 +115,7 @@ type Printer struct {
 func New(r *perfdata.Reader, a Analysis, o Options, w io.Writer) *Printer {
 	return &Printer{
 		r: r, o: o, a: a, w: bufio.NewWriterSize(w, 1<<16),
-		objIdx: map[unwind.Object]int32{},
+		objIdx: map[*addrspace.Object]int32{},
 		comms:  map[string]int32{},
 	}
 }
@@ -213,7 +214,7 @@ func (p *Printer) wantRuntime(s *perf.Sample, a uint64) scriptAddr {
 }
 
 // want asks the Analysis for the symbol of addr (in obj at objAddr).
-func (p *Printer) want(addr uint64, obj unwind.Object, objAddr unwind.ObjAddr, pid uint32) scriptAddr {
+func (p *Printer) want(addr uint64, obj *addrspace.Object, objAddr addrspace.ObjAddr, pid uint32) scriptAddr {
 	sa := scriptAddr{addr: addr, obj: -1}
 	if obj == nil {
 		return sa

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwprof/hwprof/symbolize"
+	"github.com/hwprof/hwprof/addrspace"
 )
 
 // sample is a file with every record type: hot loaded at 0x1000 at
@@ -106,7 +106,7 @@ func TestTimelineAddressReused(t *testing.T) {
 			t.Errorf("%s: Find(%#x, %d) found code at %#x, want nothing", tt.name, tt.addr, tt.time, start)
 			continue
 		}
-		loc := tl.Symbolize([]symbolize.Addr{symbolize.Addr(base + tt.addr - start)})[0]
+		loc := tl.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(base + tt.addr - start)})[0]
 		if loc.Symbol == nil || loc.Symbol.Name.Raw != tt.want || len(loc.Frames) != 1 || loc.Frames[0].Line != tt.line {
 			t.Errorf("%s: %+v, want %s line %d", tt.name, loc, tt.want, tt.line)
 		}
@@ -172,7 +172,7 @@ func FuzzReader(f *testing.F) {
 				if a < start || a >= end {
 					t.Fatalf("Find(%#x) gave [%#x, %#x)", a, start, end)
 				}
-				loc := tl.Symbolize([]symbolize.Addr{symbolize.Addr(base + a - start)})[0]
+				loc := tl.Symbolize([]addrspace.ObjAddr{addrspace.ObjAddr(base + a - start)})[0]
 				if loc.Symbol == nil {
 					t.Fatalf("Find(%#x, %d) gave base %#x, which names nothing", a, at, base)
 				}

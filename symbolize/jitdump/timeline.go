@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/hwprof/hwprof/addrspace"
 	"github.com/hwprof/hwprof/symbolize"
 )
 
@@ -192,7 +193,7 @@ func (t *Timeline) Functions() int { return len(t.funcs) }
 // Symbolize names virtual addresses (Find's base plus an offset): the
 // function loaded there, with the source line of the offset when the
 // file has debug records for it. The result is parallel to addrs.
-func (t *Timeline) Symbolize(addrs []symbolize.Addr) []symbolize.Location {
+func (t *Timeline) Symbolize(addrs []addrspace.ObjAddr) []symbolize.Location {
 	out := make([]symbolize.Location, len(addrs))
 	syms := map[int]*symbolize.Symbol{}
 	for k, a := range addrs {
@@ -207,7 +208,7 @@ func (t *Timeline) Symbolize(addrs []symbolize.Addr) []symbolize.Location {
 		fn := &t.funcs[i]
 		s := syms[i]
 		if s == nil {
-			s = &symbolize.Symbol{Name: symbolize.NewName(fn.name), Start: symbolize.Addr(fn.base), Size: fn.size}
+			s = &symbolize.Symbol{Name: symbolize.NewName(fn.name), Start: addrspace.ObjAddr(fn.base), Size: fn.size}
 			syms[i] = s
 		}
 		f := symbolize.Frame{Func: s.Name}
