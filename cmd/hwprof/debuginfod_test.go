@@ -186,7 +186,18 @@ func TestDebuginfodServer(t *testing.T) {
 	// offline with an empty cache: nothing is asked, nothing named
 	env[1] = "DEBUGINFOD_CACHE_PATH=" + filepath.Join(dir, "empty")
 	rep, _ = reportEnv(t, []string{"DEBUGINFOD_URLS=" + url, env[1]}, "-i", data, "--offline")
-	if names(rep) || len(rep.Recording.Warnings) != 1 || !strings.HasPrefix(rep.Recording.Warnings[0], "no symbols in "+filepath.Join(dir, "hidden")+": ") {
+	// (the live recording's stacks may add warnings of their own: a
+	// broken stack; those of the debug file are counted)
+	var said, server int
+	for _, w := range rep.Recording.Warnings {
+		if strings.HasPrefix(w, "no symbols in "+filepath.Join(dir, "hidden")+": ") {
+			said++
+		}
+		if strings.Contains(w, url) || strings.Contains(w, "debuginfod") && !strings.HasPrefix(w, "no symbols in ") {
+			server++
+		}
+	}
+	if names(rep) || said != 1 || server != 0 {
 		t.Errorf("--offline with an empty cache named hidden_hot, or did not say why not (once, and nothing of the server): %q", rep.Recording.Warnings)
 	}
 }
