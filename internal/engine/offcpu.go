@@ -98,14 +98,7 @@ func (l *loader) offSample(s *perf.Sample, p *prepSample) {
 	case p != nil && p.state == prepUnwound && p.broken:
 		o.frames = l.brokenFrames(o.frames[:0])
 	case p != nil && p.state == prepUnwound:
-		o.frames = o.frames[:0]
-		for i, k := range p.keys { // as toFrames
-			f := ccmap.Frame{Func: l.addrs.id(k)}
-			if i > 0 {
-				f.Site = uint64(k.addr)
-			}
-			o.frames = append(o.frames, f)
-		}
+		o.frames = l.keyedFrames(o.frames[:0], p.keys)
 	default:
 		l.frames = l.eng.Frames(l.frames[:0], s)
 		if l.brokenStack(l.frames, false) {

@@ -43,6 +43,19 @@ func (l *loader) toFrames(dst []ccmap.Frame, frames []unwind.Frame, pid uint32, 
 	return dst
 }
 
+// keyedFrames appends the address-level frames of a stack a preparer
+// keyed (prepSample.keys), innermost first, as toFrames does.
+func (l *loader) keyedFrames(dst []ccmap.Frame, keys []addrKey) []ccmap.Frame {
+	for i, k := range keys {
+		f := ccmap.Frame{Func: l.addrs.id(k)}
+		if i > 0 {
+			f.Site = uint64(k.addr)
+		}
+		dst = append(dst, f)
+	}
+	return dst
+}
+
 // stack folds s's stack; p, when not nil (prepared: prepStack or
 // prepUnwound), holds the leaf repair, the chain's hash or the unwound
 // stack's address keys, done by a preparer.
@@ -95,14 +108,7 @@ func (l *loader) stack(s *perf.Sample, ev int, weight uint64, p *prepSample) {
 			shape = stackBroken
 			l.cframes = l.brokenFrames(l.cframes[:0])
 		} else {
-			l.cframes = l.cframes[:0]
-			for i, k := range p.keys { // as toFrames
-				f := ccmap.Frame{Func: l.addrs.id(k)}
-				if i > 0 {
-					f.Site = uint64(k.addr)
-				}
-				l.cframes = append(l.cframes, f)
-			}
+			l.cframes = l.keyedFrames(l.cframes[:0], p.keys)
 		}
 	} else {
 		l.frames = l.eng.Frames(l.frames[:0], s)
