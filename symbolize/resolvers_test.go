@@ -223,3 +223,22 @@ func Example() {
 	// 0xffffffffc0000104 nft_do_chain+0x4
 	// 0x1000 [unknown]
 }
+
+// TestNewNameSuffix: a mangled name with a suffix after '@' (a PLT
+// entry, a symbol version) demangles with the suffix kept after it, as
+// perf shows it; go tool pprof, which demangles names again, then finds
+// nothing left to demangle.
+func TestNewNameSuffix(t *testing.T) {
+	for _, tt := range []struct{ raw, short, full string }{
+		{"_ZSt15future_categoryv@plt", "std::future_category@plt", "std::future_category()@plt"},
+		{"_ZNSt6thread6_StateD2Ev@@GLIBCXX_3.4.22", "std::thread::_State::~_State@@GLIBCXX_3.4.22", "std::thread::_State::~_State()@@GLIBCXX_3.4.22"},
+		{"_ZSt15future_categoryv", "std::future_category", "std::future_category()"},
+		{"memcpy@plt", "memcpy@plt", "memcpy@plt"},
+		{"_Znot a name@plt", "_Znot a name@plt", "_Znot a name@plt"},
+	} {
+		n := NewName(tt.raw)
+		if n.Raw != tt.raw || n.Short != tt.short || n.Full != tt.full {
+			t.Errorf("NewName(%q) = %+v, want short %q, full %q", tt.raw, n, tt.short, tt.full)
+		}
+	}
+}

@@ -91,21 +91,28 @@ func (n names) get(raw string) Name {
 }
 
 // NewName demangles raw (C++ Itanium ABI and Rust legacy or v0 mangling)
-// into a Name; other names are kept as they are in all three forms.
+// into a Name; other names are kept as they are in all three forms. A
+// suffix after '@' (a PLT entry's "@plt", a symbol version's
+// "@@GLIBCXX_3.4") is kept after the demangled name, as perf shows
+// them: "std::future_category@plt".
 func NewName(raw string) Name {
 	nm := Name{Raw: raw, Full: raw, Short: raw}
 	if !mangled(raw) {
 		return nm
 	}
-	full, err := demangle.ToString(raw)
+	base, suffix := raw, ""
+	if i := strings.IndexByte(raw, '@'); i > 0 {
+		base, suffix = raw[:i], raw[i:]
+	}
+	full, err := demangle.ToString(base)
 	if err != nil {
 		return nm
 	}
-	nm.Full = full
-	if short, err := demangle.ToString(raw, demangle.NoParams, demangle.NoEnclosingParams); err == nil {
-		nm.Short = stripRustHash(short)
+	nm.Full = full + suffix
+	if short, err := demangle.ToString(base, demangle.NoParams, demangle.NoEnclosingParams); err == nil {
+		nm.Short = stripRustHash(short) + suffix
 	} else {
-		nm.Short = full
+		nm.Short = nm.Full
 	}
 	return nm
 }
