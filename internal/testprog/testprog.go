@@ -34,14 +34,7 @@ func Build(t testing.TB, name string, flags ...string) string {
 // clang-19) instead of gcc or g++; a test skips when cc is not installed.
 func BuildCC(t testing.TB, cc, name string, flags ...string) string {
 	t.Helper()
-	root, err := Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "testdata", filepath.FromSlash(name))
-	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("testprog: %v", err)
-	}
+	src := source(t, name)
 	bin, _ := buildWith(t, cc, src, nil, flags)
 	return bin
 }
@@ -49,6 +42,14 @@ func BuildCC(t testing.TB, cc, name string, flags ...string) string {
 // BuildLog is Build that also returns what the compiler printed while
 // building (for flags such as -gcflags that make it report decisions).
 func BuildLog(t testing.TB, name string, flags ...string) (bin, log string) {
+	t.Helper()
+	src := source(t, name)
+	return build(t, src, nil, flags)
+}
+
+// source returns the path of the program testdata/NAME, failing the
+// test when it is not there.
+func source(t testing.TB, name string) string {
 	t.Helper()
 	root, err := Root()
 	if err != nil {
@@ -58,7 +59,7 @@ func BuildLog(t testing.TB, name string, flags ...string) (bin, log string) {
 	if _, err := os.Stat(src); err != nil {
 		t.Fatalf("testprog: %v", err)
 	}
-	return build(t, src, nil, flags)
+	return src
 }
 
 // BuildText builds a program whose text the test makes itself (one
