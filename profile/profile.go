@@ -266,6 +266,18 @@ const (
 	WallTime
 )
 
+// String names the measure as --weight and the JSON's recording.measure
+// do: "samples", "off-cpu", "wall".
+func (m Measure) String() string {
+	switch m {
+	case OffCPUTime:
+		return "off-cpu"
+	case WallTime:
+		return "wall"
+	}
+	return "samples"
+}
+
 // Preempted names the frame that ends the stacks of intervals spent
 // preempted while runnable (off the CPU without blocking).
 const Preempted = "[preempted]"

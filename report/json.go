@@ -231,7 +231,7 @@ func (s *summary) pathSites(path []ccmap.Frame) []*jsonSite {
 func recordingJSON(p *profile.Profile, warnings []string) jsonRecording {
 	rec := &p.Recording
 	r := jsonRecording{
-		Measure:  [...]string{"samples", "off-cpu", "wall"}[min(int(p.Measure), 2)],
+		Measure:  p.Measure.String(),
 		Warnings: append([]string{}, warnings...), Incomplete: rec.Incomplete,
 		File: rec.File, Command: rec.Command, Source: rec.Source.String(),
 		Events:  make([]jsonEvent, 0, len(rec.Events)),

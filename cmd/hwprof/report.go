@@ -155,7 +155,9 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		if _, err := wf.weighted(p, ""); err != nil {
 			return fail(stderr, err)
 		}
-		defType = map[profile.Measure]string{profile.OffCPUTime: "off-cpu", profile.WallTime: "wall"}[wf.measure]
+		if wf.measure != profile.Sampled {
+			defType = wf.measure.String() // pprof's sample types of the same names
+		}
 	} else if p, err = wf.weighted(p, ""); err != nil {
 		return fail(stderr, err)
 	}
@@ -211,8 +213,7 @@ func (w weightFlag) weighted(p *profile.Profile, name string) (*profile.Profile,
 		if name != "" {
 			name += ": "
 		}
-		flag := map[profile.Measure]string{profile.OffCPUTime: "off-cpu", profile.WallTime: "wall"}[w.measure]
-		return nil, fmt.Errorf("--weight %s: %s%w", flag, name, err)
+		return nil, fmt.Errorf("--weight %s: %s%w", w.measure, name, err)
 	}
 	return q, nil
 }
