@@ -1,6 +1,9 @@
 package offcpu
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Interval is one stretch of a thread's life off the CPU.
 type Interval[K any] struct {
@@ -203,12 +206,7 @@ func (t *Tracker[K]) Exit(tid uint32, time uint64) (Interval[K], bool) {
 // CPU close then (CutAtEnd), in thread order, each given to fn; a thread
 // on the CPU counts its time until then.
 func (t *Tracker[K]) End(time uint64, fn func(Interval[K])) {
-	tids := make([]uint32, 0, len(t.threads))
-	for tid := range t.threads {
-		tids = append(tids, tid)
-	}
-	slices.Sort(tids)
-	for _, tid := range tids {
+	for _, tid := range slices.Sorted(maps.Keys(t.threads)) {
 		th := t.threads[tid]
 		if th.pending {
 			t.Unmatched++
