@@ -31,6 +31,10 @@ type offState struct {
 	first   uint64 // the first record's time, for threads first seen coming in
 	last    uint64 // the last switch record's or sample's time
 	frames  []ccmap.Frame
+	// stacks holds each thread's stack for the tracker, reused from
+	// switch to switch: a thread's stack is taken (folded, or replaced)
+	// before its next one, so no switch allocates one
+	stacks map[uint32][]ccmap.Frame
 }
 
 // offTracker returns the tracker, made at the first use with the
@@ -110,7 +114,12 @@ func (l *loader) offSample(s *perf.Sample, p *prepSample) {
 	if len(o.frames) == 0 {
 		return
 	}
-	l.offTracker().Stack(s.PID, s.TID, s.Time, slices.Clone(o.frames))
+	if o.stacks == nil {
+		o.stacks = map[uint32][]ccmap.Frame{}
+	}
+	st := append(o.stacks[s.TID][:0], o.frames...)
+	o.stacks[s.TID] = st
+	l.offTracker().Stack(s.PID, s.TID, s.Time, st)
 }
 
 // offLost counts the records lost from the ring of an event that asks
@@ -137,6 +146,7 @@ func (l *loader) offExit(f *perf.Fork) {
 	if iv, ok := l.off.tracker.Exit(f.TID, f.Time); ok {
 		l.foldInterval(iv)
 	}
+	delete(l.off.stacks, f.TID)
 }
 
 // foldInterval folds one interval off the CPU: its stack (or
