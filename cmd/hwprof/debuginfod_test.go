@@ -154,6 +154,7 @@ func startDebuginfod(t *testing.T, dir string, id buildid.ID) string {
 // site's line with --srcline), keeps the file in the cache, and names it
 // from the cache with --offline once the server is gone.
 func TestDebuginfodServer(t *testing.T) {
+	t.Parallel() // its own programs, files, server and ports
 	dir := t.TempDir()
 	data, id := strippedRecording(t, dir)
 	cache := filepath.Join(dir, "cache")
@@ -205,6 +206,7 @@ func TestDebuginfodServer(t *testing.T) {
 // A debuginfod server that is down, or that accepts and never answers,
 // costs a report at most its timeout and one warning, not a hang.
 func TestDebuginfodDownOrSlow(t *testing.T) {
+	t.Parallel() // its own programs, files, server and ports
 	dir := t.TempDir()
 	data, _ := strippedRecording(t, dir)
 	slow, err := net.Listen("tcp", "127.0.0.1:0") // accepts (the kernel's backlog) and never answers

@@ -109,6 +109,7 @@ func objectOf(f jitFunction) string {
 // Node.js with --perf-basic-prof writes /tmp/perf-PID.map (no 0x before
 // its addresses): the report names the hot JavaScript function.
 func TestNodePerfMap(t *testing.T) {
+	t.Parallel() // its own programs, files, server and ports
 	node := testenv.Tool(t, "node")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hot.js"), []byte(hotJS), 0o644)
@@ -124,6 +125,7 @@ func TestNodePerfMap(t *testing.T) {
 // function from it, as an object of its own, and the interpreter's
 // frames (--interpreted-frames-native-stack) as V8 names them.
 func TestNodeJITDump(t *testing.T) {
+	t.Parallel() // its own programs, files, server and ports
 	node := testenv.Tool(t, "node")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hot.js"), []byte(hotJS), 0o644)
@@ -140,6 +142,7 @@ func TestNodeJITDump(t *testing.T) {
 // OpenJDK 17 writes its perf map at exit with -XX:+DumpPerfMapAtExit,
 // with 0x before its addresses: the report names the hot Java method.
 func TestJavaPerfMap(t *testing.T) {
+	t.Parallel() // its own programs, files, server and ports
 	java := testenv.Tool(t, "java")
 	javac := testenv.Tool(t, "javac")
 	dir := t.TempDir()
@@ -210,6 +213,7 @@ int main(int argc, char **argv) {
 // by the function loaded there at its time, so both have about half of
 // the samples (a perf map, without times, gives them all to the last).
 func TestJITDumpAddressReused(t *testing.T) {
+	t.Parallel() // its own programs, files, server and ports
 	gcc := testenv.Tool(t, "gcc")
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "reuse.c"), filepath.Join(dir, "reuse")
