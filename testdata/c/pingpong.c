@@ -1,9 +1,11 @@
 /* Two threads pass a byte back and forth over two pipes for the seconds
  * given (default 1): every pass is a switch out of one thread and a switch
- * in of the other, about 100,000 a second on an idle machine. Prints
- * "work ROUNDTRIPS seconds S" at the end (the wall time it ran: a tool
- * that slows switches lowers ROUNDTRIPS / S). Built with -O1 -g
- * -fno-omit-frame-pointer -pthread. */
+ * in of the other. The second argument (default 0) is a number of loop
+ * iterations each thread computes between passes, which sets how often
+ * they switch (none: as fast as the machine switches, some 100,000 to
+ * 400,000 times a second). Prints "work ROUNDTRIPS seconds S" at the end
+ * (the wall time it ran: a tool that slows switches lowers
+ * ROUNDTRIPS / S). Built with -O1 -g -fno-omit-frame-pointer -pthread. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,13 @@
 
 static int ab[2], ba[2];
 static volatile int stop;
+static long spins;
+
+/* compute does the work between two passes. */
+__attribute__((noinline)) static void compute(void) {
+	for (volatile long i = 0; i < spins; i++) {
+	}
+}
 
 static double now(void) {
 	struct timespec ts;
@@ -21,6 +30,7 @@ static double now(void) {
 
 __attribute__((noinline)) static int pass(int in, int out) {
 	char c;
+	compute();
 	if (read(in, &c, 1) != 1)
 		return 0;
 	return write(out, &c, 1) == 1;
@@ -34,6 +44,7 @@ static void *echo(void *arg) {
 
 int main(int argc, char **argv) {
 	double secs = argc > 1 ? atof(argv[1]) : 1;
+	spins = argc > 2 ? atol(argv[2]) : 0;
 	if (pipe(ab) || pipe(ba))
 		return 1;
 	pthread_t th;
