@@ -20,12 +20,20 @@ import (
 // RepairCallchain puts the lost caller back from what every hwprof sample
 // of a frame-pointer call graph also carries (source.AddLeafCopy): the user IP, SP and BP (PERF_SAMPLE_REGS_USER)
 // and a small copy of the top of the user stack (PERF_SAMPLE_STACK_USER).
-// For the first user frame only, it applies the object's CFI at the IP to
-// find the return address (the CFA rule and the return-address rule of
-// that PC, as DWARF unwinding does for every frame) and compares it with
-// the chain's second user entry: equal, the frame was set up and the chain
-// is right; different, the chain skipped the real caller, which is
-// inserted. The frames above it come from the frame pointers as before.
+// It applies the object's CFI at the IP to find the return address (the
+// CFA rule and the return-address rule of that PC, as DWARF unwinding does
+// for every frame) and compares it with the chain's second user entry:
+// equal, the frame was set up and the chain is right; different, the chain
+// skipped the real caller, which is inserted. A routine without frame
+// pointers may itself be called by another (a lock wait in libc, two calls
+// below the program's pthread_mutex_lock call): the repair goes on up the
+// CFI while the frames keep none, within the stack copy, and inserts every
+// caller up to the first frame the kernel's walk reached: the one whose
+// return address is the chain's second entry, or the one that set up its
+// frame pointer (an rbp-based CFA with rbp unchanged since the sample,
+// where the kernel's walk started). When it finds neither it inserts the
+// first caller alone. The frames above come from the frame pointers as
+// before.
 
 // LeafRepair says what RepairCallchain found for a sample.
 type LeafRepair uint8
@@ -75,17 +83,25 @@ func (u *Unwinder) RepairCallchain(dst []uint64, s *perf.Sample, maps Maps) ([]u
 	if !okIP || !okSP || ip != chain[at] {
 		return chain, LeafNotChecked
 	}
-	ra, ok, r := u.firstReturn(s, maps, ip, sp)
-	if !ok {
+	var want uint64
+	haveWant := at+1 < len(chain)
+	if haveWant {
+		want = chain[at+1]
+	}
+	var ras [maxLeafCallers]uint64
+	n, r := u.leafCallers(ras[:], s, maps, ip, sp, want, haveWant)
+	if n == 0 {
 		return chain, r
 	}
-	if at+1 < len(chain) && chain[at+1] == ra {
-		return chain, LeafIntact
-	}
 	dst = append(dst[:0], chain[:at+1]...)
-	dst = append(dst, ra)
+	dst = append(dst, ras[:n]...)
 	return append(dst, chain[at+1:]...), LeafInserted
 }
+
+// maxLeafCallers bounds the callers the repair inserts into one chain:
+// routines without frame pointers calling each other (a libc wrapper
+// calling its internal routine) are a few deep.
+const maxLeafCallers = 8
 
 // userStart returns the index of the first user entry of a raw callchain:
 // the one after PERF_CONTEXT_USER, or 0 for a chain without markers; -1
@@ -111,22 +127,22 @@ func hasUserChain(s *perf.Sample) bool {
 	return s.Has(perf.SampleCallchain) && userStart(s.Callchain) >= 0
 }
 
-// firstReturn finds the return address of the frame running at ip with the
-// CFI of its object: ok with the address when the CFI gives one to compare
-// with the chain; otherwise LeafIntact when the frame is set up (an
-// rbp-based CFA: the kernel read the same slot) or outermost, LeafUnknown
-// when it cannot tell.
-func (u *Unwinder) firstReturn(s *perf.Sample, maps Maps, ip, sp uint64) (uint64, bool, LeafRepair) {
+// leafCallers writes to out the return addresses the kernel's chain
+// skipped (see above) and says LeafInserted with their number; 0 with
+// LeafIntact when the chain was right (the frame at ip is set up, is
+// outermost, or returns to want, the chain's second user entry, when
+// haveWant), or with LeafUnknown when the CFI cannot tell.
+func (u *Unwinder) leafCallers(out []uint64, s *perf.Sample, maps Maps, ip, sp, want uint64, haveWant bool) (int, LeafRepair) {
 	fs := lookup(nil, maps, s, ip, FrameIP, false)
 	if fs[0].Object == nil {
-		return 0, false, LeafUnknown
+		return 0, LeafUnknown
 	}
 	rw, _ := u.rowFor(&fs[0], nil)
 	if rw == nil {
-		return 0, false, LeafUnknown
+		return 0, LeafUnknown
 	}
-	if rw.cfa.kind == ruleCFA && rw.cfa.reg == regnum.AMD64_Rbp {
-		return 0, false, LeafIntact
+	if setUp(rw) {
+		return 0, LeafIntact
 	}
 	var r regs
 	for _, m := range perfToDWARF {
@@ -134,13 +150,57 @@ func (u *Unwinder) firstReturn(s *perf.Sample, maps Maps, ip, sp uint64) (uint64
 			r.v[m.dwarf], r.known[m.dwarf] = v, true
 		}
 	}
+	bp, okBP := s.RegsUser.Get(perf.RegBP)
 	st := stack{sp0: sp, data: s.StackUser.Valid()}
-	next, stop := step(&r, rw, &st)
-	switch {
-	case stop != nil && (*stop == StopOutermost || *stop == StopZeroReturn):
-		return 0, false, LeafIntact
-	case stop != nil:
-		return 0, false, LeafUnknown
+	n := 0
+	for n < len(out) {
+		next, stop := step(&r, rw, &st)
+		if stop != nil {
+			if n == 0 {
+				if *stop == StopOutermost || *stop == StopZeroReturn {
+					return 0, LeafIntact
+				}
+				return 0, LeafUnknown
+			}
+			break
+		}
+		ra := next.v[regnum.AMD64_Rip]
+		if haveWant && ra == want {
+			if n == 0 {
+				return 0, LeafIntact
+			}
+			return n, LeafInserted
+		}
+		out[n] = ra
+		n++
+		if next.v[regnum.AMD64_Rsp] <= r.v[regnum.AMD64_Rsp] {
+			break
+		}
+		r = next
+		fs = lookup(fs[:0], maps, s, ra, FrameReturn, false)
+		if fs[0].Object == nil {
+			break
+		}
+		if rw, _ = u.rowFor(&fs[0], nil); rw == nil {
+			break
+		}
+		if setUp(rw) {
+			// the kernel's walk starts at this frame when rbp is the
+			// sampled one: the callers found so far are all it skipped
+			if okBP && r.known[regnum.AMD64_Rbp] && r.v[regnum.AMD64_Rbp] == bp {
+				return n, LeafInserted
+			}
+			break
+		}
 	}
-	return next.v[regnum.AMD64_Rip], true, LeafInserted
+	// neither the chain's next entry nor a frame set up: the first caller
+	// alone is sure to be missing (the frame pointers cannot have given it)
+	return 1, LeafInserted
+}
+
+// setUp reports whether a CFI row says its frame is set up: the CFA is
+// rbp-based, so rbp is the frame's pointer and the kernel's walk read the
+// same return address the CFI gives.
+func setUp(rw *row) bool {
+	return rw.cfa.kind == ruleCFA && rw.cfa.reg == regnum.AMD64_Rbp
 }

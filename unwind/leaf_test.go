@@ -167,3 +167,68 @@ func wantLeafStack(frames []Frame, st *symtab) bool {
 	}
 	return true
 }
+
+// TestRepairNestedLeafFrames records testdata/c/leafnest.c, where main
+// calls outer and outer calls inner, both without frame pointers (as a
+// libc wrapper calling libc's internal routine), with the timer source,
+// and checks every sample in inner: inner, outer, main. The kernel's
+// chain skips both outer and main there (rbp is still main's frame), so
+// the repair has to walk two frames by their CFI; the kernel's chains
+// alone must fail for most samples, or the test proves nothing.
+func TestRepairNestedLeafFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a program: not in -short")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	prog := testprog.Build(t, "c/leafnest.c", "-O2", "-g", "-fno-omit-frame-pointer")
+	hwprof := filepath.Join(dir, "hwprof")
+	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
+		t.Fatalf("go build hwprof: %v\n%s", err, b)
+	}
+	data := filepath.Join(dir, "leafnest.data")
+	cmd := []string{"record", "-q", "--source", "timer", "-c", "100000", "-o", data, "--", prog, "0.5"}
+	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
+		t.Fatalf("hwprof %s: %v\n%s", strings.Join(cmd, " "), err, b)
+	}
+	st := newSymtab(t, prog)
+	u := New(Options{})
+	want := []string{"inner", "outer", "main"}
+	var inner, ok, raw int
+	var bad []string
+	repairs := map[LeafRepair]int{}
+	replay(t, data, func(s *perf.Sample, m *procmap.Map) {
+		user := userFrames(func() []Frame { f, _ := u.Unwind(s, m); return f }())
+		if len(user) == 0 || st.name(user[0]) != "inner" {
+			return
+		}
+		inner++
+		_, r := u.RepairCallchain(nil, s, m)
+		repairs[r]++
+		names := func(frames []Frame) []string {
+			var n []string
+			for _, f := range frames[:min(len(frames), len(want))] {
+				n = append(n, st.name(f))
+			}
+			return n
+		}
+		if slices.Equal(names(user), want) {
+			ok++
+		} else if len(bad) < 5 {
+			bad = append(bad, r.String()+": "+describe(user, st))
+		}
+		if slices.Equal(names(userFrames(AppendCallchain(nil, s, m))), want) {
+			raw++
+		}
+	})
+	t.Logf("%d samples in inner, %d right; repairs %v; right from the kernel's chain alone: %d", inner, ok, repairs, raw)
+	if inner < 100 {
+		t.Fatalf("only %d samples in inner: the recording is too short to judge", inner)
+	}
+	if ok*100 < inner*99 {
+		t.Errorf("%d of %d samples in inner unwound as inner, outer, main; want ≥ 99%%; first failures:\n%s", ok, inner, strings.Join(bad, "\n"))
+	}
+	if raw*2 > inner {
+		t.Errorf("%d of %d samples were right without the repair: the program no longer hides two frames (check gcc's output)", raw, inner)
+	}
+}
