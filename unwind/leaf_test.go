@@ -1,8 +1,6 @@
 package unwind
 
 import (
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -82,19 +80,8 @@ func TestRepairLeafFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
-	dir := t.TempDir()
 	prog := testprog.Build(t, "c/leafrec.c", "-O2", "-g", "-fno-omit-frame-pointer")
-	hwprof := filepath.Join(dir, "hwprof")
-	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
-		t.Fatalf("go build hwprof: %v\n%s", err, b)
-	}
-	data := filepath.Join(dir, "leafrec.data")
-	cmd := []string{"record", "-q", "--source", "timer", "-c", "100000", "-o", data, "--", prog, "2000"}
-	// An ordinary user at paranoid 2 records user space only: a failure
-	// here is hwprof's, never a reason to skip.
-	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("hwprof %s: %v\n%s", strings.Join(cmd, " "), err, b)
-	}
+	data := hwprofRecord(t, t.TempDir(), []string{"--source", "timer", "-c", "100000"}, prog, "2000")
 	st := newSymtab(t, prog)
 	u := New(Options{})
 	var inProg, ok, leaf, leafRaw int
@@ -123,14 +110,24 @@ func TestRepairLeafFrames(t *testing.T) {
 	})
 	t.Logf("%d samples in leaf or rec, %d right (%.2f%%); repairs %v; leaf samples right from the kernel's chain alone: %d of %d",
 		inProg, ok, 100*float64(ok)/float64(max(inProg, 1)), repairs, leafRaw, leaf)
-	if leaf < 100 {
-		t.Fatalf("only %d samples in leaf: the recording is too short to judge", leaf)
+	judgeRepair(t, "leaf", inProg, ok, bad, leaf, leafRaw)
+}
+
+// judgeRepair fails a leaf-repair test whose recording had fewer than 100
+// samples in the function the program hides frames of (of, raw of them
+// right from the kernel's chain alone), fewer than 99% of the judged
+// samples unwound right, or half of those in the function right without
+// the repair: the program no longer shows what the test is about.
+func judgeRepair(t *testing.T, fn string, judged, right int, bad []string, of, raw int) {
+	t.Helper()
+	if of < 100 {
+		t.Fatalf("only %d samples in %s: the recording is too short to judge", of, fn)
 	}
-	if ok*100 < inProg*99 {
-		t.Errorf("%d of %d samples unwound right, want ≥ 99%%; first failures:\n%s", ok, inProg, strings.Join(bad, "\n"))
+	if right*100 < judged*99 {
+		t.Errorf("%d of %d samples unwound right, want ≥ 99%%; first failures:\n%s", right, judged, strings.Join(bad, "\n"))
 	}
-	if leafRaw*2 > leaf {
-		t.Errorf("%d of %d leaf samples were right without the repair: the program no longer shows the missing frame (check gcc's output)", leafRaw, leaf)
+	if raw*2 > of {
+		t.Errorf("%d of %d samples in %s were right without the repair: the program no longer hides the frames (check gcc's output)", raw, of, fn)
 	}
 }
 
@@ -180,17 +177,8 @@ func TestRepairNestedLeafFrames(t *testing.T) {
 		t.Skip("records a program: not in -short")
 	}
 	t.Parallel()
-	dir := t.TempDir()
 	prog := testprog.Build(t, "c/leafnest.c", "-O2", "-g", "-fno-omit-frame-pointer")
-	hwprof := filepath.Join(dir, "hwprof")
-	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
-		t.Fatalf("go build hwprof: %v\n%s", err, b)
-	}
-	data := filepath.Join(dir, "leafnest.data")
-	cmd := []string{"record", "-q", "--source", "timer", "-c", "100000", "-o", data, "--", prog, "0.5"}
-	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
-		t.Fatalf("hwprof %s: %v\n%s", strings.Join(cmd, " "), err, b)
-	}
+	data := hwprofRecord(t, t.TempDir(), []string{"--source", "timer", "-c", "100000"}, prog, "0.5")
 	st := newSymtab(t, prog)
 	u := New(Options{})
 	want := []string{"inner", "outer", "main"}
@@ -222,13 +210,5 @@ func TestRepairNestedLeafFrames(t *testing.T) {
 		}
 	})
 	t.Logf("%d samples in inner, %d right; repairs %v; right from the kernel's chain alone: %d", inner, ok, repairs, raw)
-	if inner < 100 {
-		t.Fatalf("only %d samples in inner: the recording is too short to judge", inner)
-	}
-	if ok*100 < inner*99 {
-		t.Errorf("%d of %d samples in inner unwound as inner, outer, main; want ≥ 99%%; first failures:\n%s", ok, inner, strings.Join(bad, "\n"))
-	}
-	if raw*2 > inner {
-		t.Errorf("%d of %d samples were right without the repair: the program no longer hides two frames (check gcc's output)", raw, inner)
-	}
+	judgeRepair(t, "inner", inner, ok, bad, inner, raw)
 }

@@ -20,13 +20,22 @@ import (
 // hwprof record -e cpu-clock -c 200000 --call-graph dwarf,16384 -o F -- prog args...
 func recordDWARF(t testing.TB, dir, prog string, args ...string) string {
 	t.Helper()
+	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
+	return hwprofRecord(t, dir, []string{"-e", "cpu-clock", "-c", "200000", "--call-graph", "dwarf,16384", "-m", "8M"}, prog, args...)
+}
+
+// hwprofRecord builds hwprof into dir and records prog with it:
+// hwprof record -q OPTS -o F -- prog args..., returning F. A failure is
+// hwprof's (an ordinary user at paranoid 2 records user space), never a
+// reason to skip.
+func hwprofRecord(t testing.TB, dir string, opts []string, prog string, args ...string) string {
+	t.Helper()
 	hwprof := filepath.Join(dir, "hwprof")
 	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
 		t.Fatalf("go build hwprof: %v\n%s", err, b)
 	}
 	data := filepath.Join(dir, filepath.Base(prog)+".data")
-	cmd := append([]string{"record", "-q", "-e", "cpu-clock", "-c", "200000", "--call-graph", "dwarf,16384", "-m", "8M", "-o", data, "--", prog}, args...)
-	testenv.PerfEvents(t) // the machine can sample: hwprof failing is a failure
+	cmd := append(append(append([]string{"record", "-q"}, opts...), "-o", data, "--", prog), args...)
 	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
 		t.Fatalf("hwprof %s: %v\n%s", strings.Join(cmd, " "), err, b)
 	}
