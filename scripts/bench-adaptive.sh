@@ -66,35 +66,10 @@ cd "$root"
 command -v perf >/dev/null || { echo "bench-adaptive: needs perf" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/hwprof" ./cmd/hwprof
-hw=$tmp/hwprof
-
 progs=${BENCH_PROGS:-phased recurse threads sqlite xz}
-cflags=(-O2 -g -fno-omit-frame-pointer -pthread)
-for p in phased recurse threads; do
-	gcc "${cflags[@]}" -o "$tmp/$p" "$root/testdata/c/adaptive_$p.c"
-done
-
-# sqlite: the amalgamation from better-sqlite3 12, fetched and compiled
-# once into the cache (compiling it takes a minute or more).
-sqlite_version=12
-if [[ " $progs " == *" sqlite "* ]]; then
-	cache=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hwprof-bench}/sqlite-$sqlite_version
-	if [ ! -f "$cache/sqlite3.o" ]; then
-		command -v npm >/dev/null || { echo "bench-adaptive: sqlite needs npm (or leave it out: BENCH_PROGS)" >&2; exit 1; }
-		mkdir -p "$cache"
-		(cd "$cache" && npm pack --silent "better-sqlite3@$sqlite_version" >/dev/null && tar xzf better-sqlite3-*.tgz package/deps/sqlite3)
-		echo "bench-adaptive: compiling SQLite's amalgamation into $cache" >&2
-		gcc "${cflags[@]}" -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -c \
-			-o "$cache/sqlite3.o.tmp" "$cache/package/deps/sqlite3/sqlite3.c"
-		mv "$cache/sqlite3.o.tmp" "$cache/sqlite3.o"
-	fi
-	gcc "${cflags[@]}" -I"$cache/package/deps/sqlite3" -o "$tmp/sqlite" "$root/testdata/c/adaptive_sqlite.c" "$cache/sqlite3.o" -lm
-fi
-if [[ " $progs " == *" xz "* ]]; then
-	gcc "${cflags[@]}" -o "$tmp/xz" "$root/testdata/c/adaptive_xz.c" -llzma ||
-		{ echo "bench-adaptive: xz needs liblzma-dev (or leave it out: BENCH_PROGS)" >&2; exit 1; }
-fi
+bench_progs=$progs
+. "$root/scripts/bench-programs.sh"
+hw=$tmp/hwprof
 
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 

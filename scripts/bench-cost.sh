@@ -13,8 +13,9 @@
 #
 # usage: scripts/bench-cost.sh ROUNDS "ALONE" "CMD" ["CMD"...]
 #   In the commands {hwprof} is a build of this tree and {phased},
-#   {recurse}, {threads} the programs (testdata/c/adaptive_*.c, built as
-#   bench-adaptive.sh builds them); {out} is a scratch file for the output.
+#   {recurse}, {threads}, {sqlite}, {xz} the programs of bench-adaptive.sh
+#   (scripts/bench-programs.sh builds them); {out} is a scratch file for
+#   the output.
 # example: perf -g, hwprof without and with the leaf copy, at 10 kHz:
 #   scripts/bench-cost.sh 20 "{recurse} 0.5" \
 #       "perf record -q -g -c 100000 -o {out} -- {recurse} 0.5" \
@@ -27,6 +28,7 @@ shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+bench_progs="phased recurse threads $(grep -o '{sqlite}\|{xz}' <<< "$*" | sort -u | tr -d '{}' | tr '\n' ' ')"
 . "$root/scripts/bench-programs.sh"
 cmds=()
 for c in "$@"; do
