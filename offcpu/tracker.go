@@ -202,6 +202,20 @@ func (t *Tracker[K]) Exit(tid uint32, time uint64) (Interval[K], bool) {
 	return iv, off
 }
 
+// Idle feeds a thread that existed when the recording started (an
+// attached process's) and was never seen since: no switch record, no
+// off-CPU sample, no exit. It ran the whole time when running (its
+// samples say so), else it was off the CPU the whole time, why unknown:
+// an interval from the start that End closes. A thread already seen is
+// left as it is. Call it before End.
+func (t *Tracker[K]) Idle(pid, tid uint32, running bool) {
+	if t.threads[tid] != nil || slices.ContainsFunc(t.done, func(th Thread) bool { return th.TID == tid }) {
+		return
+	}
+	th := t.thread(pid, tid)
+	th.known, th.off = true, !running
+}
+
 // End ends the recording at time: the intervals of threads still off the
 // CPU close then (CutAtEnd), in thread order, each given to fn; a thread
 // on the CPU counts its time until then.

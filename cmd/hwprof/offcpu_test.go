@@ -298,3 +298,42 @@ func TestOffCPUAsOrdinaryUser(t *testing.T) {
 		t.Errorf("check as an ordinary user at paranoid %d does not say %q:\n%s", p, want, c.stdout)
 	}
 }
+
+// TestOffCPUAttachIdle attaches to a process that sleeps through the whole
+// recording (`record --off-cpu -p PID -- sleep 0.5`): it writes no record
+// at all, yet its thread was off the CPU for the whole half second, which
+// the recording's span (the perf clock when its events started and
+// stopped) gives: life at least 0.45 s, all of it off the CPU, without a
+// stack.
+func TestOffCPUAttachIdle(t *testing.T) {
+	needPerfEvents(t)
+	t.Parallel()
+	idle := exec.Command("sleep", "60")
+	if err := idle.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { idle.Process.Kill(); idle.Wait() }()
+	data := filepath.Join(t.TempDir(), "idle.data")
+	pid := strconv.Itoa(idle.Process.Pid)
+	if r := hwprof(t, "record", "-q", "--off-cpu", "-p", pid, "-o", data, "--", "sleep", "0.5"); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	off := readOffReport(t, data).Recording.OffCPU
+	var found bool
+	for _, th := range off.Threads {
+		if strconv.Itoa(int(th.TID)) != pid {
+			continue
+		}
+		found = true
+		t.Logf("thread %d: life %d ns, on %d ns, off %d ns", th.TID, th.LifeNS, th.OnNS, th.OffNS)
+		if th.LifeNS < 450e6 || th.OffNS*100 < th.LifeNS*99 {
+			t.Errorf("thread %d: life %d ns with %d ns off the CPU; it slept through a 0.5 s recording", th.TID, th.LifeNS, th.OffNS)
+		}
+	}
+	if !found {
+		t.Errorf("the sleeping thread %s is not among the threads %+v", pid, off.Threads)
+	}
+	if off.NoStack != off.Intervals || off.Intervals == 0 {
+		t.Errorf("%d intervals, %d without a stack: want the one whole wait, without a stack", off.Intervals, off.NoStack)
+	}
+}

@@ -349,6 +349,9 @@ func (l *loader) Apply(raw []byte) {
 		if d, ok := l.decode(); ok {
 			l.maps.Apply(d)
 			clear(l.filter.now)
+			if c, ok := d.(*perf.Comm); ok {
+				l.offComm(c)
+			}
 			if c, ok := d.(*perf.Comm); ok && c.Exec() {
 				l.lbr.dec.Forget(c.PID)
 				l.clearStacks()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -31,6 +32,14 @@ type offState struct {
 	first   uint64 // the first record's time, for threads first seen coming in
 	last    uint64 // the last switch record's or sample's time
 	frames  []ccmap.Frame
+	// attached are the threads of the processes the recording attached
+	// to (their synthesized COMM records), by thread id: one that never
+	// switched was idle, or busy, the whole recording
+	attached map[uint32]uint32
+	// cpuWide: a system-wide recording (-a: CPU-wide switch records, or
+	// the FORK records synthesized for every thread), which attached to
+	// no process: a thread never seen there is no thread it measured
+	cpuWide bool
 	// stacks holds each thread's stack for the tracker, reused from
 	// switch to switch: a thread's stack is taken (folded, or replaced)
 	// before its next one, so no switch allocates one
@@ -45,6 +54,10 @@ func (l *loader) offTracker() *offcpu.Tracker[[]ccmap.Frame] {
 		start := o.first
 		if l.per.timed && l.per.first < start || start == 0 {
 			start = l.per.first
+		}
+		// an attached recording's span starts when its events did
+		if f := l.r.Features().SampleTimeFirst; f != 0 && (start == 0 || f < start) {
+			start = f
 		}
 		o.tracker = offcpu.NewTracker[[]ccmap.Frame](start)
 		o.fold = pipeline.NewFolder(pipeline.FoldOptions{Workers: l.o.Workers, Seed: l.o.Seed})
@@ -76,6 +89,7 @@ func (l *loader) switchRecord(raw []byte) {
 		tr, out, preempted = x.Trailer, x.Out(), x.Preempted()
 	case *perf.SwitchCPUWide:
 		tr, out, preempted = x.Trailer, x.Out(), x.Preempted()
+		l.off.cpuWide = true
 	default:
 		return
 	}
@@ -133,9 +147,24 @@ func (l *loader) offLost(x *perf.Lost) {
 // offFork and offExit feed a thread's creation and end to the tracker
 // (Apply: no sample in flight).
 func (l *loader) offFork(f *perf.Fork) {
+	if f.Time == 0 {
+		l.off.cpuWide = true // synthesized forks: every thread of the system (-a)
+	}
 	if l.off.tracker != nil && f.Time != 0 {
 		l.off.tracker.Fork(f.PID, f.TID, f.Time)
 	}
+}
+
+// offComm notes the thread of a synthesized COMM record (no time: what
+// /proc said of a process the recording attached to).
+func (l *loader) offComm(c *perf.Comm) {
+	if c.Trailer.Time != 0 || c.TID == 0 {
+		return
+	}
+	if l.off.attached == nil {
+		l.off.attached = map[uint32]uint32{}
+	}
+	l.off.attached[c.TID] = c.PID
 }
 
 func (l *loader) offExit(f *perf.Fork) {
@@ -195,10 +224,23 @@ func (l *loader) foldInterval(iv offcpu.Interval[[]ccmap.Frame]) {
 // (on the folding goroutine, after the last batch).
 func (l *loader) flushOff() {
 	o := &l.off
+	if len(o.attached) > 0 && !o.cpuWide && l.switchesAsked() {
+		// threads that existed at the start and never switched: idle
+		// the whole time, or running (they have samples)
+		ran := map[uint32]bool{}
+		for k := range l.per.lastPeriod {
+			ran[k.tid] = true
+		}
+		tr := l.offTracker()
+		for _, tid := range slices.Sorted(maps.Keys(o.attached)) {
+			tr.Idle(o.attached[tid], tid, ran[tid])
+		}
+	}
 	if o.tracker == nil {
 		return
 	}
-	o.tracker.End(o.last, l.foldInterval)
+	// an attached recording's span ends when its events stopped
+	o.tracker.End(max(o.last, l.r.Features().SampleTimeLast), l.foldInterval)
 	o.stats.Unmatched = o.tracker.Unmatched
 	for _, th := range o.tracker.Threads() {
 		if !l.keep(th.PID, th.TID, true) {
@@ -207,6 +249,18 @@ func (l *loader) flushOff() {
 		o.stats.Threads = append(o.stats.Threads, profile.ThreadTime{PID: th.PID, TID: th.TID, Comm: l.procNow(th.PID).comm,
 			LifeNS: th.Last - th.First, OnNS: th.OnNS, OffNS: th.OffNS})
 	}
+}
+
+// switchesAsked reports whether an event of the recording asks for
+// switch records.
+func (l *loader) switchesAsked() bool {
+	f := l.r.Format()
+	for ev := range len(l.r.Attrs()) {
+		if offcpu.HasSwitches(f.Attr(ev)) {
+			return true
+		}
+	}
+	return false
 }
 
 // offMap closes the off-CPU folder: the address-level map of the time off

@@ -170,15 +170,31 @@ func (r *recorder) accountSample(rec []byte) {
 	if err == nil && ei >= 0 {
 		r.stats.EventSamples[ei]++
 	}
-	t, ok := r.format.Time(rec)
-	if !ok {
-		return
+	if t, ok := r.format.Time(rec); ok {
+		r.spanTo(t)
 	}
+}
+
+// spanTo widens the recording's time span (the sample_time feature) to
+// take in t: the samples' times, and when the events started and stopped
+// counting (markSpan).
+func (r *recorder) spanTo(t uint64) {
 	if r.timeFirst == 0 || t < r.timeFirst {
 		r.timeFirst = t
 	}
 	if t > r.timeLast {
 		r.timeLast = t
+	}
+}
+
+// markSpan widens the span to now on the perf clock: an attached process
+// that did nothing for a while wrote no record saying so, and its
+// threads' time off the CPU runs from the start of the recording to its
+// end. Without the clock (it never fails where events open) the span is
+// the samples'.
+func (r *recorder) markSpan() {
+	if t, err := perfClockNow(); err == nil {
+		r.spanTo(t)
 	}
 }
 

@@ -73,6 +73,7 @@ func (r *recorder) runAttach() error {
 			}
 		}
 	}
+	r.markSpan()
 	for _, fd := range pidfds {
 		if err := r.poller.Add(fd); err != nil {
 			return r.abandon(fmt.Errorf("record: %w", err))
@@ -120,6 +121,7 @@ func (r *recorder) runAttach() error {
 		return r.stopAsked(start, &watched, r.o.PIDs)
 	})
 	r.stats.Duration = r.elapsed(start)
+	r.markSpan()
 	if tm != nil {
 		// The status of a timer the recording ended (duration, targets
 		// gone, an interrupt) is not the user's: only one that ended by

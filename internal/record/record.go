@@ -220,7 +220,8 @@ type recorder struct {
 	out    *output.Output // where w writes
 	stats  Stats
 	format *perf.SampleFormat // the shared decoder, for the events and their ids
-	// the first and last sample time (sample_time feature)
+	// the recording's span (sample_time feature): its first and last
+	// sample, and when an attached recording's events started and stopped
 	timeFirst, timeLast uint64
 	buildIDs            map[string]int32 // mapped object path -> first pid
 	files               containerFiles   // the files of buildIDs of other mount namespaces
