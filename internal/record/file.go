@@ -50,6 +50,12 @@ func (r *recorder) create() error {
 	}
 	w.NotifyWritten(r.written) // Stats count what reached the file
 	r.w, r.out = w, out
+	if r.o.BuildIDCache != nil {
+		r.hits = newHits()
+		if out.Stream() {
+			r.liveHits = r.hits
+		}
+	}
 	return r.writeKernelMmap()
 }
 
@@ -145,7 +151,7 @@ func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 		ids = append(ids, perfdata.BuildID{PID: pid, Misc: perf.MiscUser, ID: id, Path: path})
 		objs[path] = id
 	}
-	r.fillCache(objs)
+	r.fillCache(objs, r.sampled())
 	r.files.closeAll()
 	// The kernel's, when an event samples it, as perf record writes it:
 	// a report then knows whether /proc/kallsyms (or a kallsyms saved for
