@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -142,4 +143,73 @@ func hotLine(report, fn string) bool {
 		}
 	}
 	return false
+}
+
+// nsPerfMapC is a tiny JIT that writes its own perf map: it copies a
+// function into executable anonymous memory, names it in
+// /tmp/perf-<getpid()>.map (its pid and its /tmp: in a container, not the
+// host's) and runs it for the milliseconds of its argument.
+const nsPerfMapC = `#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+static uint64_t now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec * 1000000000ull + ts.tv_nsec; }
+int main(int argc, char **argv) {
+	uint64_t end = now() + atol(argv[1]) * 1000000ull;
+	static const unsigned char loop[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3}; /* dec %rdi; jnz; ret */
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memcpy(code, loop, sizeof loop);
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", getpid());
+	FILE *m = fopen(path, "w");
+	fprintf(m, "%lx %zx jit_nsmap_spin\n", (unsigned long)code, sizeof loop);
+	fclose(m);
+	void (*f)(long) = (void (*)(long))code;
+	while (now() < end) f(100000);
+	return 0;
+}
+`
+
+// A JIT in another pid and mount namespace writes its perf map under its
+// own pid in its own /tmp (a tmpfs of the namespace alone): record finds
+// it through /proc/PID/root while the program runs and keeps it as the
+// host's /tmp/perf-PID.map, so report names the JIT function after the
+// program and its namespace are gone.
+func TestContainerPerfMap(t *testing.T) {
+	t.Parallel() // its own program and files
+	testenv.PerfEvents(t)
+	testenv.Root(t, "mounting a tmpfs in a new mount namespace")
+	unshare, gcc := testenv.Tool(t, "unshare"), testenv.Tool(t, "gcc")
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "nsmap.c"), filepath.Join(dir, "nsmap")
+	os.WriteFile(src, []byte(nsPerfMapC), 0o644)
+	if out, err := exec.Command(gcc, "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	before, _ := filepath.Glob("/tmp/perf-*.map")
+	t.Cleanup(func() { // the maps record kept for this test's processes
+		after, _ := filepath.Glob("/tmp/perf-*.map")
+		for _, p := range after {
+			if b, err := os.ReadFile(p); err == nil && !slices.Contains(before, p) && strings.Contains(string(b), "jit_nsmap_spin") {
+				os.Remove(p)
+			}
+		}
+	})
+	data := filepath.Join(dir, "nsmap.data")
+	// a tmpfs of the namespace gets the binary, then moves to /tmp
+	nsbin := filepath.Join(dir, "nsbin")
+	os.Mkdir(nsbin, 0o755)
+	ns := []string{unshare, "--mount", "--pid", "--fork", "sh", "-c",
+		"mount -t tmpfs none " + nsbin + " && cp " + bin + " " + nsbin + "/prog && mount --move " + nsbin + " /tmp && exec /tmp/prog 600"}
+	if r := hwprof(t, append([]string{"record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--"}, ns...)...); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	r := hwprof(t, "report", "-i", data)
+	if r.code != 0 || !hotLine(r.stdout, "jit_nsmap_spin") {
+		t.Fatalf("report: exit %d, jit_nsmap_spin not the hot function:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -201,6 +201,9 @@ func (r *recorder) noteMapping(misc uint16, pid uint32, addr, n uint64, name str
 	if misc&perf.MiscMmapData == 0 && r.adaptive != nil {
 		r.adaptive.forgetCode(pid) // new code, maybe where other code was
 	}
+	if misc&perf.MiscMmapData == 0 && isAnonExec(name) {
+		r.perfMaps.note(pid) // JIT code: a container's perf map, while the process lives
+	}
 	if misc&perf.MiscMmapData != 0 || len(name) == 0 || name[0] != '/' {
 		return // data, [vdso], [stack], anonymous memory
 	}

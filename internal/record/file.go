@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/output"
@@ -119,6 +120,9 @@ func (r *recorder) finish(err error) error {
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
 	if r.writeErr == nil { // else Close writes no features
 		f.BuildIDs = r.collectBuildIDs()
+	}
+	if err := r.perfMaps.keep(filepath.Dir(symbolize.PerfMapPath(0))); err != nil && r.o.Notice != nil {
+		r.o.Notice(fmt.Sprintf("perf maps of processes in other namespaces not kept: %v", err))
 	}
 	if cerr := r.w.Close(f); cerr != nil && r.writeErr == nil {
 		r.writeErr = cerr // the last records or the feature sections

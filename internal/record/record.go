@@ -226,6 +226,7 @@ type recorder struct {
 	buildIDs            map[string]int32 // mapped object path -> first pid
 	files               containerFiles   // the files of buildIDs of other mount namespaces
 	hits                *hits            // the objects that had samples, with a BuildIDCache
+	perfMaps            perfMaps         // the /tmp of processes whose perf maps are not the host's
 	liveHits            *hits            // hits, when the output is a stream: fed as samples are read
 	synth               []byte           // scratch for synthesized records
 	writeErr            error            // the first failed write: the recording stops
