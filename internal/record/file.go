@@ -118,11 +118,12 @@ func (r *recorder) finish(err error) error {
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
+	err1, err2 := r.perfMaps.keep(filepath.Dir(symbolize.PerfMapPath(0))), r.keepJITDumps()
+	if jerr := errors.Join(err1, err2); jerr != nil && r.o.Notice != nil {
+		r.o.Notice(fmt.Sprintf("JIT files of processes in other namespaces not kept: %v", jerr))
+	}
 	if r.writeErr == nil { // else Close writes no features
 		f.BuildIDs = r.collectBuildIDs()
-	}
-	if err := r.perfMaps.keep(filepath.Dir(symbolize.PerfMapPath(0))); err != nil && r.o.Notice != nil {
-		r.o.Notice(fmt.Sprintf("perf maps of processes in other namespaces not kept: %v", err))
 	}
 	if cerr := r.w.Close(f); cerr != nil && r.writeErr == nil {
 		r.writeErr = cerr // the last records or the feature sections

@@ -99,9 +99,7 @@ func (m *perfMaps) keep(tmp string) error {
 	return errors.Join(errs...)
 }
 
-// keepPerfMap copies the perf map of one held process: written whole
-// beside its place and renamed there, over an older one of a process
-// that had that pid before.
+// keepPerfMap copies the perf map of one held process.
 func keepPerfMap(h heldTmp, tmp string) error {
 	src, err := safefile.OpenOwnedIn(h.dir, filepath.Base(symbolize.PerfMapPath(int(h.inner))))
 	if errors.Is(err, os.ErrNotExist) {
@@ -111,15 +109,55 @@ func keepPerfMap(h heldTmp, tmp string) error {
 		return err
 	}
 	defer src.Close()
-	dst := filepath.Join(tmp, filepath.Base(symbolize.PerfMapPath(int(h.pid))))
-	if same(src, dst) {
+	return keepAs(src, filepath.Join(tmp, filepath.Base(symbolize.PerfMapPath(int(h.pid)))))
+}
+
+// keepJITDumps copies the jitdump files that processes of other mount
+// namespaces mapped (held open since: containerFiles) to the host's
+// /tmp/jit-PID.dump (symbolize.KeptJITDumpPath), the recorded pid of the
+// first process that mapped each, where report reads one whose recorded
+// path is not there.
+func (r *recorder) keepJITDumps() error {
+	var errs []error
+	for path, f := range r.files.held {
+		if !isJITDump(path) {
+			continue
+		}
+		if err := keepAs(f, symbolize.KeptJITDumpPath(int(r.buildIDs[path]))); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isJITDump says whether a path names a jitdump file, jit-PID.dump (as
+// the engine's IsJITDump).
+func isJITDump(p string) bool {
+	n, ok1 := strings.CutSuffix(filepath.Base(p), ".dump")
+	n, ok2 := strings.CutPrefix(n, "jit-")
+	if !ok1 || !ok2 {
+		return false
+	}
+	_, err := strconv.ParseUint(n, 10, 32)
+	return err == nil
+}
+
+// keepAs copies the file src to dst, written whole beside it and renamed
+// there, over an older one (of a process that had that pid before); not
+// when dst is src.
+func keepAs(src *os.File, dst string) error {
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	if same(fi, dst) {
 		return nil // the process's /tmp is ours, and its pids too
 	}
-	f, err := os.CreateTemp(tmp, ".hwprof-perf-map-*")
+	f, err := os.CreateTemp(filepath.Dir(dst), ".hwprof-keep-*")
 	if err != nil {
-		return fmt.Errorf("keep the perf map of process %d: %w", h.pid, err)
+		return fmt.Errorf("keep %s as %s: %w", src.Name(), dst, err)
 	}
-	_, err = io.Copy(f, src)
+	_, err = io.Copy(f, io.NewSectionReader(src, 0, fi.Size()))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -131,14 +169,13 @@ func keepPerfMap(h heldTmp, tmp string) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("keep the perf map of process %d as %s: %w", h.pid, dst, err)
+		return fmt.Errorf("keep %s as %s: %w", src.Name(), dst, err)
 	}
 	return nil
 }
 
-// same says whether the file path is the open file f.
-func same(f *os.File, path string) bool {
-	a, err1 := f.Stat()
-	b, err2 := os.Lstat(path)
-	return err1 == nil && err2 == nil && os.SameFile(a, b)
+// same says whether the file path is the file of fi.
+func same(fi os.FileInfo, path string) bool {
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(fi, b)
 }
