@@ -207,7 +207,7 @@ func (r *recorder) noteMapping(misc uint16, pid uint32, addr, n uint64, name str
 	if misc&perf.MiscMmapData != 0 || len(name) == 0 || name[0] != '/' {
 		return // data, [vdso], [stack], anonymous memory
 	}
-	if r.hits != nil {
+	if r.hits != nil && !isAnonExec(name) { // "//anon": no file to keep
 		r.hits.addMapping(pid, addr, n, name)
 	}
 	if _, ok := r.buildIDs[name]; !ok {

@@ -1,8 +1,13 @@
 package record
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
 )
 
 // hitPaths are the paths marked, sorted.
@@ -67,4 +72,52 @@ func TestHitsMark(t *testing.T) {
 			t.Errorf("%s: marked %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkHitsReadBack times the end-of-recording pass over the samples
+// of a recording named by $HWPROF_BENCH_FILE (one hwprof wrote: record
+// -o FILE), its mappings noted first as record notes them while it runs:
+//
+//	HWPROF_BENCH_FILE=x.data go test -run XXX -bench HitsReadBack ./internal/record/
+func BenchmarkHitsReadBack(b *testing.B) {
+	path := os.Getenv("HWPROF_BENCH_FILE")
+	if path == "" {
+		b.Skip("set HWPROF_BENCH_FILE to a recording")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	h := newHits()
+	rd, err := perfdata.NewReader(f, fi.Size())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd.SetFileOrder(true)
+	note := func(misc uint16, pid uint32, addr, n uint64, name string) { // as noteMapping
+		if misc&perf.MiscMmapData == 0 && strings.HasPrefix(name, "/") && !isAnonExec(name) {
+			h.addMapping(pid, addr, n, name)
+		}
+	}
+	for rd.Next() {
+		switch d, _ := rd.Decode(); d := d.(type) {
+		case *perf.Mmap2:
+			note(d.Misc, d.PID, d.Addr, d.Len, d.Filename)
+		case *perf.Mmap:
+			note(d.Misc, d.PID, d.Addr, d.Len, d.Filename)
+		case *perf.Fork:
+			h.addFork(d.PID, d.PPID)
+		}
+	}
+	rd.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := h.readSamples(f, fi.Size()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rd.Count(perf.RecordSample)), "samples")
+	b.ReportMetric(float64(len(h.hit)), "objects")
 }
