@@ -54,7 +54,7 @@ func (r *recorder) create() error {
 	if r.o.BuildIDCache != nil {
 		r.hits = newHits()
 		if out.Stream() {
-			r.liveHits = r.hits
+			r.liveHits, r.hits.live = r.hits, true
 		}
 	}
 	return r.writeKernelMmap()

@@ -31,6 +31,21 @@ type hits struct {
 	parent map[uint32]uint32 // forked process -> its parent
 	hit    map[string]bool   // object path -> had a sample address
 	s      perf.Sample       // reused
+	// live: the samples are looked at as they are read (a stream), when
+	// the mapping of an address may be read after it (another CPU's
+	// ring): addresses of no mapping yet wait in pending (at most
+	// maxPending) for done.
+	live    bool
+	pending []pidAddr
+}
+
+// maxPending bounds the addresses a live pass looks up again at its end.
+const maxPending = 1 << 16
+
+// pidAddr is an address of a process.
+type pidAddr struct {
+	pid  uint32
+	addr uint64
 }
 
 // procMaps are the executable file mappings of one process.
@@ -85,16 +100,16 @@ func (h *hits) sample(f *perf.SampleFormat, rec []byte) {
 	}
 	pid := s.PID
 	if s.Has(perf.SampleIP) {
-		h.mark(pid, s.IP)
+		h.markOrWait(pid, s.IP)
 	}
 	for _, a := range s.Callchain {
 		if !perf.IsCallchainContext(a) {
-			h.mark(pid, a)
+			h.markOrWait(pid, a)
 		}
 	}
 	for _, b := range s.BranchStack.Branches {
-		h.mark(pid, b.From)
-		h.mark(pid, b.To)
+		h.markOrWait(pid, b.From)
+		h.markOrWait(pid, b.To)
 	}
 	stack := s.StackUser.Valid()
 	for i := 0; i+8 <= len(stack); i += 8 {
@@ -113,22 +128,43 @@ func (h *hits) markWord(pid uint32, a uint64) {
 	h.mark(pid, a)
 }
 
+// markOrWait marks the object of a user address a of process pid, or,
+// in a live pass, keeps it for done when no mapping holds it yet.
+func (h *hits) markOrWait(pid uint32, a uint64) {
+	if !h.mark(pid, a) && h.live && a < kernelStart && len(h.pending) < maxPending {
+		h.pending = append(h.pending, pidAddr{pid, a})
+	}
+}
+
+// kernelStart is where the kernel's half of the x86-64 address space
+// begins: no process maps a file there.
+const kernelStart = 0xffff800000000000
+
+// done looks up again the addresses a live pass kept waiting.
+func (h *hits) done() {
+	for _, pa := range h.pending {
+		h.mark(pa.pid, pa.addr)
+	}
+	h.pending = nil
+}
+
 // mark marks the object process pid had mapped at address a: its own
-// mapping, else one it inherited.
-func (h *hits) mark(pid uint32, a uint64) {
+// mapping, else one it inherited. It reports whether one held a.
+func (h *hits) mark(pid uint32, a uint64) bool {
 	for range maxForkDepth {
 		if p := h.procs[pid]; p != nil {
 			if path, ok := p.find(a); ok {
 				h.hit[path] = true
-				return
+				return true
 			}
 		}
 		ppid, ok := h.parent[pid]
 		if !ok {
-			return
+			return false
 		}
 		pid = ppid
 	}
+	return false
 }
 
 // find returns the path of a mapping that holds a.

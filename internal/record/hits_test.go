@@ -59,6 +59,16 @@ func TestHitsMark(t *testing.T) {
 			h.addMapping(10, 0x410000, 0x1000, "/bin/small")
 			h.mark(10, 0x480000) // after small, in big
 		}, []string{"/bin/big"}},
+		{"live: an address before its mapping", func(h *hits) {
+			h.live = true
+			h.markOrWait(10, 0x400800)
+			h.markOrWait(10, 0xffffffff81000000) // the kernel's: not kept waiting
+			h.addMapping(10, 0x400000, 0x1000, "/bin/prog")
+			if len(h.pending) != 1 {
+				t.Errorf("pending %v, want the user address alone", h.pending)
+			}
+			h.done()
+		}, []string{"/bin/prog"}},
 		{"stack words", func(h *hits) {
 			h.addMapping(10, 0x400000, 0x1000, "/bin/prog")
 			for _, w := range []uint64{0, 42, 0x7ffc00001000, 0x400123} {

@@ -99,6 +99,7 @@ func (r *recorder) sampled() map[string]bool {
 		return nil
 	}
 	if r.liveHits != nil {
+		r.hits.done()
 		return r.hits.hit
 	}
 	err := r.w.Checkpoint() // the records buffered reach the file
