@@ -15,6 +15,12 @@ import (
 // /tmp/perf-PID.map.
 func PerfMapPath(pid int) string { return fmt.Sprintf("/tmp/perf-%d.map", pid) }
 
+// KeptJITDumpPath returns where record keeps the jitdump file of process
+// pid (the recording's pid) when the process's root is not the host's (a
+// container): /tmp/jit-PID.dump, read when the recorded path is not
+// there, as a perf map is, once the process and its files are gone.
+func KeptJITDumpPath(pid int) string { return fmt.Sprintf("/tmp/jit-%d.dump", pid) }
+
 // PerfMap resolves JIT runtime addresses with a perf map file (written by
 // node --perf-basic-prof, python -X perf, Java perf map agents). For
 // entries at one start the last line wins. It is safe for concurrent use.

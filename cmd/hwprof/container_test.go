@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -142,4 +144,105 @@ func hotLine(report, fn string) bool {
 		}
 	}
 	return false
+}
+
+// nsPerfMapC is a tiny JIT that writes its own perf map: it copies a
+// function into executable anonymous memory, names it in
+// /tmp/perf-<getpid()>.map (its pid and its /tmp: in a container, not the
+// host's) and runs it for the milliseconds of its argument.
+const nsPerfMapC = `#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+static uint64_t now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec * 1000000000ull + ts.tv_nsec; }
+int main(int argc, char **argv) {
+	uint64_t end = now() + atol(argv[1]) * 1000000ull;
+	static const unsigned char loop[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3}; /* dec %rdi; jnz; ret */
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memcpy(code, loop, sizeof loop);
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", getpid());
+	FILE *m = fopen(path, "w");
+	fprintf(m, "%lx %zx jit_nsmap_spin\n", (unsigned long)code, sizeof loop);
+	fclose(m);
+	void (*f)(long) = (void (*)(long))code;
+	while (now() < end) f(100000);
+	return 0;
+}
+`
+
+// recordInNamespace builds the C program src and records it under
+// unshare --mount --pid --fork, in the namespace's own /tmp (a tmpfs of
+// the namespace alone, which holds the program and is its working
+// directory), with the argument arg; it returns the recording. It
+// removes the files record keeps in the host's /tmp for it (those of
+// pattern holding mark) when the test ends. It skips unless the test runs
+// as root with unshare and gcc installed.
+func recordInNamespace(t *testing.T, src, arg, pattern, mark string) string {
+	t.Helper()
+	testenv.PerfEvents(t)
+	testenv.Root(t, "mounting a tmpfs in a new mount namespace")
+	unshare, gcc := testenv.Tool(t, "unshare"), testenv.Tool(t, "gcc")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "prog")
+	os.WriteFile(bin+".c", []byte(src), 0o644)
+	if out, err := exec.Command(gcc, "-O1", "-o", bin, bin+".c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	before, _ := filepath.Glob(pattern)
+	t.Cleanup(func() {
+		after, _ := filepath.Glob(pattern)
+		for _, p := range after {
+			if b, err := os.ReadFile(p); err == nil && !slices.Contains(before, p) && strings.Contains(string(b), mark) {
+				os.Remove(p)
+			}
+		}
+	})
+	data := filepath.Join(dir, "ns.data")
+	nsbin := filepath.Join(dir, "nsbin") // a tmpfs of the namespace gets the binary, then moves to /tmp
+	os.Mkdir(nsbin, 0o755)
+	ns := []string{unshare, "--mount", "--pid", "--fork", "sh", "-c",
+		"mount -t tmpfs none " + nsbin + " && cp " + bin + " " + nsbin + "/prog && mount --move " + nsbin + " /tmp && cd /tmp && exec /tmp/prog " + arg}
+	if r := hwprof(t, append([]string{"record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--"}, ns...)...); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	return data
+}
+
+// A JIT in another pid and mount namespace writes its perf map under its
+// own pid in its own /tmp: record finds it through /proc/PID/root while
+// the program runs and keeps it as the host's /tmp/perf-PID.map, so report
+// names the JIT function after the program and its namespace are gone.
+func TestContainerPerfMap(t *testing.T) {
+	t.Parallel() // its own program and files
+	data := recordInNamespace(t, nsPerfMapC, "600", "/tmp/perf-*.map", "jit_nsmap_spin")
+	r := hwprof(t, "report", "-i", data)
+	if r.code != 0 || !hotLine(r.stdout, "jit_nsmap_spin") {
+		t.Fatalf("report: exit %d, jit_nsmap_spin not the hot function:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A JIT in another pid and mount namespace writes its jitdump file in its
+// own /tmp (jit-<its pid>.dump): record holds it open from its mapping on
+// and keeps it as the host's /tmp/jit-PID.dump, so report names both
+// functions of reuseC after the program and its namespace are gone.
+func TestContainerJITDump(t *testing.T) {
+	t.Parallel() // its own program and files
+	data := recordInNamespace(t, reuseC, "300", "/tmp/jit-*.dump", "jit_second")
+	r := hwprofExec(t, "report", "-i", data, "--format", "json", "--top", "0")
+	if r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	var rep struct {
+		Functions []jitFunction `json:"functions"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	hottest(t, rep.Functions, "jit_first", 0.25)
+	hottest(t, rep.Functions, "jit_second", 0.25)
 }

@@ -106,7 +106,7 @@ func (f *recordFlags) register(fs *flag.FlagSet) {
 	for _, n := range []string{"m", "mmap-pages"} {
 		fs.StringVar(&f.mmap, n, "", "ring buffer size per event and CPU: `PAGES` (a power of two) or a size like 512K or 4M (default 512K)")
 	}
-	fs.BoolVar(&f.noCache, "no-buildid-cache", false, "do not copy the recorded objects into the build-id cache (see --buildid-dir)")
+	fs.BoolVar(&f.noCache, "no-buildid-cache", false, "do not copy the objects that had samples into the build-id cache (see --buildid-dir)")
 	fs.StringVar(&f.cacheDir, "buildid-dir", "", "keep a copy of every object the recorded processes mapped, by build-id, in `DIR` (default $HWPROF_BUILDID_DIR, else ~/.cache/hwprof/buildid), for report to read later or elsewhere")
 	fs.BoolVar(&f.printAttr, "print-attr", false, "print each perf_event_attr as `perf record -vv` does and exit")
 	for _, n := range []string{"q", "quiet"} {

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -67,7 +68,9 @@ func (e *Engine) mappedJITDump(d perf.Record) {
 
 // readJITDump reads the jitdump file at the recorded path p, mapped by
 // process pid at time at (0: unknown), once: in the process's own root
-// while it runs when that is not ours (a container's), else in SymFS.
+// while it runs when that is not ours (a container's), else in SymFS,
+// else, for a container's that record kept, /tmp/jit-PID.dump
+// (symbolize.KeptJITDumpPath).
 // It returns nil when the file cannot be read, which is warned of once. A
 // file damaged after some records gives those.
 func (r *Objects) readJITDump(p string, at uint64, pid uint32) *jitdump.Timeline {
@@ -84,7 +87,13 @@ func (r *Objects) readJITDump(p string, at uint64, pid uint32) *jitdump.Timeline
 	if dir := liveRoot(pid); dir != "" && r.o.SymFS == "" {
 		root = safefile.NewRoot(dir)
 	}
-	tl, err := readTimeline(root, p, at)
+	tl, err := readTimeline(root, p, at, false)
+	if errors.Is(err, fs.ErrNotExist) && r.o.SymFS == "" {
+		// a container's file, kept by record once the process ended
+		if kept, kerr := readTimeline(safefile.Root{}, symbolize.KeptJITDumpPath(int(pid)), at, true); kerr == nil {
+			tl, err = kept, nil
+		}
+	}
 	if err != nil {
 		r.noteRefused(err)
 		if !errors.Is(err, safefile.ErrRefused) {
@@ -95,9 +104,15 @@ func (r *Objects) readJITDump(p string, at uint64, pid uint32) *jitdump.Timeline
 	return tl
 }
 
-// readTimeline reads the jitdump file p in root.
-func readTimeline(root safefile.Root, p string, at uint64) (*jitdump.Timeline, error) {
-	f, err := root.Open(p)
+// readTimeline reads the jitdump file p in root; owned: only a file of
+// root or the user, not a symbolic link (safefile.Root.OpenOwned), for
+// a file in /tmp.
+func readTimeline(root safefile.Root, p string, at uint64, owned bool) (*jitdump.Timeline, error) {
+	open := root.Open
+	if owned {
+		open = root.OpenOwned
+	}
+	f, err := open(p)
 	if err != nil {
 		return nil, fmt.Errorf("JIT code: %w", err)
 	}

@@ -1,6 +1,7 @@
 // Package objcache is hwprof's build-id cache: a directory of the object
-// files a recording mapped, each named by its GNU build-id
-// (DIR/.build-id/xx/rest, xx the id's first byte in hex), so that a report
+// files that had samples in a recording (record finds them), each named
+// by its GNU build-id (DIR/.build-id/xx/rest, xx the id's first byte in
+// hex), so that a report
 // made later, or on another machine, or after a container's files are
 // gone, reads the very files the recording ran (as perf's ~/.debug cache
 // does). The layout is one symbolize.Options.DebugDirs reads.

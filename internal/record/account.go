@@ -70,6 +70,9 @@ func (r *recorder) note(rec []byte) {
 	typ := perf.RecordType(le.Uint32(rec))
 	switch typ {
 	case perf.RecordSample:
+		if r.liveHits != nil { // a stream: the samples cannot be read back
+			r.liveHits.sample(r.format, rec)
+		}
 		if r.adaptive == nil {
 			return
 		}
@@ -78,6 +81,10 @@ func (r *recorder) note(rec []byte) {
 		}
 		return
 	case perf.RecordMmap, perf.RecordMmap2:
+	case perf.RecordFork:
+		if r.hits == nil {
+			return
+		}
 	case perf.RecordComm:
 		if r.adaptive == nil {
 			return
@@ -110,10 +117,14 @@ func (r *recorder) note(rec []byte) {
 		if d.Exec() { // the process's code is another program's
 			r.adaptive.forgetCode(d.PID)
 		}
+	case *perf.Fork:
+		if d.Type == perf.RecordFork {
+			r.hits.addFork(d.PID, d.PPID)
+		}
 	case *perf.Mmap:
-		r.noteMapping(d.Misc, d.PID, d.Filename)
+		r.noteMapping(d.Misc, d.PID, d.Addr, d.Len, d.Filename)
 	case *perf.Mmap2:
-		r.noteMapping(d.Misc, d.PID, d.Filename)
+		r.noteMapping(d.Misc, d.PID, d.Addr, d.Len, d.Filename)
 	}
 }
 
@@ -199,14 +210,21 @@ func (r *recorder) markSpan() {
 }
 
 // noteMapping remembers the file of an executable mapping, for the
-// build-id feature, and drops what the activation key read of the
-// process's code, which the mapping may have replaced.
-func (r *recorder) noteMapping(misc uint16, pid uint32, name string) {
+// build-id feature and for finding the objects that had samples (hits),
+// and drops what the activation key read of the process's code, which the
+// mapping may have replaced.
+func (r *recorder) noteMapping(misc uint16, pid uint32, addr, n uint64, name string) {
 	if misc&perf.MiscMmapData == 0 && r.adaptive != nil {
 		r.adaptive.forgetCode(pid) // new code, maybe where other code was
 	}
+	if misc&perf.MiscMmapData == 0 && isAnonExec(name) {
+		r.perfMaps.note(pid) // JIT code: a container's perf map, while the process lives
+	}
 	if misc&perf.MiscMmapData != 0 || len(name) == 0 || name[0] != '/' {
 		return // data, [vdso], [stack], anonymous memory
+	}
+	if r.hits != nil && !isAnonExec(name) { // "//anon": no file to keep
+		r.hits.addMapping(pid, addr, n, name)
 	}
 	if _, ok := r.buildIDs[name]; !ok {
 		r.buildIDs[name] = int32(pid)

@@ -11,7 +11,11 @@
 // so a recording whose hwprof was killed is readable up to then. It
 // writes the records perf synthesizes for processes that existed before
 // the recording (package perf/synth) and the build-ids of the objects
-// sampled. With Options.Adaptive it tunes the events' periods while
+// mapped. At the end it reads its own file's samples back once (hits.go)
+// to keep the objects that had samples in the build-id cache
+// (Options.BuildIDCache), and keeps the perf maps and jitdump files of
+// JIT processes of other namespaces in the host's /tmp (perfmaps.go),
+// opened through /proc/PID/root while they lived. With Options.Adaptive it tunes the events' periods while
 // recording (package tuning decides; adaptive.go applies).
 //
 // It also owns the small pieces of a record command line that are about
@@ -22,7 +26,7 @@
 // What it does not do: it does not choose the events (event.BuildAttrs
 // builds them from perf's options, internal/source chooses a sample
 // source, internal/uprobe defines the exact source's probes), and it reads
-// no recordings.
+// no recordings but its own, at its end.
 //
 // The caller provides attrs (event.BuildAttrs) and, for the command mode,
 // a binary whose main dispatches launch.Arg to launch.Main (hwprof's

@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/hwprof/hwprof/buildid"
 	"github.com/hwprof/hwprof/internal/output"
@@ -50,6 +51,12 @@ func (r *recorder) create() error {
 	}
 	w.NotifyWritten(r.written) // Stats count what reached the file
 	r.w, r.out = w, out
+	if r.o.BuildIDCache != nil {
+		r.hits = newHits()
+		if out.Stream() {
+			r.liveHits, r.hits.live = r.hits, true
+		}
+	}
 	return r.writeKernelMmap()
 }
 
@@ -111,6 +118,10 @@ func (r *recorder) finish(err error) error {
 	}
 	f := perfdata.CollectFeatures()
 	f.SampleTimeFirst, f.SampleTimeLast = r.timeFirst, r.timeLast
+	err1, err2 := r.perfMaps.keep(filepath.Dir(symbolize.PerfMapPath(0))), r.keepJITDumps()
+	if jerr := errors.Join(err1, err2); jerr != nil && r.o.Notice != nil {
+		r.o.Notice(fmt.Sprintf("JIT files of processes in other namespaces not kept: %v", jerr))
+	}
 	if r.writeErr == nil { // else Close writes no features
 		f.BuildIDs = r.collectBuildIDs()
 	}
@@ -145,7 +156,7 @@ func (r *recorder) collectBuildIDs() []perfdata.BuildID {
 		ids = append(ids, perfdata.BuildID{PID: pid, Misc: perf.MiscUser, ID: id, Path: path})
 		objs[path] = id
 	}
-	r.fillCache(objs)
+	r.fillCache(objs, r.sampled())
 	r.files.closeAll()
 	// The kernel's, when an event samples it, as perf record writes it:
 	// a report then knows whether /proc/kallsyms (or a kallsyms saved for

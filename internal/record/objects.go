@@ -91,17 +91,46 @@ func (r *recorder) objectBuildID(path string) (buildid.ID, error) {
 	return buildid.FromELF(ef.File)
 }
 
-// fillCache copies every object of the build-id table ids into the
-// build-id cache (Options.BuildIDCache), once per build-id, and tells
-// Notice of the first failure.
-func (r *recorder) fillCache(ids map[string]buildid.ID) {
+// sampled returns the object paths that had samples (see hits): read
+// back from the file, or noted as they were read for a stream; nil, for
+// every object, when the file cannot be read back (which Notice hears).
+func (r *recorder) sampled() map[string]bool {
+	if r.hits == nil {
+		return nil
+	}
+	if r.liveHits != nil {
+		r.hits.done()
+		return r.hits.hit
+	}
+	err := r.w.Checkpoint() // the records buffered reach the file
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = r.out.File.Stat()
+	}
+	if err == nil {
+		err = r.hits.readSamples(r.out.File, fi.Size())
+	}
+	if err != nil {
+		if r.o.Notice != nil {
+			r.o.Notice(fmt.Sprintf("build-id cache: keeping every object mapped: %v", err))
+		}
+		return nil
+	}
+	return r.hits.hit
+}
+
+// fillCache copies the objects of the build-id table ids that had
+// samples (every one for a nil sampled) into the build-id cache
+// (Options.BuildIDCache), once per build-id, and tells Notice of the
+// first failure.
+func (r *recorder) fillCache(ids map[string]buildid.ID, sampled map[string]bool) {
 	c := r.o.BuildIDCache
 	if c == nil {
 		return
 	}
 	var errs []error
 	for path, id := range ids {
-		if id.IsZero() || c.Has(id) {
+		if id.IsZero() || (sampled != nil && !sampled[path]) || c.Has(id) {
 			continue
 		}
 		f, closeIt, err := r.files.open(path)

@@ -73,10 +73,11 @@ type Options struct {
 	// uprobes; the events need PERF_SAMPLE_IDENTIFIER.
 	ShareRing bool
 	// BuildIDCache, if set, is filled at the end of the recording with
-	// every object file mapped executable by the recorded processes that
-	// has a build-id (package objcache), read as the recording's build-id
-	// table is: for a process in another mount namespace, through
-	// /proc/PID/root while it lived.
+	// the object files mapped executable by the recorded processes that
+	// had samples (an address of a sample's IP, callchain, branch stack
+	// or user stack copy in them) and have a build-id (package objcache),
+	// read as the recording's build-id table is: for a process in another
+	// mount namespace, through /proc/PID/root while it lived.
 	BuildIDCache *objcache.Cache
 	// Notice, if set, is told once when the recording measures less than
 	// asked: events that count the kernel fell back to user space only,
@@ -225,6 +226,9 @@ type recorder struct {
 	timeFirst, timeLast uint64
 	buildIDs            map[string]int32 // mapped object path -> first pid
 	files               containerFiles   // the files of buildIDs of other mount namespaces
+	hits                *hits            // the objects that had samples, with a BuildIDCache
+	perfMaps            perfMaps         // the /tmp of processes whose perf maps are not the host's
+	liveHits            *hits            // hits, when the output is a stream: fed as samples are read
 	synth               []byte           // scratch for synthesized records
 	writeErr            error            // the first failed write: the recording stops
 	stopErr             *WriteError      // what Record returns for writeErr

@@ -36,6 +36,9 @@
 // OpenOwned is for a file anyone may have put where it is looked for
 // (/tmp/perf-PID.map): its last component must not be a symbolic link,
 // and it must belong to root or to the effective user, as perf requires.
+// OpenDir holds a directory of a root (a container's /tmp through
+// /proc/PID/root) and OpenOwnedIn opens a file directly in it by
+// OpenOwned's rules, after the names that led there are gone.
 // OpenLocal opens a file the caller names itself (a command-line
 // argument, a file a Root resolved before, the running kernel's
 // /proc/kallsyms) with the same refusal of what is not a regular file.
