@@ -142,9 +142,10 @@ func isJITDump(p string) bool {
 	return err == nil
 }
 
-// keepAs copies the file src to dst, written whole beside it and renamed
-// there, over an older one (of a process that had that pid before); not
-// when dst is src.
+// keepAs copies the file src to dst, written whole beside it and linked
+// there only if dst does not exist: hwprof replaces no file it did not
+// write, and a file of that name is another process's (one that had that
+// pid before, or the host's own). Not when dst is src.
 func keepAs(src *os.File, dst string) error {
 	fi, err := src.Stat()
 	if err != nil {
@@ -157,6 +158,7 @@ func keepAs(src *os.File, dst string) error {
 	if err != nil {
 		return fmt.Errorf("keep %s as %s: %w", src.Name(), dst, err)
 	}
+	defer os.Remove(f.Name())
 	_, err = io.Copy(f, io.NewSectionReader(src, 0, fi.Size()))
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -165,10 +167,12 @@ func keepAs(src *os.File, dst string) error {
 		err = os.Chmod(f.Name(), 0o644)
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), dst)
+		err = os.Link(f.Name(), dst) // fails if dst exists: never over another file
+	}
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("keep %s as %s: a file of that name exists (another process's): left as it is", src.Name(), dst)
 	}
 	if err != nil {
-		os.Remove(f.Name())
 		return fmt.Errorf("keep %s as %s: %w", src.Name(), dst, err)
 	}
 	return nil
