@@ -21,6 +21,7 @@ type offReport struct {
 		OffCPU   *struct {
 			Intervals uint64 `json:"intervals"`
 			NoStack   uint64 `json:"no_stack"`
+			StackLost uint64 `json:"stack_lost"`
 			Reasons   []struct {
 				Reason string `json:"reason"`
 				NS     uint64 `json:"ns"`
@@ -99,7 +100,9 @@ func TestOffCPUKnownWaits(t *testing.T) {
 		tol   float64
 	}{
 		{"fp", nil, []string{"wait_sleep", "wait_pipe", "wait_mutex", "wait_child"}, 0.02},
-		{"dwarf", []string{"--call-graph", "dwarf,4096"}, []string{"wait_sleep", "wait_pipe", "wait_mutex", "wait_child"}, 0.02},
+		// 4 KiB a sample: a ring of 8 MiB, as the DWARF unwinding tests
+		// take, so that a recorder starved on a busy machine loses none
+		{"dwarf", []string{"--call-graph", "dwarf,4096", "-m", "8M"}, []string{"wait_sleep", "wait_pipe", "wait_mutex", "wait_child"}, 0.02},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "w.data")
@@ -110,6 +113,7 @@ func TestOffCPUKnownWaits(t *testing.T) {
 			}
 			truth := waitTruths(t, r.stdout)
 			rep := readOffReport(t, data)
+			t.Logf("%d intervals, %d whose stack sample was lost", rep.Recording.OffCPU.Intervals, rep.Recording.OffCPU.StackLost)
 			got := map[string]uint64{}
 			for _, f := range rep.Functions {
 				if f.OffCPUTotalNS != nil {
