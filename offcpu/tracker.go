@@ -77,6 +77,12 @@ type Tracker[K any] struct {
 	start   uint64 // the recording's first time
 	threads map[uint32]*thread[K]
 	done    []Thread // threads that exited
+	// exited are the thread ids whose exit was seen and that no FORK gave
+	// a new thread since: system-wide (-a) the kernel writes a task's EXIT
+	// record early in do_exit and goes on switching it (a wait in the exit
+	// path, then the last switch out in do_task_dead), which would start
+	// an interval of a dead thread that lasts to the End
+	exited map[uint32]bool
 	// Unmatched counts off-CPU samples no switch out took (a lost switch
 	// record, or a sample whose thread never switched out after it).
 	Unmatched uint64
@@ -117,6 +123,7 @@ func (t *Tracker[K]) thread(pid, tid uint32) *thread[K] {
 // Fork feeds the creation of a thread: it waits, runnable, for its first
 // turn on a CPU.
 func (t *Tracker[K]) Fork(pid, tid uint32, time uint64) {
+	delete(t.exited, tid) // the tid is a new thread's
 	th := &thread[K]{life: Thread{PID: pid, TID: tid, First: time, Last: time}, since: time, known: true, off: true, preempted: true, new: true}
 	t.threads[tid] = th
 }
@@ -125,6 +132,9 @@ func (t *Tracker[K]) Fork(pid, tid uint32, time uint64) {
 // leaving the CPU with. A stack that arrives once the thread is already
 // out (records of equal times) goes to that interval.
 func (t *Tracker[K]) Stack(pid, tid uint32, time uint64, key K) {
+	if t.dead(tid) {
+		return // the stack of its last switch out, in do_task_dead
+	}
 	th := t.thread(pid, tid)
 	if th.pending {
 		t.Unmatched++ // the previous one's switch out never came
@@ -136,6 +146,9 @@ func (t *Tracker[K]) Stack(pid, tid uint32, time uint64, key K) {
 // Switch feeds a switch record of a thread (out, or in) and returns the
 // interval a switch in ends.
 func (t *Tracker[K]) Switch(pid, tid uint32, time uint64, out, preempted bool) (Interval[K], bool) {
+	if t.dead(tid) {
+		return Interval[K]{}, false
+	}
 	th := t.thread(pid, tid)
 	th.life.Last = max(th.life.Last, time)
 	if out {
@@ -179,9 +192,19 @@ func (t *Tracker[K]) close(tid uint32, th *thread[K], end uint64, cut Cut) Inter
 	return iv
 }
 
+// dead reports whether a thread exited and no new thread took its tid
+// since: what comes of it now is its last switch out.
+func (t *Tracker[K]) dead(tid uint32) bool {
+	return t.exited[tid] && t.threads[tid] == nil
+}
+
 // Exit ends a thread: an interval it was still off the CPU in ends at its
 // exit (CutAtExit).
 func (t *Tracker[K]) Exit(tid uint32, time uint64) (Interval[K], bool) {
+	if t.exited == nil {
+		t.exited = map[uint32]bool{}
+	}
+	t.exited[tid] = true
 	th := t.threads[tid]
 	if th == nil {
 		return Interval[K]{}, false

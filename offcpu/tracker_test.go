@@ -72,6 +72,11 @@ func TestTracker(t *testing.T) {
 		{"a stack is not kept past its interval", []step{{'s', 7, 100, "a"}, {'o', 7, 101, ""}, {'i', 7, 110, ""}, {'o', 7, 200, ""}, {'i', 7, 210, ""}},
 			[]want{{7, 101, 110, "a", false, Whole}, {7, 200, 210, "", false, Whole}}, 0},
 		{"a stack no switch out took", []step{{'s', 7, 100, "a"}}, nil, 1},
+		{"switches after the exit (-a) start no interval", []step{{'s', 7, 100, "read"}, {'o', 7, 101, ""}, {'i', 7, 150, ""}, {'x', 7, 160, ""},
+			{'s', 7, 161, "exit_mm"}, {'o', 7, 161, ""}, {'i', 7, 170, ""}, {'s', 7, 180, "do_task_dead"}, {'o', 7, 180, ""}},
+			[]want{{7, 101, 150, "read", false, Whole}}, 0},
+		{"a tid reused after the exit is a new thread", []step{{'x', 7, 160, ""}, {'o', 7, 161, ""}, {'f', 7, 200, ""}, {'i', 7, 230, ""}, {'s', 7, 300, "w"}, {'o', 7, 300, ""}},
+			[]want{{7, 200, 230, "", true, Whole}, {7, 300, 1000, "w", false, CutAtEnd}}, 0},
 		{"a new thread waits for its first turn", []step{{'f', 9, 100, ""}, {'i', 9, 130, ""}, {'s', 9, 200, "w"}, {'o', 9, 200, ""}, {'i', 9, 260, ""}},
 			[]want{{9, 100, 130, "", true, Whole}, {9, 200, 260, "w", false, Whole}}, 0},
 	}
