@@ -341,3 +341,41 @@ func TestOffCPUAttachIdle(t *testing.T) {
 		t.Errorf("%d intervals, %d without a stack: want the one whole wait, without a stack", off.Intervals, off.NoStack)
 	}
 }
+
+// TestOffCPUSystemWideExits records -a --off-cpu while a shell starts and
+// ends short processes: system-wide the kernel writes a task's EXIT record
+// early in do_exit and then switches the dead task on (do_task_dead); no
+// interval may begin there, where each used to run to the end of the
+// recording.
+func TestOffCPUSystemWideExits(t *testing.T) {
+	needPerfEvents(t)
+	if os.Geteuid() != 0 {
+		t.Skip("-a needs root here")
+	}
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "a.data")
+	script := "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; sleep 0.02; done"
+	if r := hwprof(t, "record", "-q", "--off-cpu", "-a", "-o", data, "--", "sh", "-c", script); r.code != 0 {
+		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
+	}
+	r := hwprof(t, "report", "-i", data, "--format", "folded", "--weight", "off-cpu")
+	if r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	var total, dead uint64
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		n, err := strconv.ParseUint(line[i+1:], 10, 64)
+		if i < 0 || err != nil {
+			t.Fatalf("folded line %q", line)
+		}
+		total += n
+		if strings.Contains(line, "do_task_dead") {
+			dead += n
+		}
+	}
+	t.Logf("%d ns off the CPU, %d of them after an exit", total, dead)
+	if total == 0 || dead > 0 {
+		t.Errorf("%d ns off the CPU, %d ns of it in do_task_dead (a dead thread's)", total, dead)
+	}
+}

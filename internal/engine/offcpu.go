@@ -93,8 +93,8 @@ func (l *loader) switchRecord(raw []byte) {
 	default:
 		return
 	}
-	if tr.Present&perf.SampleTID == 0 || tr.Present&perf.SampleTime == 0 || tr.PID == 0 && tr.TID == 0 {
-		return // no thread or time to measure by (the idle task's switches)
+	if tr.Present&perf.SampleTID == 0 || tr.Present&perf.SampleTime == 0 || tr.PID == 0 && tr.TID == 0 || deadTask(tr.TID) {
+		return // no thread or time to measure by (the idle task's switches, a dead task's)
 	}
 	l.off.seenAt(tr.Time)
 	if iv, ok := l.offTracker().Switch(tr.PID, tr.TID, tr.Time, out, preempted); ok {
@@ -102,9 +102,17 @@ func (l *loader) switchRecord(raw []byte) {
 	}
 }
 
+// deadTask reports whether a record's thread id is the kernel's -1 for a
+// task whose pid is gone (perf_event_tid of a task past exit_notify): its
+// last switch out, system-wide, which is no thread's.
+func deadTask(tid uint32) bool { return tid == ^uint32(0) }
+
 // offSample hands the tracker the stack of a sample of an off-CPU event:
 // the stack its thread is leaving the CPU with.
 func (l *loader) offSample(s *perf.Sample, p *prepSample) {
+	if deadTask(s.TID) {
+		return
+	}
 	l.off.seenAt(s.Time)
 	if p != nil {
 		l.countLeaf(p.leaf)
