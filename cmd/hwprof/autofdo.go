@@ -48,3 +48,33 @@ func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bo
 	}
 	return status
 }
+
+// runBOLT writes BOLT's profile (autofdo.WriteBOLT) of one program of
+// one recording: its branches when it has branch stacks (LBR), else
+// its sampled instructions.
+func runBOLT(paths []string, o engine.LoadOptions, object, out string, stdout, stderr io.Writer) int {
+	if len(paths) != 1 {
+		return fail(stderr, fmt.Errorf("bolt: one recording (-i FILE), not %d", len(paths)))
+	}
+	o.SiteLines, o.Instrs = true, true
+	p, err := loadProfile(paths, o)
+	if p == nil {
+		return fail(stderr, err)
+	}
+	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
+	var st autofdo.BOLTStats
+	err = writeReport(out, stdout, func(w io.Writer) error {
+		var err error
+		st, err = autofdo.WriteBOLT(w, p, object)
+		return err
+	})
+	if err != nil {
+		return fail(stderr, fmt.Errorf("bolt: %w", err))
+	}
+	kind := "sampled addresses (no LBR)"
+	if st.LBR {
+		kind = "branches"
+	}
+	fmt.Fprintf(stderr, "hwprof: bolt: %d %s in %d functions; left out: %d in other objects or outside symbols\n", st.Records, kind, st.Funcs, st.Left)
+	return status
+}

@@ -266,7 +266,8 @@ func mustRoot(t *testing.T) string {
 // hwprof wrote (cpu-clock without callchains: perf2bolt reads `perf
 // script`'s one line per sample, which a callchain breaks, perf's own
 // recordings too), and llvm-bolt-19 optimizes fdobench with the profile it
-// makes: the rewritten program computes what the original does.
+// makes, and with hwprof's own of the recording (--format bolt): the
+// rewritten programs compute what the original does.
 func TestBOLTNoLBR(t *testing.T) {
 	perf2bolt, bolt := testenv.Tool(t, "perf2bolt-19"), testenv.Tool(t, "llvm-bolt-19")
 	testenv.Tool(t, "perf") // perf2bolt reads the recording through perf script
@@ -295,6 +296,21 @@ func TestBOLTNoLBR(t *testing.T) {
 	want, got := runTool(t, bin, "rounds=100"), runTool(t, opt, "rounds=100")
 	if strings.Fields(want)[1] != strings.Fields(got)[1] {
 		t.Errorf("the BOLT-optimized program computes %q, the original %q", got, want)
+	}
+	// hwprof writes the same kind of profile itself (--format bolt): the
+	// sampled addresses of the program's functions after a "no_lbr" line.
+	mine, opt2 := filepath.Join(dir, "hwprof.fdata"), filepath.Join(dir, "fdobench.bolt2")
+	if r := hwprof(t, "report", "-i", timer, "--format", "bolt", "-o", mine); r.code != 0 {
+		t.Fatalf("report --format bolt: exit %d\n%s", r.code, r.stderr)
+	}
+	if text := readFile(t, mine); !strings.HasPrefix(text, "no_lbr cpu-clock\n") || !strings.Contains(text, "\n1 round_shapes ") {
+		t.Errorf("hwprof's BOLT profile is not a no_lbr one with round_shapes:\n%s", text)
+	}
+	if profiled, ignored := boltProfiled(t, bolt, bin, mine, opt2); profiled == 0 || ignored != 0 {
+		t.Errorf("llvm-bolt: %d functions with a profile of hwprof's, %d profiles ignored", profiled, ignored)
+	}
+	if got := runTool(t, opt2, "rounds=100"); strings.Fields(want)[1] != strings.Fields(got)[1] {
+		t.Errorf("the program BOLT-optimized with hwprof's profile computes %q, the original %q", got, want)
 	}
 }
 
