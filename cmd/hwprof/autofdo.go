@@ -15,7 +15,9 @@ import (
 // calls are counts of different kinds, which autofdo.Combine puts
 // together.
 // With gcc it writes GCC's format (autofdo.WriteGCOV) instead of LLVM's.
-func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bool, stdout, stderr io.Writer) int {
+// partial names the recording of paths, if any, whose calls are of the
+// first part of its run only (autofdo.Counts.Partial).
+func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bool, partial string, stdout, stderr io.Writer) int {
 	o.SiteLines, o.Instrs = true, true
 	var counts []autofdo.Counts
 	status := 0
@@ -29,6 +31,7 @@ func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bo
 		if err != nil {
 			return fail(stderr, fmt.Errorf("%s: %w", path, err))
 		}
+		c.Partial = path == partial
 		counts = append(counts, c)
 	}
 	prof := autofdo.Combine(counts)

@@ -123,7 +123,7 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if *format == "autofdo" || *format == "autofdo-gcov" {
-		return runAutoFDO(paths, o, *object, *out, *format == "autofdo-gcov", stdout, stderr)
+		return runAutoFDO(paths, o, *object, *out, *format == "autofdo-gcov", "", stdout, stderr)
 	}
 	if *format == "bolt" {
 		return runBOLT(paths, o, *object, *out, stdout, stderr)
