@@ -42,6 +42,12 @@ type Profile struct {
 	// BranchCall.Site, Site.Self times). Empty for other recordings.
 	Executed    []Instr
 	BranchCalls []BranchCall
+	// Branches are the taken branches of an LBR recording loaded with
+	// Instrs whose source is in an object's code (the target may be
+	// anywhere), and the conditional branches not taken between two
+	// entries, as BOLT counts them, in address order. Empty for other
+	// recordings.
+	Branches []Branch
 	// OffCPU is the time threads spent off the CPU, for a recording made
 	// with `record --off-cpu` (nil otherwise): folded by function as Map
 	// is, each interval the stack its thread left the CPU with, weighted
@@ -76,6 +82,10 @@ type Func struct {
 	// LinkName is the symbol's name as in the symbol table (mangled);
 	// "" when no symbol covers the function.
 	LinkName string
+	// Local is, for a function whose symbol is local to its object (a C
+	// static function), its number among the object's local function
+	// symbols of its name in address order, from 1; 0 otherwise.
+	Local int
 	// Start is the function's first address in its object (its symbol's
 	// start; the address of an unnamed "[object+0x...]" function); 0 when
 	// unknown.
@@ -143,6 +153,16 @@ type SourceFrame struct {
 type BranchCall struct {
 	Site   Instr // the call instruction; Self counts the calls
 	Callee ccmap.FuncID
+}
+
+// Branch is a branch counted in branch stacks: a taken one (each entry),
+// or a conditional branch not taken (one in the code run straight
+// through between two entries: FallThrough, To the next instruction).
+type Branch struct {
+	From, To         ccmap.FuncID // the functions of the two ends
+	FromAddr, ToAddr uint64       // their addresses in their objects
+	Count, Mispreds  uint64       // in entries; mispredicted ones of them
+	FallThrough      bool
 }
 
 // Instr is the self weight sampled at one instruction.

@@ -12,6 +12,9 @@ type elfSym struct {
 	section     elf.SectionIndex
 	bind        elf.SymBind
 	name        string
+	// local numbers the local (STB_LOCAL) symbols of one name in address
+	// order, from 1; 0 for a global or weak one.
+	local int
 }
 
 // symTable is the sorted function symbols of one object.
@@ -236,6 +239,13 @@ func (t *symTable) finish(sectionEnd func(elf.SectionIndex) uint64) {
 		return better(a, b)
 	})
 	t.syms = slices.CompactFunc(t.syms, func(a, b elfSym) bool { return a.start == b.start })
+	locals := map[string]int{}
+	for i, s := range t.syms {
+		if s.bind == elf.STB_LOCAL {
+			locals[s.name]++
+			t.syms[i].local = locals[s.name]
+		}
+	}
 	t.limit = make([]uint64, len(t.syms))
 	for i, s := range t.syms {
 		switch {

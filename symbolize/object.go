@@ -224,7 +224,7 @@ func (o *Object) locate(a addrspace.ObjAddr, nm names, syms map[int]*Symbol, sla
 		loc.Symbol = syms[i]
 		if loc.Symbol == nil {
 			s := o.syms.syms[i]
-			loc.Symbol = &Symbol{Name: nm.get(s.name), Start: addrspace.ObjAddr(s.start), Size: s.size}
+			loc.Symbol = &Symbol{Name: nm.get(s.name), Start: addrspace.ObjAddr(s.start), Size: s.size, Local: s.local}
 			syms[i] = loc.Symbol
 		}
 	}

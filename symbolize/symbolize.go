@@ -51,6 +51,11 @@ type Symbol struct {
 	Name  Name
 	Start addrspace.ObjAddr
 	Size  uint64 // 0 when the symbol has no size
+	// Local is, for a symbol local to its object (STB_LOCAL: a C static
+	// function), its number among the object's local function symbols of
+	// its name in address order, from 1 (BOLT names it "name/N"); 0 for
+	// a global or weak symbol.
+	Local int
 }
 
 // Location is what one address resolves to.

@@ -15,7 +15,9 @@ import (
 // calls are counts of different kinds, which autofdo.Combine puts
 // together.
 // With gcc it writes GCC's format (autofdo.WriteGCOV) instead of LLVM's.
-func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bool, stdout, stderr io.Writer) int {
+// partial names the recording of paths, if any, whose calls are of the
+// first part of its run only (autofdo.Counts.Partial).
+func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bool, partial string, stdout, stderr io.Writer) int {
 	o.SiteLines, o.Instrs = true, true
 	var counts []autofdo.Counts
 	status := 0
@@ -29,6 +31,7 @@ func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bo
 		if err != nil {
 			return fail(stderr, fmt.Errorf("%s: %w", path, err))
 		}
+		c.Partial = path == partial
 		counts = append(counts, c)
 	}
 	prof := autofdo.Combine(counts)
@@ -46,5 +49,35 @@ func runAutoFDO(paths []string, o engine.LoadOptions, object, out string, gcc bo
 	if err := writeReport(out, stdout, func(w io.Writer) error { return write(w, prof) }); err != nil {
 		return fail(stderr, err)
 	}
+	return status
+}
+
+// runBOLT writes BOLT's profile (autofdo.WriteBOLT) of one program of
+// one recording: its branches when it has branch stacks (LBR), else
+// its sampled instructions.
+func runBOLT(paths []string, o engine.LoadOptions, object, out string, stdout, stderr io.Writer) int {
+	if len(paths) != 1 {
+		return fail(stderr, fmt.Errorf("bolt: one recording (-i FILE), not %d", len(paths)))
+	}
+	o.SiteLines, o.Instrs = true, true
+	p, err := loadProfile(paths, o)
+	if p == nil {
+		return fail(stderr, err)
+	}
+	status := diag.Print(stderr, p.Warnings, p.Recording.Incomplete)
+	var st autofdo.BOLTStats
+	err = writeReport(out, stdout, func(w io.Writer) error {
+		var err error
+		st, err = autofdo.WriteBOLT(w, p, object)
+		return err
+	})
+	if err != nil {
+		return fail(stderr, fmt.Errorf("bolt: %w", err))
+	}
+	kind := "sampled addresses (no LBR)"
+	if st.LBR {
+		kind = "branches"
+	}
+	fmt.Fprintf(stderr, "hwprof: bolt: %d %s in %d functions; left out: %d in other objects or outside symbols\n", st.Records, kind, st.Funcs, st.Left)
 	return status
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/output"
+	"github.com/hwprof/hwprof/internal/record"
 	"github.com/hwprof/hwprof/report/autofdo"
 )
 
@@ -63,8 +64,16 @@ func cmdFdo(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "hwprof: fdo: counting the calls of the %d hottest functions\n", len(names))
 	filter := "^(" + strings.Join(names, "|") + ")$"
-	if code := cmdRecord(append([]string{"-q", "--source", "exact", "--max-slowdown", strconv.Itoa(*slow), "--probe-filter", filter, "-o", exact, "--"}, cmd...), stdout, stderr); code != 0 {
+	code, st := recordCmd(append([]string{"-q", "--source", "exact", "--max-slowdown", strconv.Itoa(*slow), "--probe-filter", filter, "-o", exact, "--"}, cmd...), stdout, stderr)
+	if code != 0 {
 		return code
 	}
-	return runAutoFDO([]string{timer, exact}, engine.LoadOptions{}, *object, *out, false, stdout, stderr)
+	partial := ""
+	if st.Stop == record.StopLimit {
+		// Its counts are of the run's first part: in a program with
+		// phases, other functions' than the timer's whole run.
+		fmt.Fprintf(stderr, "hwprof: fdo: the exact run stopped early (%s): its calls are of the run's first part, and give only the shares of each call site's callees\n", st.Limit)
+		partial = exact
+	}
+	return runAutoFDO([]string{timer, exact}, engine.LoadOptions{}, *object, *out, false, partial, stdout, stderr)
 }

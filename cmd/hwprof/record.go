@@ -21,6 +21,13 @@ import (
 // recorder: internal/record; its summary: internal/record/summary.
 
 func cmdRecord(args []string, stdout, stderr io.Writer) int {
+	code, _ := recordCmd(args, stdout, stderr)
+	return code
+}
+
+// recordCmd is cmdRecord, returning also the recording's statistics (how
+// it ended: Stats.Stop; zero when it did not start).
+func recordCmd(args []string, stdout, stderr io.Writer) (int, record.Stats) {
 	// Catch SIGINT/SIGTERM from the start, so that one arriving while the
 	// events are being set up still ends the recording cleanly.
 	sig := make(chan os.Signal, 2)
@@ -30,21 +37,21 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("record", "[options] [--] CMD [ARGS] | -p PID[,PID...] [-- CMD [ARGS]] | -a [-- CMD [ARGS]]", stderr)
 	f.register(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+		return code, record.Stats{}
 	}
 	f.set = setFlags(fs)
 	if err := f.adaptive.check(args, fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
-		return exitUsage
+		return exitUsage, record.Stats{}
 	}
 	if f.output == "-" && !f.printAttr && isTerminal(os.Stdout) {
 		fmt.Fprintln(stderr, "hwprof record: -o -: standard output is a terminal: pipe the recording on (hwprof record -o - -- CMD | perf report -i -) or give a file")
-		return exitUsage
+		return exitUsage, record.Stats{}
 	}
 	o, note, err := f.sourceOptions(fs.Args(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
-		return exitUsage
+		return exitUsage, record.Stats{}
 	}
 	if note != "" && !f.quiet {
 		fmt.Fprintln(stderr, "hwprof: "+note)
@@ -53,15 +60,15 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		defer uprobe.DropOwn() // --source exact defined them
 		for _, ev := range o.Events {
 			if err := perf.FprintAttr(stdout, &ev.Attr); err != nil {
-				return fail(stderr, err)
+				return fail(stderr, err), record.Stats{}
 			}
 		}
-		return 0
+		return 0, record.Stats{}
 	}
 	send, err := f.otlp.start(&o, f.set, stderr) // record_otlp.go
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
-		return exitUsage
+		return exitUsage, record.Stats{}
 	}
 	o.Interrupt = sig
 	o.BuildIDCache = f.buildIDCache()
@@ -72,9 +79,9 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 			o.Status = sl.show(o)
 		}
 	}
-	code := runRecord(o, f.quiet, sl)
+	code, st := recordRun(o, f.quiet, sl)
 	send.finish(f.quiet, sl)
-	return code
+	return code, st
 }
 
 // eventBuilder makes the events to record for the target (command mode:

@@ -17,6 +17,13 @@ import (
 // the program's status in command mode (or the timer command's), 0 when
 // the user ended the recording (--duration, SIGINT, SIGTERM).
 func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
+	code, _ := recordRun(o, quiet, stderr)
+	return code
+}
+
+// recordRun is runRecord, returning also the recording's statistics (how
+// it ended: Stats.Stop).
+func recordRun(o record.Options, quiet bool, stderr io.Writer) (int, record.Stats) {
 	if o.Interrupt == nil {
 		sig := make(chan os.Signal, 2)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -45,10 +52,10 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 		printErrors(stderr, err, told)
 		var ee *launch.ExecError
 		if errors.As(err, &ee) {
-			return ee.Code
+			return ee.Code, st
 		}
 		if st.Records == 0 {
-			return exitError
+			return exitError, st
 		}
 	}
 	if note := summary.StopNote(o, st); note != "" && !quiet {
@@ -59,13 +66,13 @@ func runRecord(o record.Options, quiet bool, stderr io.Writer) int {
 	}
 	switch {
 	case err != nil:
-		return exitError
+		return exitError, st
 	case st.Stop.OnPurpose():
-		return 0 // ended by --duration or an interrupt, as asked: the data is what was wanted
+		return 0, st // ended by --duration or an interrupt, as asked: the data is what was wanted
 	case len(o.Argv) > 0 || len(o.Timer) > 0:
-		return st.ExitCode
+		return st.ExitCode, st
 	}
-	return 0
+	return 0, st
 }
 
 // printErrors prints the errors err holds (one line each when joined) but

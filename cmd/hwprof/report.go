@@ -33,14 +33,14 @@ func cmdFlamegraph(args []string, stdout, stderr io.Writer) int {
 }
 
 // reportFormats are the formats of --format.
-var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo", "autofdo", "autofdo-gcov"}
+var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo", "autofdo", "autofdo-gcov", "bolt"}
 
 func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo|autofdo|autofdo-gcov] [--object PATH] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [--offline] [-j N] [--dedup-ratio RR]", stderr)
+	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo|autofdo|autofdo-gcov|bolt] [--object PATH] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [--offline] [-j N] [--dedup-ratio RR]", stderr)
 	var in inputs
 	fs.Var(&in, "i", inputsUsage)
-	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz), pgo (a pprof for go build -pgo), autofdo (an LLVM sample profile for clang -fprofile-sample-use) or autofdo-gcov (for gcc -fauto-profile)")
-	object := fs.String("object", "", "autofdo: profile the object `PATH` (a path as recorded or a base name; default: the program)")
+	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz), pgo (a pprof for go build -pgo), autofdo (an LLVM sample profile for clang -fprofile-sample-use) autofdo-gcov (for gcc -fauto-profile) or bolt (.fdata for llvm-bolt -data=)")
+	object := fs.String("object", "", "autofdo, bolt: profile the object `PATH` (a path as recorded or a base name; default: the program)")
 	pgo := fs.Bool("pgo", false, "the same as --format pgo")
 	pgoWeight := fs.String("pgo-weight", "", "pprof and pgo: what call edges weigh, `calls` (measured call counts) or time (default: calls when the source counts them)")
 	out := fs.String("o", "", "write to `FILE` (an existing regular file becomes FILE.old; default: standard output)")
@@ -123,7 +123,10 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if *format == "autofdo" || *format == "autofdo-gcov" {
-		return runAutoFDO(paths, o, *object, *out, *format == "autofdo-gcov", stdout, stderr)
+		return runAutoFDO(paths, o, *object, *out, *format == "autofdo-gcov", "", stdout, stderr)
+	}
+	if *format == "bolt" {
+		return runBOLT(paths, o, *object, *out, stdout, stderr)
 	}
 	p, err := loadProfile(paths, o)
 	if p == nil {

@@ -168,7 +168,7 @@ func (l *loader) functions(locs []symbolize.Location) ([]profile.Func, []ccmap.F
 			if fn.Name == "" {
 				fn.Name = unnamed(k.obj, uint64(sym.Start))
 			}
-			fn.Start, fn.LinkName = uint64(sym.Start), sym.Name.Raw
+			fn.Start, fn.LinkName, fn.Local = uint64(sym.Start), sym.Name.Raw, sym.Local
 		case k.obj.Kind == addrspace.KindKernel || k.obj.Kind == addrspace.KindModule:
 			fk.name = symbolize.KernelPath
 			fn.Name = "[" + symbolize.KernelPath + "]"

@@ -45,12 +45,36 @@ type rangeState struct {
 	// jumps are the other taken branches between objects' code: those
 	// to a function's entry from another function are tail calls
 	jumps map[branchCallKey]uint64
+	// branches are every taken branch from an object's code (the target
+	// object nil when unknown), with their mispredictions; not-taken
+	// counts the conditional branches in the ranges, by their addresses
+	// and the next instruction's
+	branches map[branchCallKey]branchCount
+	notTaken map[branchCallKey]uint64
 	// after ids: executions of each address id, and calls by their
 	// sites' and callees' ids
-	execs    map[ccmap.FuncID]uint64
-	callIDs  map[[2]ccmap.FuncID]uint64
-	jumpIDs  map[[2]ccmap.FuncID]uint64
-	callAddr map[ccmap.FuncID]uint64 // a call site id's address in its object
+	execs     map[ccmap.FuncID]uint64
+	callIDs   map[[2]ccmap.FuncID]uint64
+	jumpIDs   map[[2]ccmap.FuncID]uint64
+	callAddr  map[ccmap.FuncID]uint64 // a call site id's address in its object
+	branchIDs map[branchID]branchCount
+}
+
+// branchCount is how often a branch was taken, and mispredicted.
+type branchCount struct{ n, mispreds uint64 }
+
+// branchID is a branch by the address ids of its two ends, and whether it
+// is a conditional branch not taken.
+type branchID struct {
+	from, to    ccmap.FuncID
+	fallThrough bool
+}
+
+// allBranches says whether event ev's branch stacks hold every taken
+// branch (-j any), so that the code between two entries ran straight
+// through: a filtered stack (-j any_call) has no ranges.
+func (l *loader) allBranches(ev int) bool {
+	return ev < len(l.ev.attrs) && l.ev.attrs[ev].Attr.BranchSampleType&perf.BranchAny != 0
 }
 
 // countRanges counts s's branch stack: the code between each entry's
@@ -63,6 +87,7 @@ func (l *loader) countRanges(s *perf.Sample) {
 	r := &l.ranges
 	if r.ranges == nil {
 		r.ranges, r.calls, r.jumps = map[rangeKey]uint64{}, map[branchCallKey]uint64{}, map[branchCallKey]uint64{}
+		r.branches, r.notTaken = map[branchCallKey]branchCount{}, map[branchCallKey]uint64{}
 	}
 	br := s.Branches // newest first
 	for i := 0; i+1 < len(br); i++ {
@@ -86,6 +111,22 @@ func (l *loader) countRanges(s *perf.Sample) {
 		if ok1 && ok2 && ms.Object != nil && mc.Object != nil {
 			r.calls[branchCallKey{ms.Object, mc.Object, os, oc}]++
 		}
+	}
+	for _, b := range br {
+		ms, os, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(b.From))
+		if !ok || ms.Object == nil || ms.Object.Kind != addrspace.KindFile {
+			continue
+		}
+		k := branchCallKey{siteObj: ms.Object, site: os, callee: addrspace.ObjAddr(b.To)}
+		if mt, ot, ok := l.maps.Lookup(s.PID, s.TID, s.Time, addrspace.Addr(b.To)); ok && mt.Object != nil {
+			k.calleeObj, k.callee = mt.Object, ot
+		}
+		c := r.branches[k]
+		c.n++
+		if b.Flags.Mispred() {
+			c.mispreds++
+		}
+		r.branches[k] = c
 	}
 	for i, b := range br {
 		if l.isCall(s, i) {
@@ -116,6 +157,7 @@ func (l *loader) isCall(s *perf.Sample, i int) bool {
 func (l *loader) rangeIDs() {
 	r := &l.ranges
 	r.execs, r.callIDs, r.jumpIDs, r.callAddr = map[ccmap.FuncID]uint64{}, map[[2]ccmap.FuncID]uint64{}, map[[2]ccmap.FuncID]uint64{}, map[ccmap.FuncID]uint64{}
+	r.branchIDs = map[branchID]branchCount{}
 	for k, n := range r.ranges {
 		code, ok := l.code.read(k.obj, k.lo, int(k.hi-k.lo)+lbr.MaxInstLen)
 		if !ok {
@@ -126,9 +168,22 @@ func (l *loader) rangeIDs() {
 			if err != nil || inst.Len == 0 {
 				break
 			}
-			r.execs[l.addrs.id(newAddrKey(k.obj, 0, k.lo+addrspace.ObjAddr(off)))] += n
+			at := k.lo + addrspace.ObjAddr(off)
+			r.execs[l.addrs.id(newAddrKey(k.obj, 0, at))] += n
+			if off < int(k.hi-k.lo) && conditional(inst.Op) {
+				// Run through before the range's end: not taken.
+				r.notTaken[branchCallKey{k.obj, k.obj, at, at + addrspace.ObjAddr(inst.Len)}] += n
+			}
 			off += inst.Len
 		}
+	}
+	for k, c := range r.branches {
+		id := branchID{l.addrs.id(newAddrKey(k.siteObj, 0, k.site)), l.addrs.id(newAddrKey(k.calleeObj, 0, k.callee)), false}
+		r.branchIDs[id] = c
+	}
+	for k, n := range r.notTaken {
+		id := branchID{l.addrs.id(newAddrKey(k.siteObj, 0, k.site)), l.addrs.id(newAddrKey(k.calleeObj, 0, k.callee)), true}
+		r.branchIDs[id] = branchCount{n: n}
 	}
 	for k, n := range r.calls {
 		site := l.addrs.id(newAddrKey(k.siteObj, 0, k.site))
@@ -168,4 +223,24 @@ func (l *loader) rangeProfile(p *profile.Profile, locs []symbolize.Location, fma
 	slices.SortFunc(p.BranchCalls, func(a, b profile.BranchCall) int {
 		return cmp.Or(cmp.Compare(a.Site.Func, b.Site.Func), cmp.Compare(a.Site.Addr, b.Site.Addr), cmp.Compare(a.Callee, b.Callee))
 	})
+	for k, c := range r.branchIDs {
+		p.Branches = append(p.Branches, profile.Branch{From: fmap[k.from], To: fmap[k.to],
+			FromAddr: uint64(l.addrs.keys[k.from].addr), ToAddr: uint64(l.addrs.keys[k.to].addr),
+			Count: c.n, Mispreds: c.mispreds, FallThrough: k.fallThrough})
+	}
+	slices.SortFunc(p.Branches, func(a, b profile.Branch) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.FromAddr, b.FromAddr), cmp.Compare(a.To, b.To), cmp.Compare(a.ToAddr, b.ToAddr))
+	})
+}
+
+// conditional says whether op is a conditional branch: one that, run
+// through, was not taken.
+func conditional(op x86asm.Op) bool {
+	switch op {
+	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JCXZ, x86asm.JE, x86asm.JECXZ, x86asm.JG, x86asm.JGE,
+		x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO, x86asm.JNP, x86asm.JNS, x86asm.JO, x86asm.JP, x86asm.JRCXZ,
+		x86asm.JS, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE:
+		return true
+	}
+	return false
 }

@@ -168,7 +168,7 @@ func (l *loader) sample(s *perf.Sample, p *prepSample) {
 	case profile.LBR:
 		l.stack(s, ev, weight, p)
 		l.branches(s, period)
-		if l.o.Instrs {
+		if l.o.Instrs && l.allBranches(ev) {
 			l.countRanges(s)
 		}
 	case profile.Calls:

@@ -118,3 +118,35 @@ func TestCombine(t *testing.T) {
 		t.Errorf("polygon (calls only): %+v", p.Funcs["polygon"])
 	}
 }
+
+// TestCombinePartial: calls of part of the run (an exact recording
+// stopped early) give no heads and no per-function scale: the samples
+// are scaled by the program's ratio (here 500 a sample, as in
+// TestCombine), and the calls only share out each site's samples.
+func TestCombinePartial(t *testing.T) {
+	c := NewProfile()
+	f := c.fn("round_shapes")
+	f.Head = 100
+	f.addTarget(Loc{3, 0}, "square", 99000)
+	f.addTarget(Loc{3, 0}, "polygon", 1000)
+	f.addTarget(Loc{4, 0}, "classify", 100000)
+	callLines(f)
+	c.fn("polygon").Head = 1000
+	p := Combine([]Counts{{Samples: sampleProfile()}, {Calls: c, Partial: true}})
+	r := p.Funcs["round_shapes"]
+	if r == nil || len(p.Funcs) != 1 {
+		t.Fatalf("Combine made %v, want round_shapes alone (the samples' functions)", p.Funcs)
+	}
+	if r.Head != 0 {
+		t.Errorf("head %d, want the samples' 0, not the partial calls' 100", r.Head)
+	}
+	want := map[Loc]uint64{{0, 0}: 500, {2, 1}: 51500, {3, 0}: 150000, {4, 0}: 50000}
+	for l, n := range want {
+		if r.Body[l] != n {
+			t.Errorf("line %v: %d, want %d", l, r.Body[l], n)
+		}
+	}
+	if ts := r.Targets[Loc{3, 0}]; ts["square"] != 346500 || ts["polygon"] != 3500 || len(ts) != 2 {
+		t.Errorf("call targets at line 3: %v, want the 350000 sampled shared 99:1", ts)
+	}
+}

@@ -17,6 +17,12 @@ import (
 type Counts struct {
 	Samples *Profile
 	Calls   *Profile
+	// Partial says that Calls are of the first part of the run only (an
+	// exact recording stopped early by --max-slowdown): counts of another
+	// stretch of the program than its samples', whose shares between the
+	// program's phases differ from the whole run's. Combine then takes
+	// from them only the shares of each call site's callees.
+	Partial bool
 }
 
 // FromProfile turns a profile loaded with its sampled instructions

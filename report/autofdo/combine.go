@@ -6,12 +6,18 @@ package autofdo
 // counts from the samples, scaled to executions: per function, by the
 // ratio of the calls to the samples on the lines that call (the lines
 // whose executions the calls give), else by that ratio over the whole
-// program; a line that calls counts at least its calls.
+// program; a line that calls counts at least its calls. Calls of part of
+// the run (Counts.Partial) give no heads and no scale of their own: the
+// lines and heads are the samples' scaled by the ratio over the whole
+// program, and the calls only share out each call site's samples over
+// its callees.
 func Combine(cs []Counts) *Profile {
 	var s, c *Profile
+	partial := false
 	for _, x := range cs {
 		s = addTo(s, x.Samples)
 		c = addTo(c, x.Calls)
+		partial = partial || x.Partial && x.Calls != nil
 	}
 	switch {
 	case s == nil && c == nil:
@@ -33,6 +39,16 @@ func Combine(cs []Counts) *Profile {
 	global := 1.0
 	if den > 0 {
 		global = float64(num) / float64(den)
+	}
+	if partial {
+		for name, sf := range s.Funcs {
+			f := sf.scaled(global)
+			if cf := c.Funcs[name]; cf != nil {
+				shareTargets(f, cf)
+			}
+			out.Funcs[name] = f
+		}
+		return out
 	}
 	for name, sf := range s.Funcs {
 		k := global
@@ -99,4 +115,37 @@ func mergeFunc(s, c *Func) *Func {
 		}
 	}
 	return s
+}
+
+// shareTargets shares out the call targets of each call site of s (a
+// profile of samples, scaled) over the callees c's calls give there, in
+// the proportions of the calls, keeping the site's total.
+func shareTargets(s, c *Func) {
+	for l, cts := range c.Targets {
+		ts := s.Targets[l]
+		var total, calls uint64
+		for _, n := range ts {
+			total += n
+		}
+		for _, n := range cts {
+			calls += n
+		}
+		if total == 0 || calls == 0 {
+			continue
+		}
+		shared := map[string]uint64{}
+		for name, n := range cts {
+			if m := round(float64(total) * float64(n) / float64(calls)); m > 0 {
+				shared[name] = m
+			}
+		}
+		s.Targets[l] = shared
+	}
+	for l, in := range c.Inlined {
+		for name, g := range in {
+			if h := s.Inlined[l][name]; h != nil {
+				shareTargets(h, g)
+			}
+		}
+	}
 }

@@ -28,6 +28,10 @@
 // ".part.N", ".llvm.N"…) and symbol versions, as clang looks functions up.
 // Only the object asked for is profiled; samples elsewhere are counted.
 //
+// WriteBOLT writes BOLT's own profile (.fdata) for llvm-bolt: the branches
+// of an LBR recording (profile.Profile.Branches), or the sampled
+// instructions of another.
+//
 // The package reads nothing and starts no goroutines: its caller loads the
 // recordings (internal/engine) and gives the writer its io.Writer.
 package autofdo

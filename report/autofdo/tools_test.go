@@ -2,6 +2,7 @@ package autofdo_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,7 +267,8 @@ func mustRoot(t *testing.T) string {
 // hwprof wrote (cpu-clock without callchains: perf2bolt reads `perf
 // script`'s one line per sample, which a callchain breaks, perf's own
 // recordings too), and llvm-bolt-19 optimizes fdobench with the profile it
-// makes: the rewritten program computes what the original does.
+// makes, and with hwprof's own of the recording (--format bolt): the
+// rewritten programs compute what the original does.
 func TestBOLTNoLBR(t *testing.T) {
 	perf2bolt, bolt := testenv.Tool(t, "perf2bolt-19"), testenv.Tool(t, "llvm-bolt-19")
 	testenv.Tool(t, "perf") // perf2bolt reads the recording through perf script
@@ -295,6 +297,21 @@ func TestBOLTNoLBR(t *testing.T) {
 	want, got := runTool(t, bin, "rounds=100"), runTool(t, opt, "rounds=100")
 	if strings.Fields(want)[1] != strings.Fields(got)[1] {
 		t.Errorf("the BOLT-optimized program computes %q, the original %q", got, want)
+	}
+	// hwprof writes the same kind of profile itself (--format bolt): the
+	// sampled addresses of the program's functions after a "no_lbr" line.
+	mine, opt2 := filepath.Join(dir, "hwprof.fdata"), filepath.Join(dir, "fdobench.bolt2")
+	if r := hwprof(t, "report", "-i", timer, "--format", "bolt", "-o", mine); r.code != 0 {
+		t.Fatalf("report --format bolt: exit %d\n%s", r.code, r.stderr)
+	}
+	if text := readFile(t, mine); !strings.HasPrefix(text, "no_lbr cpu-clock\n") || !strings.Contains(text, "\n1 round_shapes ") {
+		t.Errorf("hwprof's BOLT profile is not a no_lbr one with round_shapes:\n%s", text)
+	}
+	if profiled, ignored := boltProfiled(t, bolt, bin, mine, opt2); profiled == 0 || ignored != 0 {
+		t.Errorf("llvm-bolt: %d functions with a profile of hwprof's, %d profiles ignored", profiled, ignored)
+	}
+	if got := runTool(t, opt2, "rounds=100"); strings.Fields(want)[1] != strings.Fields(got)[1] {
+		t.Errorf("the program BOLT-optimized with hwprof's profile computes %q, the original %q", got, want)
 	}
 }
 
@@ -380,27 +397,37 @@ func TestAutoFDOGCCLive(t *testing.T) {
 
 // TestFdoCommandLive: hwprof fdo records a timer run and an exact run of
 // the hottest functions and writes the profile, the recordings beside it;
-// the indirect call's targets in the profile are the exact run's calls.
+// the indirect call's targets in the profile are the exact run's calls,
+// or, when the exact run stopped early (--max-slowdown), the site's
+// samples shared out in the proportions of its calls.
 func TestFdoCommandLive(t *testing.T) {
 	needPerfEvents(t)
 	needUprobes(t)
 	bin := testprog.BuildCC(t, "clang-19", "c/fdobench.c", fdoFlags...)
 	afdo := filepath.Join(t.TempDir(), "prog.afdo")
-	if r := hwprof(t, "fdo", "-o", afdo, "--", bin, "500"); r.code != 0 {
+	r := hwprof(t, "fdo", "-o", afdo, "--", bin, "500")
+	if r.code != 0 {
 		t.Fatalf("fdo: exit %d\n%s", r.code, r.stderr)
 	}
+	partial := strings.Contains(r.stderr, "the exact run stopped early")
 	square := exactCalls(t, afdo+".exact.data", "round_shapes", "square")
-	if square == 0 {
-		t.Fatal("the exact run counted no calls round_shapes -> square")
+	polygon := exactCalls(t, afdo+".exact.data", "round_shapes", "polygon")
+	if square == 0 || polygon == 0 {
+		t.Fatalf("the exact run counted %d calls round_shapes -> square, %d -> polygon", square, polygon)
 	}
 	lines := afdoLines(readFile(t, afdo))
 	found := false
 	for k, n := range lines {
-		if strings.HasPrefix(k, "round_shapes ") && strings.HasSuffix(k, " square") {
-			found = true
-			if n != square {
-				t.Errorf("%s: %d in the profile, the exact run counted %d calls", k, n, square)
-			}
+		site, ok := strings.CutSuffix(k, " square")
+		if !strings.HasPrefix(k, "round_shapes ") || !ok {
+			continue
+		}
+		found = true
+		switch p := lines[site+" polygon"]; {
+		case !partial && (n != square || p != polygon):
+			t.Errorf("%s: square %d, polygon %d in the profile; the exact run counted %d and %d calls", site, n, p, square, polygon)
+		case partial && math.Abs(float64(n)/float64(n+p)-float64(square)/float64(square+polygon)) > 0.01:
+			t.Errorf("%s: square %d, polygon %d in the profile (the exact run stopped early); the exact run's shares are %d and %d calls", site, n, p, square, polygon)
 		}
 	}
 	if !found {
