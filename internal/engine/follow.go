@@ -92,9 +92,27 @@ func (f *Follower) Close() {
 	f.l.r.Close()
 }
 
+// What a Follower keeps of the objects it read, in parts: the files read
+// for the symbols of an object that had no new address in the last
+// symbolsIdle parts are let go, and every unwindTables parts the CFI
+// tables read for unwinding (the objects in use are read again). At the
+// default interval of hwprof record --otlp (10 s) that is a minute and
+// five minutes: a machine that runs program after program (builds, tests)
+// does not make the reader hold the symbols of all of them.
+const (
+	symbolsIdle  = 6
+	unwindTables = 30
+)
+
 // nextPart clears what the loader counted of the part just made, for the
 // next: the facts that Recording and the warnings say of a part's records.
+// It lets go of what it read of the objects not in use.
 func (l *loader) nextPart() {
+	l.parts++
+	l.eng.Symbols.ReleaseIdle(symbolsIdle)
+	if l.parts%unwindTables == 0 {
+		l.unwinder.Forget()
+	}
 	l.rec = profile.Recording{}
 	l.warnings = nil
 	clear(l.rootSamples)

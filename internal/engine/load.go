@@ -149,6 +149,7 @@ type loader struct {
 	// follow: the recording is read a part at a time (Follower); last:
 	// the part being read is the last
 	follow, last bool
+	parts        int // parts read (Follower)
 
 	ev eventTable
 	// stale: the event table may have changed since the last snapshot,
