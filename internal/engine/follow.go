@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/pipeline"
@@ -20,6 +21,11 @@ import (
 // profiles of all the parts add up to the profile Load gives of the
 // finished recording: their samples and weights (call counts estimated
 // from LBR are rounded part by part).
+//
+// A part that read object files (the symbols of objects met for the first
+// time, or again after ReleaseIdle) returns the memory the reading took to
+// the system before Next returns (debug.FreeOSMemory), so that the
+// process's resident memory follows what it holds.
 //
 // A part's profile has the facts of its records only: its Recording's
 // Lost, Throttled, Processes, Periods and DurationNS are those of its
@@ -73,7 +79,14 @@ func (f *Follower) Next(last bool) (*profile.Profile, error) {
 	}
 	addrMap, readErr := pipeline.Run(l.r, l, l.fold, pipeline.Options{Preparers: l.o.Workers, Inline: l.test.inline})
 	l.fold = nil
+	reads := l.eng.Symbols.Reads()
 	p := l.finish(addrMap)
+	if l.eng.Symbols.Reads() > reads {
+		// Reading an object's symbols (its DWARF above all) takes up to
+		// hundreds of MB for a moment: a long-running reader gives it
+		// back to the system now rather than keep it.
+		debug.FreeOSMemory()
+	}
 	p.Recording.File = f.path
 	l.nextPart()
 	if readErr != nil {

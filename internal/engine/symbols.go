@@ -44,6 +44,8 @@ type Symbols struct {
 	// had addresses to look up (ReleaseIdle)
 	turn int
 	used []int
+	// reads counts the keys whose file resolve read (Reads)
+	reads int
 
 	// the kallsyms text read ahead by PreloadKernel (nil: not), and the
 	// text once read (kernelRead)
@@ -229,6 +231,10 @@ func (s *Symbols) Errors() []KeyError {
 // The first call's dwarf holds for every key it reads.
 func (s *Symbols) ResolveAdded(dwarf bool) { s.resolve(dwarf) }
 
+// Reads is the number of times Resolve and ResolveAdded read a key's file
+// (or the kernel's symbols), a file let go by ReleaseIdle counted again.
+func (s *Symbols) Reads() int { return s.reads }
+
 // ReleaseIdle lets go of the files ResolveAdded keeps of the keys that
 // had no new address in the last idle turns: a reader that adds and
 // resolves in turns for long (engine.Follower) then holds the files of the
@@ -255,6 +261,11 @@ func (s *Symbols) resolve(dwarf bool) {
 		if r.Err == nil && len(r.Locations) < len(s.addrs[k]) {
 			todo = append(todo, k)
 			s.used[k] = s.turn
+		}
+	}
+	for _, k := range todo {
+		if s.open[k] == nil {
+			s.reads++
 		}
 	}
 	opts := s.objs.symbolizeOptions()
