@@ -59,6 +59,17 @@ func New(opts Options) *Unwinder {
 	return &Unwinder{opts: opts, tables: tables{open: opener(opts), m: make(map[tableKey]*tableEntry)}}
 }
 
+// Forget lets go of the CFI tables read so far: the next stack through
+// an object reads its table again. A long-running reader (engine.Follower)
+// calls it now and then, so that it holds the tables of the objects in
+// use, not of every object it met. No unwinding may be under way.
+func (u *Unwinder) Forget() {
+	u.tables.mu.Lock()
+	defer u.tables.mu.Unlock()
+	clear(u.tables.m)
+	u.tables.loaded.Clear()
+}
+
 // Unwind returns the stack of s, innermost frame first, by the Unwinder's
 // method, and why it ended.
 func (u *Unwinder) Unwind(s *perf.Sample, maps Maps) ([]Frame, StopReason) {

@@ -42,11 +42,11 @@ func pprofOf(t *testing.T, recs ...string) *gprofile.Profile {
 	return pp
 }
 
-// plainPProf is hwprof's pprof profile of the recordings read without
-// source positions, as record --otlp reads them (otlpsend.Follower).
-func plainPProf(t *testing.T, recs ...string) *gprofile.Profile {
+// linedPProf is hwprof's pprof profile of the recordings read with source
+// positions, as record --otlp reads them (otlpsend.Follower).
+func linedPProf(t *testing.T, recs ...string) *gprofile.Profile {
 	t.Helper()
-	p, err := engine.LoadAll(recs, engine.LoadOptions{})
+	p, err := engine.LoadAll(recs, engine.LoadOptions{SiteLines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +168,8 @@ func TestPushDeadEndpoint(t *testing.T) {
 // service and host names with --otlp, kills the Collector while they run
 // and restarts it, and checks that everything arrived once, labelled
 // apart: what the Collector got of each recording adds up, context for
-// context (report/otlp.Deltas), to hwprof's report of it, and the totals
-// of both to hwprof merge of both.
+// context (the context of report/otlp.Deltas), to hwprof's report of it
+// with source positions, and the totals of both to hwprof merge of both.
 func TestRecordOTLPFleet(t *testing.T) {
 	t.Parallel()
 	needPerfEvents(t)
@@ -190,7 +190,7 @@ func TestRecordOTLPFleet(t *testing.T) {
 			time.Sleep(time.Duration(i) * 300 * time.Millisecond)
 			rn.r = hwprofExec(t, "record", "-g", "-o", rn.data, "--otlp", c.HTTP(), "--interval", "1s",
 				"--service", rn.service, "--host-name", rn.host, "--otlp-spool", rn.spool,
-				"--", hwprofBin, workloadArg, "2s")
+				"--", hwprofBin, workloadArg, "4s")
 		}()
 	}
 	// Once both sent something, the Collector goes away until both have
@@ -231,11 +231,11 @@ func TestRecordOTLPFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(ps) < 4 {
-		t.Errorf("the Collector got %d exports of two recordings of 2s of CPU time at --interval 1s", len(ps))
+		t.Errorf("the Collector got %d exports of two recordings of 4s of CPU time at --interval 1s", len(ps))
 	}
 	want := map[otelcoltest.Key]int64{}
 	for _, rn := range runs {
-		maps.Copy(want, otelcoltest.FoldPProf(plainPProf(t, rn.data), rn.service, rn.host, true))
+		maps.Copy(want, otelcoltest.FoldPProf(linedPProf(t, rn.data), rn.service, rn.host, true))
 	}
 	gotT, wantT := otelcoltest.Totals(got), otelcoltest.Totals(want)
 	if !maps.Equal(gotT, wantT) {

@@ -146,6 +146,10 @@ type loader struct {
 	o LoadOptions
 	// test switches (the zero value in Load)
 	test testOptions
+	// follow: the recording is read a part at a time (Follower); last:
+	// the part being read is the last
+	follow, last bool
+	parts        int // parts read (Follower)
 
 	ev eventTable
 	// stale: the event table may have changed since the last snapshot,
@@ -205,6 +209,8 @@ type testOptions struct {
 	// preloads, if set, counts the objects whose symbols are
 	noPreload bool
 	preloads  *int
+	// live: the recording is being made here (Follower; Options.Live)
+	live bool
 	// leafCut, if above 0, cuts every sample's stack copy to that many
 	// bytes before the leaf repair (TestLeafCopyCut)
 	leafCut int
@@ -242,7 +248,7 @@ type exactEvent struct {
 }
 
 func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
-	eng := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects, Debuginfod: o.Debuginfod})
+	eng := New(r, Options{SymFS: o.SymFS, DebugDirs: o.DebugDirs, Objects: o.Objects, Debuginfod: o.Debuginfod, Live: t.live})
 	l := &loader{
 		r: r, o: o, test: t,
 		eng:      eng,

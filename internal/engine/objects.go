@@ -19,6 +19,7 @@ import (
 	"github.com/hwprof/hwprof/symbolize"
 	"github.com/hwprof/hwprof/symbolize/debuginfod"
 	"github.com/hwprof/hwprof/unwind"
+	"golang.org/x/sys/unix"
 )
 
 // Options say where a recording's objects are found.
@@ -35,6 +36,10 @@ type Options struct {
 	// without DWARF that no local place holds (its cache, then its
 	// servers), by the object's build-id.
 	Debuginfod *debuginfod.Client
+	// Live: the recording is being made on this machine (Follower): its
+	// kernel is the running one when its header does not say (a file
+	// still written has no feature sections yet).
+	Live bool
 }
 
 // Objects is the one resolver of a recording's objects: for each object
@@ -100,8 +105,12 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 		}
 	}
 	kid := r.buildIDs[symbolize.KernelPath]
-	r.kallsyms, r.kernelWhy = symbolize.FindKallsyms(r.symbolizeOptions(), kid, f.OSRelease, f.Hostname)
-	r.kernelLocal, _ = symbolize.KernelIsLocal(kid, f.OSRelease, f.Hostname)
+	release, host := f.OSRelease, f.Hostname
+	if o.Live && kid.IsZero() && release == "" && host == "" {
+		release, host = runningKernel()
+	}
+	r.kallsyms, r.kernelWhy = symbolize.FindKallsyms(r.symbolizeOptions(), kid, release, host)
+	r.kernelLocal, _ = symbolize.KernelIsLocal(kid, release, host)
 	if r.kernelLocal {
 		if vdso, err := unwind.LocalVDSO(); err == nil {
 			r.vdso = vdso
@@ -366,4 +375,15 @@ func (r *Objects) Close() error {
 		return fmt.Errorf("remove vdso file: %w", err)
 	}
 	return nil
+}
+
+// runningKernel is the release and host name of the running kernel, as
+// uname(2) gives them and a recording's header records them; "" when
+// unknown.
+func runningKernel() (release, host string) {
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		return "", ""
+	}
+	return unix.ByteSliceToString(uts.Release[:]), unix.ByteSliceToString(uts.Nodename[:])
 }

@@ -277,7 +277,11 @@ func (l *loader) offMap() *ccmap.Map {
 	if l.off.fold == nil {
 		return nil
 	}
-	return l.off.fold.Close()
+	m := l.off.fold.Close()
+	if l.follow && !l.last { // a fresh map for the next part (Follower)
+		l.off.fold = pipeline.NewFolder(pipeline.FoldOptions{Workers: l.o.Workers, Seed: l.o.Seed})
+	}
+	return m
 }
 
 // offWarnings says what the off-CPU time lacks.

@@ -25,7 +25,9 @@ func (l *loader) Fold(b *pipeline.Batch[prepared]) {
 func (l *loader) Flush() {
 	l.clearStacks()
 	l.flushLBR()
-	l.flushOff()
+	if !l.follow || l.last { // a Follower's threads go on off the CPU
+		l.flushOff()
+	}
 }
 
 // foldPrepared folds a prepared sample record (on the folding goroutine):

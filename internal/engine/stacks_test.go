@@ -106,48 +106,16 @@ type stackSample struct {
 // mapped where it was linked.
 func writeStacksFile(t *testing.T, p *stacksProgram, samples []stackSample) string {
 	t.Helper()
-	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SamplePeriod | perf.SampleCallchain
-	attr := perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock, SamplePeriod: 1000,
-		SampleType: st, Flags: perf.FlagExcludeKernel}
 	path := filepath.Join(t.TempDir(), "stacks.data")
-	w, err := perfdata.Create(path, []perfdata.EventAttr{{Attr: attr, Name: "cpu-clock"}})
+	w, err := perfdata.Create(path, []perfdata.EventAttr{{Attr: stacksAttr(), Name: "cpu-clock"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	le := binary.LittleEndian
-	header := func(typ perf.RecordType, size int) []byte {
-		rec := make([]byte, size)
-		le.PutUint32(rec[0:], uint32(typ))
-		le.PutUint16(rec[4:], 2) // PERF_RECORD_MISC_USER
-		le.PutUint16(rec[6:], uint16(size))
-		return rec
-	}
-	// mirrors struct perf_record_mmap: pid, tid, addr, len, pgoff, filename
-	name := append([]byte(p.path), 0)
-	name = append(name, make([]byte, (8-len(name)%8)%8)...)
-	mm := header(perf.RecordMmap, 8+32+len(name))
-	le.PutUint32(mm[8:], 100)
-	le.PutUint32(mm[12:], 100)
-	le.PutUint64(mm[16:], p.text.Vaddr)
-	le.PutUint64(mm[24:], p.text.Memsz)
-	le.PutUint64(mm[32:], p.text.Off)
-	copy(mm[40:], name)
-	if err := w.WriteRecord(mm); err != nil {
+	if err := w.WriteRecord(stacksMmap(p)); err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range samples {
-		chain := append([]uint64{perf.ContextUser}, s.chain...)
-		rec := header(perf.RecordSample, 8+8+8+8+8+8+8*len(chain))
-		le.PutUint64(rec[8:], s.chain[0])
-		le.PutUint32(rec[16:], 100)
-		le.PutUint32(rec[20:], 100)
-		le.PutUint64(rec[24:], uint64(1000+i))
-		le.PutUint64(rec[32:], s.period)
-		le.PutUint64(rec[40:], uint64(len(chain)))
-		for j, a := range chain {
-			le.PutUint64(rec[48+8*j:], a)
-		}
-		if err := w.WriteRecord(rec); err != nil {
+		if err := w.WriteRecord(stacksSample(s.chain, uint64(1000+i), s.period)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,6 +123,59 @@ func writeStacksFile(t *testing.T, p *stacksProgram, samples []stackSample) stri
 		t.Fatal(err)
 	}
 	return path
+}
+
+// stacksAttr is the event of writeStacksFile's recordings: cpu-clock with
+// frame-pointer callchains, user only.
+func stacksAttr() perf.Attr {
+	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SamplePeriod | perf.SampleCallchain
+	return perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock, SamplePeriod: 1000,
+		SampleType: st, Flags: perf.FlagExcludeKernel}
+}
+
+// stacksRecord is the header of a record of typ and size bytes (user
+// mode), followed by zeros.
+func stacksRecord(typ perf.RecordType, size int) []byte {
+	le := binary.LittleEndian
+	rec := make([]byte, size)
+	le.PutUint32(rec[0:], uint32(typ))
+	le.PutUint16(rec[4:], 2) // PERF_RECORD_MISC_USER
+	le.PutUint16(rec[6:], uint16(size))
+	return rec
+}
+
+// stacksMmap maps p's program in process 100 where it was linked.
+func stacksMmap(p *stacksProgram) []byte {
+	le := binary.LittleEndian
+	// mirrors struct perf_record_mmap: pid, tid, addr, len, pgoff, filename
+	name := append([]byte(p.path), 0)
+	name = append(name, make([]byte, (8-len(name)%8)%8)...)
+	mm := stacksRecord(perf.RecordMmap, 8+32+len(name))
+	le.PutUint32(mm[8:], 100)
+	le.PutUint32(mm[12:], 100)
+	le.PutUint64(mm[16:], p.text.Vaddr)
+	le.PutUint64(mm[24:], p.text.Memsz)
+	le.PutUint64(mm[32:], p.text.Off)
+	copy(mm[40:], name)
+	return mm
+}
+
+// stacksSample is a sample of stacksAttr's event in process 100: its
+// user callchain (IP first), time and period.
+func stacksSample(ips []uint64, time, period uint64) []byte {
+	le := binary.LittleEndian
+	chain := append([]uint64{perf.ContextUser}, ips...)
+	rec := stacksRecord(perf.RecordSample, 8+8+8+8+8+8+8*len(chain))
+	le.PutUint64(rec[8:], ips[0])
+	le.PutUint32(rec[16:], 100)
+	le.PutUint32(rec[20:], 100)
+	le.PutUint64(rec[24:], time)
+	le.PutUint64(rec[32:], period)
+	le.PutUint64(rec[40:], uint64(len(chain)))
+	for j, a := range chain {
+		le.PutUint64(rec[48+8*j:], a)
+	}
+	return rec
 }
 
 // TestBrokenAndCutStacks: stacks whose return addresses are in no mapping

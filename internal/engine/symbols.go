@@ -40,6 +40,12 @@ type Symbols struct {
 	addrIdx []map[addrspace.ObjAddr]uint32
 	results []symbolize.Result   // by key: the locations of addrs[k] looked up so far
 	open    []symbolize.Resolver // by key: its file, read, kept by ResolveAdded
+	// turn counts the calls of resolve; used is by key the turn it last
+	// had addresses to look up (ReleaseIdle)
+	turn int
+	used []int
+	// reads counts the keys whose file resolve read (Reads)
+	reads int
 
 	// the kallsyms text read ahead by PreloadKernel (nil: not), and the
 	// text once read (kernelRead)
@@ -225,16 +231,41 @@ func (s *Symbols) Errors() []KeyError {
 // The first call's dwarf holds for every key it reads.
 func (s *Symbols) ResolveAdded(dwarf bool) { s.resolve(dwarf) }
 
+// Reads is the number of times Resolve and ResolveAdded read a key's file
+// (or the kernel's symbols), a file let go by ReleaseIdle counted again.
+func (s *Symbols) Reads() int { return s.reads }
+
+// ReleaseIdle lets go of the files ResolveAdded keeps of the keys that
+// had no new address in the last idle turns: a reader that adds and
+// resolves in turns for long (engine.Follower) then holds the files of the
+// objects in use, not of every object it met. A key let go has its file
+// read again at its next new address.
+func (s *Symbols) ReleaseIdle(idle int) {
+	for k, res := range s.open {
+		if res != nil && s.turn-s.used[k] >= idle {
+			s.open[k] = nil
+		}
+	}
+}
+
 // resolve looks up the addresses of each key not looked up yet.
 func (s *Symbols) resolve(dwarf bool) {
 	for len(s.results) < len(s.keys) {
 		s.results = append(s.results, symbolize.Result{})
 		s.open = append(s.open, nil)
+		s.used = append(s.used, 0)
 	}
+	s.turn++
 	var todo []int
 	for k, r := range s.results {
 		if r.Err == nil && len(r.Locations) < len(s.addrs[k]) {
 			todo = append(todo, k)
+			s.used[k] = s.turn
+		}
+	}
+	for _, k := range todo {
+		if s.open[k] == nil {
+			s.reads++
 		}
 	}
 	opts := s.objs.symbolizeOptions()

@@ -20,9 +20,10 @@
 //     is away never blocks nor slows the caller (a recording).
 //   - Recording and Follow build the requests: Recording of a whole
 //     recording (Push sends them: hwprof push), a Follower of a recording
-//     being written, one request per interval of what was added to it
-//     since the last (report/otlp.Deltas; hwprof record --otlp). The
-//     Follower's goroutine is started by Follow and ended by Stop.
+//     being written, one request per interval of the samples added to it
+//     since the last, read once each (engine.Follower; hwprof record
+//     --otlp). The Follower's goroutine is started by Follow and ended by
+//     Stop.
 //
 // Library code: it never prints; it reports through Options.Warn.
 package otlpsend

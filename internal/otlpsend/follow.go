@@ -1,30 +1,29 @@
 package otlpsend
 
 import (
-	"errors"
-	"github.com/hwprof/hwprof/internal/pipeline"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/hwprof/hwprof/internal/engine"
-	"github.com/hwprof/hwprof/perf/perfdata"
-	"github.com/hwprof/hwprof/report/otlp"
+	"github.com/hwprof/hwprof/internal/pipeline"
 )
 
 // Follower sends a recording that is being written, one export request
-// per interval: every interval it reads the file again (what the recorder
-// has written so far: it brings the file's header up to date about once a
-// second), makes its pprof profile, and submits the difference from the
-// last one it sent (otlp.Deltas). Samples that reach the file late are in
+// per interval: every interval it reads what the recorder has added to
+// the file since the last (engine.Follower: the records its header
+// covers, which the recorder brings up to date about once a second),
+// makes the pprof profile of their samples and submits it. Each record is
+// read once, and what the reading keeps from interval to interval is the
+// recording's model (processes, objects, symbols), not its samples: the
+// cost of an interval is that of its samples, and the memory stays flat
+// however long the recording. Samples that reach the file late are in
 // the next interval's request, so the requests of a whole recording add
 // up to its profile.
 //
-// It reads the recording without source positions (engine.LoadOptions
-// without SiteLines: functions by their symbols, no files, lines or
-// inlined frames), as `hwprof report` does: reading every object's DWARF
-// again at each interval would cost the recording far more than its
-// budget. `hwprof push` of the finished recording sends them.
+// It reads the recording with source positions (engine.LoadOptions
+// SiteLines: functions with their files and lines, call sites with their
+// inlined frames), as `hwprof push` does: each object's DWARF is read
+// once, at its first sample, and kept for the intervals after.
 type Follower struct {
 	path  string
 	names Names
@@ -36,11 +35,17 @@ type Follower struct {
 	stop chan struct{}
 	done chan struct{}
 
-	mu     sync.Mutex // held while a request is made
-	deltas *otlp.Deltas
+	mu     sync.Mutex       // held while a request is made
+	eng    *engine.Follower // nil until the recording could be opened
+	since  time.Time        // the start of the interval being read
 	warned map[string]bool
 	sent   int // requests submitted
 }
+
+// followOptions are how a Follower reads: with source positions, and with
+// one goroutine preparing the samples (a recording's own share of the
+// machine is small; the interval's samples are few).
+var followOptions = engine.LoadOptions{SiteLines: true, Workers: 1}
 
 // Follow starts following the recording at path, written by a recorder
 // that has started, every interval (on a goroutine of its own, which Stop
@@ -48,7 +53,7 @@ type Follower struct {
 // wrong reading the file or making a request.
 func Follow(path string, interval time.Duration, n Names, s *Sender, warn func(string)) *Follower {
 	f := &Follower{
-		path: path, names: n, s: s, warn: warn, deltas: otlp.NewDeltas(),
+		path: path, names: n, s: s, warn: warn, o: followOptions, since: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{}), warned: map[string]bool{},
 	}
 	pipeline.Beside(func() { f.run(interval) })
@@ -76,38 +81,51 @@ func (f *Follower) Stop() int {
 	close(f.stop)
 	<-f.done
 	f.step(true)
+	if f.eng != nil {
+		f.eng.Close()
+	}
 	return f.sent
 }
 
-// step reads the recording and submits what it added. A read that stops
-// early is normal while the recording is written (the file ends at its
-// last header update) and not said; at the end it is.
-func (f *Follower) step(final bool) {
+// step reads what the recording added and submits it; last: the recorder
+// is done, the file is read to its end.
+func (f *Follower) step(last bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// What a reading took goes back to the system until the next: a
-	// reading of a whole recording takes far more than a recorder keeps.
-	defer debug.FreeOSMemory()
-	if f.host == "" {
-		f.host = hostOf(f.path)
+	if f.eng == nil {
+		e, err := engine.Follow(f.path, f.o)
+		if err != nil {
+			f.once(err.Error())
+			return
+		}
+		f.eng = e
+		if f.names.Host == "" {
+			f.host = hostOf(f.path)
+		}
 	}
-	p, err := engine.Load(f.path, f.o)
-	if err != nil && (final || !errors.Is(err, perfdata.ErrTruncated)) {
+	p, err := f.eng.Next(last)
+	if err != nil {
 		f.once(err.Error())
 	}
 	if p == nil {
 		return
+	}
+	if p.Map.Totals().Stacks == 0 && p.Map.Totals().Edges == 0 && (p.OffCPU == nil || p.OffCPU.Totals().Stacks == 0) {
+		return // nothing sampled in the interval
 	}
 	pp, err := build(p, func(string) {})
 	if err != nil {
 		f.once(err.Error())
 		return
 	}
-	d := f.deltas.Next(pp)
-	if len(d.Sample) == 0 {
+	if len(pp.Sample) == 0 {
 		return
 	}
-	req, err := request(d, resource(p, pp, f.names, f.host))
+	// The request covers the time since the last one's end.
+	now := time.Now()
+	pp.TimeNanos, pp.DurationNanos = f.since.UnixNano(), now.Sub(f.since).Nanoseconds()
+	f.since = now
+	req, err := request(pp, resource(p, pp, f.names, f.host))
 	if err != nil {
 		f.once(err.Error())
 		return

@@ -168,6 +168,10 @@ type Reader struct {
 	err      error
 	done     bool
 	closed   bool
+	// growing: the file is being written (OpenGrowing); paused: Next
+	// stopped at the end of what its header covered (Grow goes on)
+	growing, paused bool
+	ra              io.ReaderAt // the file, for Grow
 }
 
 // Open opens a perf.data file: file mode, or pipe mode (a stream written
@@ -203,7 +207,7 @@ func OpenFile(f *os.File) (*Reader, error) {
 		r.file = f
 		return r, nil
 	}
-	r, err := newReader(f, st.Size())
+	r, err := newReader(f, st.Size(), false)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("perfdata: open %s: %w", path, err)
@@ -215,7 +219,7 @@ func OpenFile(f *os.File) (*Reader, error) {
 // NewReader reads a perf.data file of size bytes from ra (file or pipe
 // mode); see Open.
 func NewReader(ra io.ReaderAt, size int64) (*Reader, error) {
-	r, err := newReader(ra, size)
+	r, err := newReader(ra, size, false)
 	if err != nil {
 		return nil, fmt.Errorf("perfdata: %w", err)
 	}
@@ -308,7 +312,10 @@ func checkAttrSizeV1(size uint64) error {
 	return fmt.Errorf("perf.data version 1 with attr entry size %d at offset 16: want one of %v, as perf", size, attrEntrySizesV1)
 }
 
-func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
+// newReader reads the header, attrs and feature sections of a file of
+// size bytes; growing: one its writer is still writing (OpenGrowing), read
+// up to the end of its header's data section, without a mapping.
+func newReader(ra io.ReaderAt, size int64, growing bool) (*Reader, error) {
 	var b [fileHeaderSize]byte
 	n, err := ra.ReadAt(b[:], 0)
 	if n < pipeHeaderSize {
@@ -324,6 +331,9 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	le := binary.LittleEndian
 	hsz := le.Uint64(b[8:])
 	if hsz == pipeHeaderSize {
+		if growing {
+			return nil, errors.New("a pipe-mode file cannot be read while it is written: it has no data size to go by")
+		}
 		r := newEmptyReader()
 		r.hdr = Header{Pipe: true, Version: version, Size: pipeHeaderSize, FileSize: size}
 		r.src.init(io.NewSectionReader(ra, pipeHeaderSize, size-pipeHeaderSize), pipeHeaderSize, -1, size-pipeHeaderSize)
@@ -373,6 +383,10 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 	}
 	r.readEventTypes(ra)
 	cut := r.cutShort()
+	if growing {
+		r.growing = h.Features == [FeatBits / 64]uint64{} || h.Data.Size == 0
+		cut = cut && !r.growing // the records past the data section are being written
+	}
 	if !cut { // else there are no feature sections: records follow
 		r.readFeatureSections(ra)
 	}
@@ -387,11 +401,11 @@ func newReader(ra io.ReaderAt, size int64) (*Reader, error) {
 		r.src.cut = int64(claimed)
 		claimed, avail = uint64(size), uint64(size)
 		r.lose(fmt.Sprintf("the recording was cut short (its writer did not finish it): the header's data section ends at %#x, the file at %#x: reading the records up to the end of the file", h.Data.End(), size))
-	} else if h.Data.Size == 0 {
+	} else if h.Data.Size == 0 && !r.growing {
 		r.warn("the data section is empty (size 0 at offset 48): no records")
 	}
 	r.src.init(io.NewSectionReader(ra, off, int64(avail)-off), off, int64(claimed), int64(avail)-off)
-	if f, ok := ra.(*os.File); ok && r.feats.Compression == nil && avail-uint64(off) <= math.MaxUint32 {
+	if f, ok := ra.(*os.File); ok && !growing && r.feats.Compression == nil && avail-uint64(off) <= math.MaxUint32 {
 		// Records are placed in a chunk by a 32-bit start: map at most 4 GiB.
 		r.src.mp = dataMap{f: f, off: off, end: int64(avail)}
 	}

@@ -36,6 +36,13 @@ func (r *Reader) Next() bool {
 			r.src.release(r.queue.lowStart(r.src.r))
 		}
 		raw, off, comp, err := r.src.next()
+		if err == io.EOF && r.growing {
+			// The end of what the header covers of a file still written:
+			// the records held stay for Grow's.
+			r.paused = true
+			*rec = Record{}
+			return false
+		}
 		if err != nil {
 			r.finish(err)
 			continue
