@@ -518,6 +518,7 @@ func TestVDSOName(t *testing.T) {
 // object without DWARF of its own (libc, the kernel) shows as the caller's
 // symbol and offset.
 func TestReportCCallSitesFileLine(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	bin := testprog.Build(t, "c/hotpath.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	addr2line, err := exec.LookPath("addr2line")
@@ -636,6 +637,7 @@ func TestReportContextsMergedBySites(t *testing.T) {
 // -o); a value of a filter that matches nothing beside others that do is
 // a warning. It used to print an empty report and exit 0.
 func TestReportFilterMatchesNothing(t *testing.T) {
+	t.Parallel() // reads the shared recording, writes its own files
 	data, _ := workloadRecording(t)
 	all := reportProcesses(t, "-i", data)
 	if len(all.Recording.Processes) == 0 || all.Recording.Processes[0].Comm == nil {

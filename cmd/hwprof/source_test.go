@@ -139,6 +139,7 @@ func TestSourceFlagConflicts(t *testing.T) {
 // Without -e and --source, hwprof records with the default source and says
 // which and why in one line (not with -q); the timer source records here.
 func TestSourceDefault(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	dir := t.TempDir()
 	r := hwprof(t, "record", "-o", filepath.Join(dir, "a.data"), "--", "true")
