@@ -22,6 +22,7 @@ var timerRowRE = regexp.MustCompile(`(?m)^timer\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]
 // pointers: leaf functions then have none, and hwprof restores their
 // callers from the stack copy).
 func TestCompareTimerVsExact(t *testing.T) {
+	t.Parallel()   // its own files; it records exact in hwprof processes of its own
 	needUprobes(t) // the exact source
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -128,6 +129,7 @@ func TestCompareUsage(t *testing.T) {
 // whole graph (a third of it into the unprobed one, some into main) would
 // not.
 func TestCompareProbeFilter(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	out := filepath.Join(t.TempDir(), "cmp")

@@ -75,6 +75,7 @@ func exactEdgeShare(timer, exact leafReport, bin string) (share, total float64) 
 // too: every leaf sample invents an edge). scripts/bench-leaf.sh prints
 // the same figure beside perf's.
 func TestLeafEdgesAreReal(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	needPerfEvents(t)
 	for _, tc := range []struct{ prog, file string }{{"c/leaf.c", "leaf.c"}, {"cpp/leaf.cc", "leaf.cc"}} {

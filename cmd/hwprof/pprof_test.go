@@ -325,6 +325,7 @@ func pgoExactRecording(t *testing.T, bin string) string {
 // profile names (-d=pgodebug=1). scripts/bench-pgo.sh makes the whole
 // go build -pgo builds, with each kind of profile, and times them.
 func TestGoPGOLive(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needPerfEvents(t)
 	needUprobes(t)
 	bin := testprog.Build(t, "go/pgoprog")
@@ -391,6 +392,7 @@ func TestGoPGOLive(t *testing.T) {
 // compiler given the profile inlines that hot call. The compiler runs on
 // the main package alone (testprog.CompileGo): no go build -pgo here.
 func TestGoPGOFromPProfLive(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	needGoTool(t)
 	bin := testprog.Build(t, "go/pgoprog")

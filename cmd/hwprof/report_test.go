@@ -175,6 +175,7 @@ func TestReportTimerLive(t *testing.T) {
 // entry and checks the exact call counts: main -> a and main -> c once
 // per round, a -> b ten times per round.
 func TestReportExactLive(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	bin := testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
@@ -579,6 +580,7 @@ func TestReportCCallSitesFileLine(t *testing.T) {
 // apart, each with the call sites along its path. The edge table, whose
 // rows are call sites, tells the two a → c apart by their offsets.
 func TestReportContextsMergedBySites(t *testing.T) {
+	t.Parallel()   // its own files; it records exact in hwprof processes of its own
 	needUprobes(t) // the exact source
 	bin := testprog.Build(t, "c/knowncalls.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
