@@ -78,7 +78,7 @@ func TestPreparersFoldTheSame(t *testing.T) {
 	paths = append(paths, dwarf)
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			want, wantErr := load(path, LoadOptions{Seed: 1}, testOptions{inline: true})
+			want, wantErr := inlineLoad(path)
 			if path == dwarf {
 				if want == nil || want.Recording.Samples == 0 {
 					t.Fatalf("no samples loaded from the DWARF recording: %v", wantErr)
