@@ -307,6 +307,7 @@ func pgoExactRecording(t *testing.T, bin string) string {
 	t.Helper()
 	pgoExact.once.Do(func() {
 		pgoExact.data = filepath.Join(filepath.Dir(workloadData), "pgoprog-exact.data")
+		pgoExact.r = result{code: -1, stderr: "the recording did not run"} // until it did
 		pgoExact.r = hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "--probe-filter", `^main\.`, "-o", pgoExact.data, "--", bin, "300")
 	})
 	if pgoExact.r.code != 0 {
