@@ -22,6 +22,7 @@ var timerRowRE = regexp.MustCompile(`(?m)^timer\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]
 // pointers: leaf functions then have none, and hwprof restores their
 // callers from the stack copy).
 func TestCompareTimerVsExact(t *testing.T) {
+	t.Parallel()   // its own files; it records exact in hwprof processes of its own
 	needUprobes(t) // the exact source
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -29,8 +30,10 @@ func TestCompareTimerVsExact(t *testing.T) {
 		check          func(overlap, hot float64) bool
 		want           string
 	}{
-		{"fig1", "c/fig1.c", "1500", func(o, h float64) bool { return o < 20 && h < 0.5 }, "overlap < 20% and hot-edge coverage < 0.5"},
-		{"balanced", "c/balanced.c", "1500", func(o, h float64) bool { return o >= 90 && h == 1 }, "overlap >= 90% and hot-edge coverage 1"},
+		// 750 ms of CPU time a run: thousands of timer samples, and
+		// overlaps far from their bounds (0% and 99.5% at 1500 ms)
+		{"fig1", "c/fig1.c", "750", func(o, h float64) bool { return o < 20 && h < 0.5 }, "overlap < 20% and hot-edge coverage < 0.5"},
+		{"balanced", "c/balanced.c", "750", func(o, h float64) bool { return o >= 90 && h == 1 }, "overlap >= 90% and hot-edge coverage 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := testprog.Build(t, tc.prog, "-O2", "-g", "-fno-omit-frame-pointer")
@@ -126,10 +129,11 @@ func TestCompareUsage(t *testing.T) {
 // whole graph (a third of it into the unprobed one, some into main) would
 // not.
 func TestCompareProbeFilter(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	out := filepath.Join(t.TempDir(), "cmp")
-	r := hwprof(t, "compare", "-q", "--sources", "timer", "--probe-filter", "^f[ab]$", "-o", out, "--", bin, "1500")
+	r := hwprof(t, "compare", "-q", "--sources", "timer", "--probe-filter", "^f[ab]$", "-o", out, "--", bin, "750")
 	if r.code != 0 {
 		t.Fatalf("compare: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -59,6 +59,7 @@ func hwprofEnv(t *testing.T, env []string, args ...string) result {
 // its binary moved away, as on another machine. Without the cache (or
 // with --no-buildid-cache) they are not named, and the report says why.
 func TestContainerBuildIDCache(t *testing.T) {
+	t.Parallel() // its own program, files and namespaces
 	unshare, bin, nsbin := containerSetup(t)
 	dir := t.TempDir()
 	cache, empty := []string{"HWPROF_BUILDID_DIR=" + filepath.Join(dir, "cache")}, []string{"HWPROF_BUILDID_DIR=" + filepath.Join(dir, "none")}
@@ -94,6 +95,7 @@ func TestContainerBuildIDCache(t *testing.T) {
 // A program in another mount namespace that still runs: report names its
 // functions through /proc/PID/root, with no build-id cache.
 func TestContainerLive(t *testing.T) {
+	t.Parallel() // its own program, files and namespaces
 	unshare, bin, nsbin := containerSetup(t)
 	dir := t.TempDir()
 	args := nsCommand(unshare, nsbin, bin, 60000) // killed when done: it must outlive the report

@@ -139,6 +139,7 @@ func TestReportFormatUsage(t *testing.T) {
 // existing -o file alone; on an exact recording --weight calls draws the
 // calls and an explicit --weight time, which it has none of, is refused.
 func TestReportWeightNeedsItsMeasure(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needPerfEvents(t)
 	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	dir := t.TempDir()

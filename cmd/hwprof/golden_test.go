@@ -150,8 +150,14 @@ func writeGoldenSection(b *strings.Builder, name string, r result, hide []string
 		for i, h := range hide {
 			s = strings.ReplaceAll(s, h, fmt.Sprintf("$%d", i))
 		}
-		s = vdsoFileRE.ReplaceAllString(s, "hwprof-vdso-N.so")
-		s = runningKernelRE.ReplaceAllString(s, "the running kernel $$KERNEL_BUILD_ID")
+		// the regular expressions only where they can match (each
+		// ReplaceAllString copies the whole output, matched or not)
+		if strings.Contains(s, "hwprof-vdso-") {
+			s = vdsoFileRE.ReplaceAllString(s, "hwprof-vdso-N.so")
+		}
+		if strings.Contains(s, "the running kernel") {
+			s = runningKernelRE.ReplaceAllString(s, "the running kernel $$KERNEL_BUILD_ID")
+		}
 		for _, m := range machineFacts() {
 			s = strings.ReplaceAll(s, m[0], m[1])
 		}

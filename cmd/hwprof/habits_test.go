@@ -219,9 +219,9 @@ func TestRecordSystemWide(t *testing.T) {
 	needPerfEvents(t)
 	pid, comm := busyLoop(t, "hw-sysw")
 	out := filepath.Join(t.TempDir(), "a.data")
-	r := hwprof(t, "record", "-a", "-o", out, "--", "sleep", "2")
+	r := hwprof(t, "record", "-a", "-o", out, "--", "sleep", "1")
 	if r.code != 0 {
-		t.Fatalf("record -a -- sleep 2: exit %d\n%s", r.code, r.stderr)
+		t.Fatalf("record -a -- sleep 1: exit %d\n%s", r.code, r.stderr)
 	}
 	n := samplesWritten(t, r.stderr)
 	counts, comms, perfOK := perfPIDs(t, out)

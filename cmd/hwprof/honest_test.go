@@ -15,6 +15,7 @@ import (
 // of all calls, and no edge invented from _start's entry, where the top
 // of the stack holds argc, not a return address.
 func TestExactReportShowsCalls(t *testing.T) {
+	t.Parallel()   // its own files; it records exact in hwprof processes of its own
 	needUprobes(t) // the exact source
 	bin := testprog.Build(t, "c/balanced.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")

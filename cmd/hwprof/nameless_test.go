@@ -78,6 +78,7 @@ func clearSymbolName(t *testing.T, path, name string) uint64 {
 // write the profile (they failed on it: "function 13 has no name"), which
 // go tool pprof reads with the function under that name.
 func TestPProfNamelessSymbol(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	dir := t.TempDir()
 	prog := testprog.Copy(t, testprog.BuildText(t, "symdamage.c", namelessText, "-O1", "-fno-omit-frame-pointer"), dir)

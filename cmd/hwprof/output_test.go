@@ -561,6 +561,7 @@ func TestRecordAttachFailureKeepsPrevious(t *testing.T) {
 // (each used to exit 0 and say it recorded N samples in a file another
 // had rotated away), and the previous recording is kept as .old.
 func TestRecordConcurrentOutput(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	out := filepath.Join(t.TempDir(), "same.data")
 	previous(t, out)

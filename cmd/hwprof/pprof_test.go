@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/fixtures"
@@ -234,6 +235,7 @@ func TestPProfMatchesReportLive(t *testing.T) {
 // real LBR recording (perf record -b -g on real hardware) by its sampled
 // cycles, and that its measured call counts are a calls/count type.
 func TestPProfMatchesReportLBRFixture(t *testing.T) {
+	t.Parallel() // reads a fixture, writes its own files
 	needGoTool(t)
 	fx := filepath.Join(fixtures.Dir(t), "perf_data_converter", "perf.data.callgraph_and_branch-3.8")
 	pb := filepath.Join(t.TempDir(), "lbr.pb.gz")
@@ -290,6 +292,30 @@ func preprofileEdge(out, caller, callee string) int64 {
 	return w
 }
 
+// pgoExact is the exact recording of pgoprog that TestGoPGOLive and
+// TestGoPGOFromPProfLive both read, made once per test process.
+var pgoExact struct {
+	once sync.Once
+	data string
+	r    result
+}
+
+// pgoExactRecording returns the shared exact recording of bin, the
+// built go/pgoprog: the calls of main.* for 300 ms of its CPU time,
+// with --max-slowdown 0 (every probe kept). Tests only read it.
+func pgoExactRecording(t *testing.T, bin string) string {
+	t.Helper()
+	pgoExact.once.Do(func() {
+		pgoExact.data = filepath.Join(filepath.Dir(workloadData), "pgoprog-exact.data")
+		pgoExact.r = result{code: -1, stderr: "the recording did not run"} // until it did
+		pgoExact.r = hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "--probe-filter", `^main\.`, "-o", pgoExact.data, "--", bin, "300")
+	})
+	if pgoExact.r.code != 0 {
+		t.Fatalf("record --source exact: exit %d\n%s", pgoExact.r.code, pgoExact.r.stderr)
+	}
+	return pgoExact.data
+}
+
 // TestGoPGOLive records the Go workload with hwprof (the exact source for
 // measured call counts, the timer for time), writes each recording as a
 // profile for go build -pgo, and checks that the Go toolchain takes it:
@@ -300,15 +326,13 @@ func preprofileEdge(out, caller, callee string) int64 {
 // profile names (-d=pgodebug=1). scripts/bench-pgo.sh makes the whole
 // go build -pgo builds, with each kind of profile, and times them.
 func TestGoPGOLive(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needPerfEvents(t)
 	needUprobes(t)
 	bin := testprog.Build(t, "go/pgoprog")
 	dir := t.TempDir()
 
-	exact := filepath.Join(dir, "exact.data")
-	if r := hwprof(t, "record", "-q", "--source", "exact", "--max-slowdown", "0", "--probe-filter", `^main\.`, "-o", exact, "--", bin, "1000"); r.code != 0 {
-		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
-	}
+	exact := pgoExactRecording(t, bin)
 	rep := runReportJSON(t, "-i", exact)
 	_, mixCalls, ok := rep.edge("main.round", "main.mix")
 	if !ok || mixCalls == 0 {
@@ -324,7 +348,8 @@ func TestGoPGOLive(t *testing.T) {
 	}
 
 	timer := filepath.Join(dir, "timer.data")
-	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "1500"); r.code != 0 {
+	// 500 ms of CPU time: hundreds of samples, for one edge of weight > 0
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer, "--", bin, "500"); r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	timerPGO := filepath.Join(dir, "timer.pgo")
@@ -348,7 +373,7 @@ func TestGoPGOLive(t *testing.T) {
 	// line, as runtime/pprof gives it), so that the compiler still sees
 	// the hot call main.round -> main.mix.
 	timer2 := filepath.Join(dir, "timer2.data")
-	if r := hwprof(t, "record", "-q", "-g", "-o", timer2, "--", pgoBin, "1000"); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "-g", "-o", timer2, "--", pgoBin, "500"); r.code != 0 {
 		t.Fatalf("record the PGO build: exit %d\n%s", r.code, r.stderr)
 	}
 	timer2PGO := filepath.Join(dir, "timer2.pgo")
@@ -368,15 +393,12 @@ func TestGoPGOLive(t *testing.T) {
 // compiler given the profile inlines that hot call. The compiler runs on
 // the main package alone (testprog.CompileGo): no go build -pgo here.
 func TestGoPGOFromPProfLive(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	needGoTool(t)
 	bin := testprog.Build(t, "go/pgoprog")
 	dir := t.TempDir()
-	data := filepath.Join(dir, "exact.data")
-	// pgoprog runs for 300 ms of its CPU time
-	if r := hwprof(t, "record", "-q", "--source", "exact", "--probe-filter", `^main\.`, "-o", data, "--", bin, "300"); r.code != 0 {
-		t.Fatalf("record --source exact: exit %d\n%s", r.code, r.stderr)
-	}
+	data := pgoExactRecording(t, bin)
 	_, mixCalls, ok := runReportJSON(t, "-i", data).edge("main.round", "main.mix")
 	if !ok || mixCalls == 0 {
 		t.Fatalf("the exact recording has no calls main.round -> main.mix")

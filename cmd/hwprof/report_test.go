@@ -175,6 +175,7 @@ func TestReportTimerLive(t *testing.T) {
 // entry and checks the exact call counts: main -> a and main -> c once
 // per round, a -> b ten times per round.
 func TestReportExactLive(t *testing.T) {
+	t.Parallel() // its own files; it records exact in hwprof processes of its own
 	needUprobes(t)
 	bin := testprog.Build(t, "c/hotpath.c", "-g", "-O0", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
@@ -518,6 +519,7 @@ func TestVDSOName(t *testing.T) {
 // object without DWARF of its own (libc, the kernel) shows as the caller's
 // symbol and offset.
 func TestReportCCallSitesFileLine(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	bin := testprog.Build(t, "c/hotpath.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	addr2line, err := exec.LookPath("addr2line")
@@ -578,6 +580,7 @@ func TestReportCCallSitesFileLine(t *testing.T) {
 // apart, each with the call sites along its path. The edge table, whose
 // rows are call sites, tells the two a → c apart by their offsets.
 func TestReportContextsMergedBySites(t *testing.T) {
+	t.Parallel()   // its own files; it records exact in hwprof processes of its own
 	needUprobes(t) // the exact source
 	bin := testprog.Build(t, "c/knowncalls.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	data := filepath.Join(t.TempDir(), "exact.data")
@@ -636,6 +639,7 @@ func TestReportContextsMergedBySites(t *testing.T) {
 // -o); a value of a filter that matches nothing beside others that do is
 // a warning. It used to print an empty report and exit 0.
 func TestReportFilterMatchesNothing(t *testing.T) {
+	t.Parallel() // reads the shared recording, writes its own files
 	data, _ := workloadRecording(t)
 	all := reportProcesses(t, "-i", data)
 	if len(all.Recording.Processes) == 0 || all.Recording.Processes[0].Comm == nil {

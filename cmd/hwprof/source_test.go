@@ -10,19 +10,40 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/source"
 	"github.com/hwprof/hwprof/internal/testprog"
 )
 
-// perfAttrs returns the attr blocks `perf record -vv ARGS -- true` prints
-// (perf prints them before an open fails on a machine without the PMU).
-func perfAttrs(t *testing.T, args []string) string {
+// perfAttrs returns, for each ARGS of argss, the attr block `perf record
+// -vv ARGS -- true` prints first (perf prints them before an open fails on
+// a machine without the PMU). The perf commands run all at once: each
+// spends about a second waiting before it exits (its side-band thread's
+// poll timeout), a quarter of that computing.
+func perfAttrs(t *testing.T, argss [][]string) []string {
 	t.Helper()
-	cmd := exec.Command("perf", append(append([]string{"record", "-vv"}, args...), "-o", filepath.Join(t.TempDir(), "p.data"), "--", "true")...)
-	cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=")
-	out, _ := cmd.CombinedOutput()
+	dir := t.TempDir()
+	outs := make([][]byte, len(argss))
+	var wg sync.WaitGroup
+	for i, args := range argss {
+		cmd := exec.Command("perf", append(append([]string{"record", "-vv"}, args...), "-o", filepath.Join(dir, fmt.Sprintf("p%d.data", i)), "--", "true")...)
+		cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=")
+		wg.Go(func() { outs[i], _ = cmd.CombinedOutput() })
+	}
+	wg.Wait()
+	blocks := make([]string, len(argss))
+	for i, out := range outs {
+		blocks[i] = perfAttrBlock(t, argss[i], out)
+	}
+	return blocks
+}
+
+// perfAttrBlock returns the first attr block of the output of `perf
+// record -vv ARGS`.
+func perfAttrBlock(t *testing.T, args []string, out []byte) string {
+	t.Helper()
 	var b strings.Builder
 	in := false
 	for line := range strings.Lines(string(out)) {
@@ -56,7 +77,7 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 	if facts.KernelAtLeast(source.SaveTypeKernel) {
 		anyCall += ",save_type"
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		args []string // after record --print-attr
 		perf []string
 	}{
@@ -75,7 +96,13 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 		// perf option asks for: compared without adaptation.
 		{[]string{"--source", "timer", "--no-adaptive"}, []string{"-e", "cpu-clock", "-g", leafRegs}},
 		{[]string{"--source", "timer", "-F", "999"}, []string{"-e", "cpu-clock", "-g", "-F", "999", leafRegs}},
-	} {
+	}
+	var perfArgs [][]string
+	for _, tc := range cases {
+		perfArgs = append(perfArgs, tc.perf)
+	}
+	wants := perfAttrs(t, perfArgs)
+	for i, tc := range cases {
 		r := hwprof(t, append(append([]string{"record", "--print-attr"}, tc.args...), "--", "true")...)
 		if r.code != 0 {
 			t.Errorf("%q: exit %d: %s", tc.args, r.code, r.stderr)
@@ -85,7 +112,7 @@ func TestSourcePrintAttrMatchesPerf(t *testing.T) {
 		if slices.Contains(tc.perf, leafRegs) || slices.Contains(tc.perf, keyRegs) {
 			got = withoutLeafStack(t, tc.args, got)
 		}
-		if want := perfAttrs(t, tc.perf); got != want {
+		if want := wants[i]; got != want {
 			t.Errorf("%q:\nhwprof:\n%sperf record -vv %s:\n%s", tc.args, got, strings.Join(tc.perf, " "), want)
 		}
 	}
@@ -139,6 +166,7 @@ func TestSourceFlagConflicts(t *testing.T) {
 // Without -e and --source, hwprof records with the default source and says
 // which and why in one line (not with -q); the timer source records here.
 func TestSourceDefault(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	dir := t.TempDir()
 	r := hwprof(t, "record", "-o", filepath.Join(dir, "a.data"), "--", "true")

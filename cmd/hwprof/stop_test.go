@@ -15,6 +15,7 @@ import (
 // program gets SIGTERM, as perf stat --timeout does; processes attached
 // to with -p go on.
 func TestStoppedOnPurpose(t *testing.T) {
+	t.Parallel() // its own programs and files
 	needPerfEvents(t)
 	dir := t.TempDir()
 	spin := []string{"sh", "-c", "while :; do :; done"}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/hwprof/hwprof/ccmap"
@@ -38,33 +40,67 @@ int main(int argc, char **argv) {
 `
 
 // recordDWARFProg builds dwarfProg and records it with perf record
-// --call-graph dwarf for 0.3 CPU seconds; it skips when gcc or perf is
-// missing or perf cannot record here.
+// --call-graph dwarf for 0.3 CPU seconds, once per test process (tests
+// only read the recording); it skips when gcc or perf is missing or perf
+// cannot record here.
 func recordDWARFProg(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	dwarfRec.once.Do(func() { dwarfRec.data, dwarfRec.skip, dwarfRec.err = makeDWARFRecording() })
+	if dwarfRec.skip != "" {
+		t.Skip(dwarfRec.skip)
+	}
+	if dwarfRec.err != nil {
+		t.Fatal(dwarfRec.err)
+	}
+	return dwarfRec.data
+}
+
+// dwarfRec is the recording of recordDWARFProg, in dwarfRec.dir, which
+// TestMain removes.
+var dwarfRec struct {
+	once            sync.Once
+	dir, data, skip string
+	err             error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dwarfRec.dir != "" {
+		os.RemoveAll(dwarfRec.dir)
+	}
+	os.Exit(code)
+}
+
+// makeDWARFRecording makes the recording of recordDWARFProg: its path,
+// or why the test skips, or the error that fails it.
+func makeDWARFRecording() (data, skip string, err error) {
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
+		return "", "gcc not installed", nil
 	}
 	perfBin, err := exec.LookPath("perf")
 	if err != nil {
-		t.Skip("perf not installed")
+		return "", "perf not installed", nil
 	}
-	dir := t.TempDir()
+	dir, err := os.MkdirTemp("", "engine-dwarf-")
+	if err != nil {
+		return "", "", err
+	}
+	dwarfRec.dir = dir
 	src, bin, data := filepath.Join(dir, "prog.c"), filepath.Join(dir, "prog"), filepath.Join(dir, "dwarf.data")
 	if err := os.WriteFile(src, []byte(dwarfProg), 0o644); err != nil {
-		t.Fatal(err)
+		return "", "", err
 	}
 	if out, err := exec.Command("gcc", "-O1", "-g", "-fomit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
+		return "", "", fmt.Errorf("gcc: %v\n%s", err, out)
 	}
 	cmd := exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-c", "100000", "--call-graph", "dwarf,8192", "-o", data, "--", bin, "0.3")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("perf record cannot record here: %v\n%s", err, out)
+		return "", fmt.Sprintf("perf record cannot record here: %v\n%s", err, out), nil
 	}
-	return data
+	return data, "", nil
 }
 
 // TestPreparersFoldTheSame loads every recording of the shared fixtures
@@ -78,7 +114,7 @@ func TestPreparersFoldTheSame(t *testing.T) {
 	paths = append(paths, dwarf)
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			want, wantErr := load(path, LoadOptions{Seed: 1}, testOptions{inline: true})
+			want, wantErr := inlineLoad(path)
 			if path == dwarf {
 				if want == nil || want.Recording.Samples == 0 {
 					t.Fatalf("no samples loaded from the DWARF recording: %v", wantErr)

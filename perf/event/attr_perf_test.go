@@ -202,12 +202,14 @@ func perfArgsOf(args, perfArgs []string, pid string) []string {
 	return substitute(args, pid)
 }
 
-// runPerfRows runs every row's perf command, a few at a time (perf spends
-// most of its second waiting, not computing).
+// runPerfRows runs every row's perf command, twelve at a time: perf
+// spends most of its second waiting (its side-band thread polls for a
+// second before it exits) and about a quarter second computing, so twelve
+// keep two CPUs busy where six left them half idle.
 func runPerfRows(t *testing.T, perfPath, pid string) []string {
 	dir := t.TempDir()
 	outputs := make([]string, len(perfRows))
-	sem := make(chan struct{}, 6)
+	sem := make(chan struct{}, 12)
 	var wg sync.WaitGroup
 	for i, row := range perfRows {
 		if row.skip != "" {

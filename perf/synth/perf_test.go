@@ -290,6 +290,7 @@ func TestCrossCheckPerf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // its own target and files; perf waits about a second before it exits
 			pid := startTarget(t, tt.target)
 			args := tt.args
 			if len(args) == 0 || args[0] != "-a" {
