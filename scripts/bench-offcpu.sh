@@ -16,8 +16,10 @@
 #   perf-sw+i  the same with --switch-events: the stacks and the
 #              PERF_RECORD_SWITCH records that say when each thread ran
 #              again, the information hwprof --off-cpu records
-#   perf-on+sw perf's method with an on-CPU profile beside it (-e cpu-clock
-#              -F 4000 -e sched:sched_switch -g), as hwprof --off-cpu gives
+#   perf-on+sw perf's method with an on-CPU profile beside it (-e
+#              cpu-clock/freq=4000/ -e sched:sched_switch -g: a global -F
+#              would sample the tracepoint at 4000 Hz too, not every
+#              switch), as hwprof --off-cpu gives
 #   hwprof-off hwprof record --off-cpu -F 100: off-CPU stacks and intervals
 #              with the on-CPU profile at 100 Hz (next to nothing)
 #   hwprof     hwprof record --off-cpu: off-CPU and on-CPU at the default
@@ -58,7 +60,7 @@ names=(perf-sw perf-sw+i perf-on+sw hwprof-off hwprof)
 cmds=(
 	"perf record -q -e sched:sched_switch -g -o $tmp/p.data --"
 	"perf record -q -e sched:sched_switch -g --switch-events -o $tmp/p.data --"
-	"perf record -q -e cpu-clock -F 4000 -e sched:sched_switch -g -o $tmp/p.data --"
+	"perf record -q -e cpu-clock/freq=4000/ -e sched:sched_switch -g -o $tmp/p.data --"
 	"$tmp/hwprof record -q --off-cpu -F 100 -o $tmp/h.data --"
 	"$tmp/hwprof record -q --off-cpu -o $tmp/h.data --"
 )
