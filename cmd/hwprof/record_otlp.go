@@ -15,6 +15,7 @@ import (
 	"github.com/hwprof/hwprof/internal/otlpsend"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/perf"
 )
 
 // recordOTLP are record's flags for sending profiles while recording
@@ -73,6 +74,15 @@ func (f *recordOTLP) start(o *record.Options, set map[string]bool, stderr io.Wri
 	}
 	if kind, err := output.Check(o.Output); o.Output == output.Stdout || err == nil && kind == output.Stream {
 		return nil, errors.New("--otlp reads the recording back while it is written: give -o a regular file, not a stream")
+	}
+	// A continuous profile is of the work done: the idle task's samples
+	// (all of an idle machine's, with -a) are left out (exclude_idle), as
+	// continuous profilers leave them, and an idle machine costs next to
+	// nothing to profile.
+	for i := range o.Events {
+		if a := &o.Events[i].Attr; !(a.Type == perf.TypeSoftware && a.Config == perf.SWDummy) {
+			a.Flags |= perf.FlagExcludeIdle
+		}
 	}
 	size, err := parseSize(f.spoolSize)
 	if err != nil {
