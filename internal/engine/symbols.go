@@ -44,6 +44,12 @@ type Symbols struct {
 	// had addresses to look up (ReleaseIdle)
 	turn int
 	used []int
+	// hold is by key how many idle turns ReleaseIdle waits before it lets
+	// go of the key's file: doubled each time a file let go is read
+	// again, so that an object in steady use (a daemon's, the profiler's
+	// own) is read once, while the objects of programs that ran and
+	// ended are let go
+	hold []int
 	// reads counts the keys whose file resolve read (Reads)
 	reads int
 
@@ -236,13 +242,17 @@ func (s *Symbols) ResolveAdded(dwarf bool) { s.resolve(dwarf) }
 func (s *Symbols) Reads() int { return s.reads }
 
 // ReleaseIdle lets go of the files ResolveAdded keeps of the keys that
-// had no new address in the last idle turns: a reader that adds and
+// had no new address in the last idle turns (twice as many for a key
+// each time its file had to be read again): a reader that adds and
 // resolves in turns for long (engine.Follower) then holds the files of the
 // objects in use, not of every object it met. A key let go has its file
 // read again at its next new address.
 func (s *Symbols) ReleaseIdle(idle int) {
 	for k, res := range s.open {
-		if res != nil && s.turn-s.used[k] >= idle {
+		if s.hold[k] == 0 {
+			s.hold[k] = idle
+		}
+		if res != nil && s.turn-s.used[k] >= s.hold[k] {
 			s.open[k] = nil
 		}
 	}
@@ -254,6 +264,7 @@ func (s *Symbols) resolve(dwarf bool) {
 		s.results = append(s.results, symbolize.Result{})
 		s.open = append(s.open, nil)
 		s.used = append(s.used, 0)
+		s.hold = append(s.hold, 0)
 	}
 	s.turn++
 	var todo []int
@@ -266,6 +277,9 @@ func (s *Symbols) resolve(dwarf bool) {
 	for _, k := range todo {
 		if s.open[k] == nil {
 			s.reads++
+			if s.hold[k] > 0 && s.results[k].Locations != nil {
+				s.hold[k] *= 2 // let go too soon: read again
+			}
 		}
 	}
 	opts := s.objs.symbolizeOptions()
