@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,16 +234,7 @@ func TestContainerPerfMap(t *testing.T) {
 func TestContainerJITDump(t *testing.T) {
 	t.Parallel() // its own program and files
 	data := recordInNamespace(t, reuseC, "300", "/tmp/jit-*.dump", "jit_second")
-	r := hwprofExec(t, "report", "-i", data, "--format", "json", "--top", "0")
-	if r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
-	}
-	var rep struct {
-		Functions []jitFunction `json:"functions"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
-	hottest(t, rep.Functions, "jit_first", 0.25)
-	hottest(t, rep.Functions, "jit_second", 0.25)
+	fns := reportFunctions(t, data)
+	hottest(t, fns, "jit_first", 0.25)
+	hottest(t, fns, "jit_second", 0.25)
 }

@@ -60,6 +60,12 @@ func recordRuntime(t *testing.T, dir, cmd string) ([]jitFunction, int) {
 	var pid int
 	fmt.Sscan(string(b), &pid)
 	t.Cleanup(func() { os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid)) })
+	return reportFunctions(t, data), pid
+}
+
+// reportFunctions returns every function of a recording's JSON report.
+func reportFunctions(t *testing.T, data string) []jitFunction {
+	t.Helper()
 	r := hwprofExec(t, "report", "-i", data, "--format", "json", "--top", "0")
 	if r.code != 0 {
 		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
@@ -70,7 +76,7 @@ func recordRuntime(t *testing.T, dir, cmd string) ([]jitFunction, int) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	return rep.Functions, pid
+	return rep.Functions
 }
 
 // hottest returns the function whose name contains name with the most
@@ -160,8 +166,9 @@ func TestJavaPerfMap(t *testing.T) {
 }
 
 // reuseC is a tiny JIT: it writes a function at an address of executable
-// anonymous memory, runs it for the milliseconds of its argument, then
-// writes another function at the same address and runs that as long,
+// anonymous memory, runs it for the milliseconds of CPU time of its
+// argument (CPU time: a busy machine gives both halves as many samples),
+// then writes another function at the same address and runs that as long,
 // logging each in a jitdump file (jit-PID.dump in its working directory,
 // mapped executable as perf's agents and V8 map it, so that the recording
 // names it).
@@ -183,10 +190,11 @@ static void emit_load(unsigned char *addr, size_t size, uint64_t idx, const char
 	struct load l = {0, sizeof l + n + size, now(), getpid(), getpid(), (uint64_t)addr, (uint64_t)addr, size, idx};
 	write(fd, &l, sizeof l); write(fd, name, n); write(fd, addr, size);
 }
+static uint64_t cpu(void) { struct timespec ts; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); return ts.tv_sec * 1000000000ull + ts.tv_nsec; }
 static void spin(unsigned char *code, uint64_t ms) {
-	uint64_t end = now() + ms * 1000000;
+	uint64_t end = cpu() + ms * 1000000;
 	void (*f)(long) = (void (*)(long))code;
-	while (now() < end) f(100000);
+	while (cpu() < end) f(100000);
 }
 int main(int argc, char **argv) {
 	uint64_t ms = atol(argv[1]);

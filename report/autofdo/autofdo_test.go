@@ -80,11 +80,10 @@ func TestWriteText(t *testing.T) {
 	}
 }
 
-// TestCombine: the calls of an exact recording give the heads and call
-// targets; the samples are scaled to executions by the calls on the
-// lines that call (here 200000 calls on lines with 400 samples: 500 a
-// sample); a line that calls counts at least its calls.
-func TestCombine(t *testing.T) {
+// shapeCalls are the exact calls of the tests' program: round_shapes,
+// called 100 times, calls square 99000 times and polygon 1000 at line 3
+// and classify 100000 times at line 4; polygon is called 1000 times.
+func shapeCalls() *Profile {
 	c := NewProfile()
 	f := c.fn("round_shapes")
 	f.Head = 100
@@ -92,8 +91,16 @@ func TestCombine(t *testing.T) {
 	f.addTarget(Loc{3, 0}, "polygon", 1000)
 	f.addTarget(Loc{4, 0}, "classify", 100000)
 	callLines(f)
-	g := c.fn("polygon")
-	g.Head = 1000
+	c.fn("polygon").Head = 1000
+	return c
+}
+
+// TestCombine: the calls of an exact recording give the heads and call
+// targets; the samples are scaled to executions by the calls on the
+// lines that call (here 200000 calls on lines with 400 samples: 500 a
+// sample); a line that calls counts at least its calls.
+func TestCombine(t *testing.T) {
+	c := shapeCalls()
 	p := Combine([]Counts{{Samples: sampleProfile()}, {Calls: c}})
 	r := p.Funcs["round_shapes"]
 	if r == nil || p.Funcs["polygon"] == nil {
@@ -124,14 +131,7 @@ func TestCombine(t *testing.T) {
 // are scaled by the program's ratio (here 500 a sample, as in
 // TestCombine), and the calls only share out each site's samples.
 func TestCombinePartial(t *testing.T) {
-	c := NewProfile()
-	f := c.fn("round_shapes")
-	f.Head = 100
-	f.addTarget(Loc{3, 0}, "square", 99000)
-	f.addTarget(Loc{3, 0}, "polygon", 1000)
-	f.addTarget(Loc{4, 0}, "classify", 100000)
-	callLines(f)
-	c.fn("polygon").Head = 1000
+	c := shapeCalls()
 	p := Combine([]Counts{{Samples: sampleProfile()}, {Calls: c, Partial: true}})
 	r := p.Funcs["round_shapes"]
 	if r == nil || len(p.Funcs) != 1 {
