@@ -168,7 +168,7 @@ func TestPushDeadEndpoint(t *testing.T) {
 // service and host names with --otlp, kills the Collector while they run
 // and restarts it, and checks that everything arrived once, labelled
 // apart: what the Collector got of each recording adds up, context for
-// context (the context of report/otlp.Deltas), to hwprof's report of it
+// context (otelcoltest.Key), to hwprof's report of it
 // with source positions, and the totals of both to hwprof merge of both.
 func TestRecordOTLPFleet(t *testing.T) {
 	t.Parallel()

@@ -13,8 +13,8 @@ import (
 // kind label and its stack, each frame as
 // "object@address function file:line" (inlined frames innermost first),
 // leaf first, one per line. Folded by context, the leaf is only
-// "object function", its function's (the last line's): the context of
-// report/otlp.Deltas.
+// "object function", its function's (the last line's): the context a
+// profile's weight is compared by.
 type Key struct {
 	Service, Host, Type, Kind string
 	Stack                     string

@@ -23,11 +23,6 @@
 // (a Go build-id); the resource attributes are OpenTelemetry's semantic
 // conventions (Resource).
 //
-// Deltas subtracts each cumulative profile of a recording from the next,
-// context by context (hwprof record --otlp no longer needs it: it reads
-// only what each interval added, see internal/otlpsend.Follower; tests
-// compare what a Collector got with a report by its contexts).
-//
 // The package does no I/O and starts no goroutines; sending is
 // internal/otlpsend's.
 package otlp

@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -138,56 +137,5 @@ func TestFromPProf(t *testing.T) {
 	}
 	if _, err := FromPProf(pp, Resource{}); err == nil {
 		t.Error("no service name: no error")
-	}
-}
-
-// TestDeltasAddUp gives Deltas growing cumulative profiles, with a
-// context that moves away and a leaf whose weight moves between two
-// inlined chains, and checks that what it returns adds up to the last
-// profile, context by context, and that each interval is what was added.
-func TestDeltasAddUp(t *testing.T) {
-	base := testProfile()
-	rng := rand.New(rand.NewPCG(1, 2))
-	d := NewDeltas()
-	sums := map[int32]int64{}
-	var last *profile.Profile
-	for step := 1; step <= 6; step++ {
-		cur := base.Copy()
-		for _, s := range cur.Sample {
-			for i := range s.Value {
-				s.Value[i] *= int64(step)
-			}
-		}
-		// The two samples of one context (leaf is work inlined into
-		// main): their split moves at random.
-		if step%2 == 0 {
-			cur.Sample[0].Value[0], cur.Sample[2].Value[0] = cur.Sample[0].Value[0]+cur.Sample[2].Value[0]-int64(rng.IntN(100)), int64(rng.IntN(100))
-		}
-		if step == 4 { // a context the loader re-attributes, once
-			cur.Sample = cur.Sample[1:]
-		}
-		out := d.Next(cur)
-		for _, s := range out.Sample {
-			sums[d.key(s)] += s.Value[0]
-		}
-		last = cur
-	}
-	want := map[int32]int64{}
-	for _, s := range last.Sample {
-		want[d.key(s)] += s.Value[0]
-	}
-	for k, v := range sums {
-		if v != want[k] {
-			t.Errorf("context %d: the deltas add up to %d, the last profile has %d", k, v, want[k])
-		}
-	}
-	for k, v := range want {
-		if _, ok := sums[k]; !ok && v != 0 {
-			t.Errorf("context %d: never sent, the last profile has %d", k, v)
-		}
-	}
-	// One more profile equal to the last: nothing added.
-	if out := d.Next(last.Copy()); len(out.Sample) != 0 {
-		t.Errorf("a profile with nothing new gives %d samples", len(out.Sample))
 	}
 }
