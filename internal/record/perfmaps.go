@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hwprof/hwprof/internal/safefile"
 	"github.com/hwprof/hwprof/symbolize"
 )
@@ -144,8 +146,13 @@ func isJITDump(p string) bool {
 
 // keepAs copies the file src to dst, written whole beside it and linked
 // there only if dst does not exist: hwprof replaces no file it did not
-// write, and a file of that name is another process's (one that had that
-// pid before, or the host's own). Not when dst is src.
+// write, and a file of that name may be another process's (one that had
+// that pid before, or the host's own). One exception: a dst whose bytes
+// begin src's is this file as an earlier recording kept it (another
+// recording of the same process, -a beside a recording of the process,
+// that ended before it had written everything): it is replaced by the
+// longer copy; a dst that src's bytes begin is kept as it is. Not when
+// dst is src.
 func keepAs(src *os.File, dst string) error {
 	fi, err := src.Stat()
 	if err != nil {
@@ -170,12 +177,64 @@ func keepAs(src *os.File, dst string) error {
 		err = os.Link(f.Name(), dst) // fails if dst exists: never over another file
 	}
 	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("keep %s as %s: a file of that name exists (another process's): left as it is", src.Name(), dst)
+		switch prefix(dst, f.Name()) {
+		case dstShorter:
+			err = os.Rename(f.Name(), dst) // the same file, kept earlier with less of it
+		case dstLonger:
+			return nil // the same file, kept already with as much or more
+		default:
+			return fmt.Errorf("keep %s as %s: a file of that name exists (another process's): left as it is", src.Name(), dst)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("keep %s as %s: %w", src.Name(), dst, err)
 	}
 	return nil
+}
+
+// How an existing file's bytes compare with a new copy's (prefix).
+const (
+	unrelated = iota
+	dstShorter
+	dstLonger
+)
+
+// maxCompare bounds the bytes prefix reads of each file.
+const maxCompare = 64 << 20
+
+// prefix says whether the regular file dst is an earlier, shorter copy
+// of the file at ours (its bytes begin ours), a longer or equal one (ours
+// begin its), or neither (or unreadable, or not a regular file).
+func prefix(dst, ours string) int {
+	if fi, err := os.Lstat(dst); err != nil || !fi.Mode().IsRegular() {
+		return unrelated
+	}
+	a, err1 := readUpTo(dst)
+	b, err2 := readUpTo(ours)
+	switch {
+	case err1 != nil || err2 != nil:
+		return unrelated
+	case len(a) < len(b) && bytes.Equal(a, b[:len(a)]):
+		return dstShorter
+	case len(a) >= len(b) && bytes.Equal(a[:len(b)], b):
+		return dstLonger
+	}
+	return unrelated
+}
+
+// readUpTo reads a regular file of at most maxCompare bytes, not following
+// a link.
+func readUpTo(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCompare+1))
+	if err == nil && len(b) > maxCompare {
+		err = errors.New("too large to compare")
+	}
+	return b, err
 }
 
 // same says whether the file path is the file of fi.
