@@ -41,6 +41,7 @@
 # environment: FDOBENCH_SECONDS=S   CPU seconds of the base build's run (default 1)
 #              FDOBENCH_PROFILE_MS=MS  CPU ms of each profiling run (default 2000)
 set -euo pipefail
+. "$(dirname "$0")/stats.sh"
 rounds=${1:-10}
 workloads=${2:-fdobench sqlite}
 seconds=${FDOBENCH_SECONDS:-1}
@@ -139,27 +140,11 @@ for w in $workloads; do
 	instr_median=$(for k in instr irpgo; do sort -g "$tmp/$w.$k.times" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; done | sort -g | head -1)
 	printf '%-8s %9s %15s %15s %8s %12s %9s  %s\n' build "median s" "IQR s" "min-max s" "vs base" "of ceiling" "U test p" "vs base"
 	for b in "${builds[@]}"; do
-		awk -v b="$b" -v mi="$instr_median" '
-		function sort(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j > 0 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t } }
-		function q(a, n, p,   h, l) { h = 1 + (n - 1) * p; l = int(h); return l >= n ? a[n] : a[l] + (h - l) * (a[l+1] - a[l]) }
-		# erfc by Abramowitz and Stegun 7.1.26 (error below 1.5e-7).
-		function erfc(x,   t) { t = 1 / (1 + 0.3275911 * x); return t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * exp(-x * x) }
+		awk -v b="$b" -v mi="$instr_median" "$stats_awk"'
 		FNR == NR { x[++nx] = $1; next }
 		{ y[++ny] = $1 }
 		END {
-			# Mann-Whitney U of this build (x) against base (y), ties ranked by their mean rank.
-			n = 0
-			for (i = 1; i <= nx; i++) { v[++n] = x[i]; g[n] = 1 }
-			for (i = 1; i <= ny; i++) { v[++n] = y[i]; g[n] = 0 }
-			for (i = 1; i <= n; i++) { less = 0; eq = 0; for (j = 1; j <= n; j++) { if (v[j] < v[i]) less++; else if (v[j] == v[i]) eq++ }
-				rank[i] = less + (eq + 1) / 2; if (g[i]) r1 += rank[i] }
-			tie = 0
-			for (i = 1; i <= n; i++) { eq = 0; for (j = 1; j <= n; j++) if (v[j] == v[i]) eq++; tie += (eq * eq - 1) / (n * (n - 1)) }
-			u = r1 - nx * (nx + 1) / 2
-			mu = nx * ny / 2
-			sd = sqrt(nx * ny / 12 * (n + 1 - tie))
-			d = (u > mu ? u - mu : mu - u) - 0.5 # continuity correction
-			p = sd > 0 ? erfc((d > 0 ? d : 0) / sd / sqrt(2)) : 1
+			p = mwu_p(x, nx, y, ny) # this build (x) against base (y)
 			sort(x, nx); sort(y, ny)
 			m = q(x, nx, 0.5); mb = q(y, ny, 0.5)
 			verdict = b == "base" ? "" : p < 0.01 ? (m < mb ? "faster" : "slower") : "not separated"
