@@ -110,10 +110,15 @@ func NewTracker[K any](start uint64) *Tracker[K] {
 }
 
 // thread returns a thread's state, making it (existing since the
-// recording's start) on first sight.
+// recording's start) on first sight; nil for a thread that exited and
+// whose tid no new thread took since: what comes of it now is its last
+// switches (see exited).
 func (t *Tracker[K]) thread(pid, tid uint32) *thread[K] {
 	th := t.threads[tid]
 	if th == nil {
+		if t.exited[tid] {
+			return nil
+		}
 		th = &thread[K]{life: Thread{PID: pid, TID: tid, First: t.start, Last: t.start}, since: t.start}
 		t.threads[tid] = th
 	}
@@ -132,10 +137,10 @@ func (t *Tracker[K]) Fork(pid, tid uint32, time uint64) {
 // leaving the CPU with. A stack that arrives once the thread is already
 // out (records of equal times) goes to that interval.
 func (t *Tracker[K]) Stack(pid, tid uint32, time uint64, key K) {
-	if t.dead(tid) {
+	th := t.thread(pid, tid)
+	if th == nil {
 		return // the stack of its last switch out, in do_task_dead
 	}
-	th := t.thread(pid, tid)
 	if th.pending {
 		t.Unmatched++ // the previous one's switch out never came
 	}
@@ -146,10 +151,10 @@ func (t *Tracker[K]) Stack(pid, tid uint32, time uint64, key K) {
 // Switch feeds a switch record of a thread (out, or in) and returns the
 // interval a switch in ends.
 func (t *Tracker[K]) Switch(pid, tid uint32, time uint64, out, preempted bool) (Interval[K], bool) {
-	if t.dead(tid) {
-		return Interval[K]{}, false
-	}
 	th := t.thread(pid, tid)
+	if th == nil {
+		return Interval[K]{}, false // a dead thread's
+	}
 	th.life.Last = max(th.life.Last, time)
 	if out {
 		if th.off && th.known {
@@ -192,12 +197,6 @@ func (t *Tracker[K]) close(tid uint32, th *thread[K], end uint64, cut Cut) Inter
 	return iv
 }
 
-// dead reports whether a thread exited and no new thread took its tid
-// since: what comes of it now is its last switch out.
-func (t *Tracker[K]) dead(tid uint32) bool {
-	return t.exited[tid] && t.threads[tid] == nil
-}
-
 // Exit ends a thread: an interval it was still off the CPU in ends at its
 // exit (CutAtExit).
 func (t *Tracker[K]) Exit(tid uint32, time uint64) (Interval[K], bool) {
@@ -232,8 +231,8 @@ func (t *Tracker[K]) Exit(tid uint32, time uint64) (Interval[K], bool) {
 // an interval from the start that End closes. A thread already seen is
 // left as it is. Call it before End.
 func (t *Tracker[K]) Idle(pid, tid uint32, running bool) {
-	if t.threads[tid] != nil || slices.ContainsFunc(t.done, func(th Thread) bool { return th.TID == tid }) {
-		return
+	if t.threads[tid] != nil || t.exited[tid] {
+		return // seen, or exited (and in done)
 	}
 	th := t.thread(pid, tid)
 	th.known, th.off = true, !running
