@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What hwprof's sample profiles do for clang's sample-based FDO
-# (-fprofile-sample-use). Builds each workload with clang-19 five ways:
+# (-fprofile-sample-use). Builds each workload with clang-19 seven ways:
 #   base    -O2, no profile
 #   timer   hwprof's profile of a timer recording (report --format autofdo)
 #   exact   hwprof's profile of that timer recording and of an exact run
@@ -12,6 +12,11 @@
 #           which does: with instr, the ceiling
 #   anchor  AutoFDO's own create_llvm_prof --use_lbr=false on a perf
 #           recording (cpu-clock, no LBR) of the same run
+#   counts  a sample profile of exact counts: valgrind's callgrind counts
+#           every instruction run and every call of the same work, folded
+#           as hwprof folds an LBR recording (internal/cmd/callgrindafdo):
+#           what a sample profile does when nothing in it is estimated,
+#           the ceiling of the format
 # Every build uses the same flags (-O2 -gdwarf-4 -fdebug-info-for-profiling
 # -fno-omit-frame-pointer: DWARF 4 because the autofdo package's
 # create_llvm_prof 0.19 reads no DWARF 5). Each profile is taken of the
@@ -35,7 +40,7 @@
 # ties; "faster"/"slower" when p < 0.01, else "not separated").
 #
 # Needs clang-19, llvm-profdata-19, create_llvm_prof (Debian's autofdo),
-# perf, npm (for SQLite), root for the exact source's uprobes.
+# perf, valgrind, npm (for SQLite), root for the exact source's uprobes.
 #
 # usage: scripts/bench-fdo.sh [ROUNDS] [WORKLOADS]     (default 10 "fdobench sqlite")
 # environment: FDOBENCH_SECONDS=S   CPU seconds of the base build's run (default 1)
@@ -47,7 +52,7 @@ workloads=${2:-fdobench sqlite}
 seconds=${FDOBENCH_SECONDS:-1}
 profile_ms=${FDOBENCH_PROFILE_MS:-2000}
 case $rounds in '' | *[!0-9]* | 0) echo "bench-fdo: ROUNDS must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
-for tool in clang-19 llvm-profdata-19 create_llvm_prof perf; do
+for tool in clang-19 llvm-profdata-19 create_llvm_prof perf valgrind; do
 	command -v "$tool" >/dev/null || { echo "bench-fdo: $tool is not installed" >&2; exit 2; }
 done
 echo "command: FDOBENCH_SECONDS=$seconds FDOBENCH_PROFILE_MS=$profile_ms scripts/bench-fdo.sh $rounds '$workloads'"
@@ -58,8 +63,9 @@ root=$PWD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/hwprof" ./cmd/hwprof
+go build -o "$tmp/callgrindafdo" ./internal/cmd/callgrindafdo
 cflags=(-O2 -gdwarf-4 -fdebug-info-for-profiling -fno-omit-frame-pointer -I "$root/testdata/c")
-builds=(base timer exact instr irpgo anchor)
+builds=(base timer exact counts instr irpgo anchor)
 
 # sources WORKLOAD: the compiler arguments of the workload's sources.
 sources() {
@@ -99,22 +105,30 @@ for w in $workloads; do
 		if ($0 ~ /[^ -~]/) { skip = d; bad++; next } print }
 		END { print bad + 0 > "/dev/stderr" }' skip=-1 "$tmp/$w.anchor.raw" >"$tmp/$w.anchor.afdo" 2>"$tmp/$w.anchor.bad"
 	[ "$(cat "$tmp/$w.anchor.bad")" = 0 ] || echo "$w: anchor: $(cat "$tmp/$w.anchor.bad") entries of create_llvm_prof's profile with unreadable names left out"
+	# The exact counts, of the work the others did in profile_ms (its
+	# rounds; under valgrind the program's clock runs 50 times slower).
+	probe=$("$b" rounds=5)
+	pn=$(awk -v ms="$profile_ms" -v c="$(echo "$probe" | awk '{print $4}')" 'BEGIN { print int(5 * ms / 1000 / c + 1) }')
+	valgrind --tool=callgrind --dump-instr=yes --compress-strings=no --compress-pos=no \
+		--callgrind-out-file="$tmp/$w.callgrind" "$b" "rounds=$pn" >/dev/null 2>"$tmp/$w.callgrind.log" ||
+		{ cat "$tmp/$w.callgrind.log" >&2; exit 1; }
+	"$tmp/callgrindafdo" -o "$tmp/$w.counts.afdo" "$tmp/$w.callgrind" 2>/dev/null
 	build "$w" gen -fprofile-instr-generate
 	LLVM_PROFILE_FILE="$tmp/$w.profraw" "$tmp/$w.gen" "$profile_ms" >/dev/null
 	llvm-profdata-19 merge -o "$tmp/$w.profdata" "$tmp/$w.profraw"
 	build "$w" irgen -fprofile-generate="$tmp/$w.ir"
 	LLVM_PROFILE_FILE="$tmp/$w.ir.profraw" "$tmp/$w.irgen" "$profile_ms" >/dev/null
 	llvm-profdata-19 merge -o "$tmp/$w.ir.profdata" "$tmp/$w.ir.profraw"
-	for k in timer exact anchor; do
+	for k in timer exact counts anchor; do
 		build "$w" "$k" -fprofile-sample-use="$tmp/$w.$k.afdo" -Wprofile-instr-out-of-date -Wprofile-instr-unprofiled
 	done
 	build "$w" instr -fprofile-instr-use="$tmp/$w.profdata"
 	build "$w" irpgo -fprofile-use="$tmp/$w.ir.profdata"
-	for k in timer exact anchor instr irpgo; do
+	for k in timer exact counts anchor instr irpgo; do
 		n=$(grep -c 'warning' "$tmp/$w.$k.log" || true)
 		[ "$n" = 0 ] || { echo "bench-fdo: $w $k: clang warned $n times:"; head -5 "$tmp/$w.$k.log"; }
 	done
-	echo "$w: profile sizes (functions): timer $(grep -c '^[^ ]' "$tmp/$w.timer.afdo"), exact $(grep -c '^[^ ]' "$tmp/$w.exact.afdo"), anchor $(grep -c '^[^ ]' "$tmp/$w.anchor.afdo")"
+	echo "$w: profile sizes (functions): timer $(grep -c '^[^ ]' "$tmp/$w.timer.afdo"), exact $(grep -c '^[^ ]' "$tmp/$w.exact.afdo"), counts $(grep -c '^[^ ]' "$tmp/$w.counts.afdo"), anchor $(grep -c '^[^ ]' "$tmp/$w.anchor.afdo")"
 done
 echo "builds and profiles took $((SECONDS - start)) s"
 

@@ -309,6 +309,9 @@ func pickObject(p *profile.Profile, object string) (string, bool) {
 	for _, e := range p.Map.Edges(ccmap.Calls) {
 		weight[p.Funcs[e.Site.Caller].Object] += e.Calls
 	}
+	for _, in := range p.Executed {
+		weight[p.Funcs[in.Func].Object] += in.Self
+	}
 	if object == "" && len(p.Recording.Command) > 0 {
 		object = filepath.Base(p.Recording.Command[0])
 	}
