@@ -35,7 +35,9 @@
 # own work with its CPU clock; every build must print the same checksum.
 # Per build: median, interquartile range and min-max of the CPU time, the
 # median's difference to base, the share it gets of the gain of the faster
-# instrumented build (instr or irpgo), and a
+# instrumented build (instr or irpgo), the same two of the per-round ratios
+# to base (paired: the median of the build's time over base's in each
+# round, which moves less with the machine's load), and a
 # two-sided Mann-Whitney U test against base (normal approximation with
 # ties; "faster"/"slower" when p < 0.01, else "not separated").
 #
@@ -152,9 +154,14 @@ for w in $workloads; do
 	done
 	# The ceiling: the faster of the two instrumented builds.
 	instr_median=$(for k in instr irpgo; do sort -g "$tmp/$w.$k.times" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; done | sort -g | head -1)
-	printf '%-8s %9s %15s %15s %8s %12s %9s  %s\n' build "median s" "IQR s" "min-max s" "vs base" "of ceiling" "U test p" "vs base"
+	# Paired: the median over rounds of the build's time over base's in
+	# the same round (what a change of the machine's load between rounds
+	# moves less), and its share of the faster instrumented build's.
+	paired() { paste "$tmp/$w.$1.times" "$tmp/$w.base.times" | awk "$stats_awk"'{ r[NR] = $1 / $2 - 1 } END { sort(r, NR); print q(r, NR, 0.5) }'; }
+	instr_paired=$(for k in instr irpgo; do paired "$k"; done | sort -g | head -1)
+	printf '%-8s %9s %15s %15s %8s %12s %8s %9s %9s  %s\n' build "median s" "IQR s" "min-max s" "vs base" "of ceiling" paired "of ceil." "U test p" "vs base"
 	for b in "${builds[@]}"; do
-		awk -v b="$b" -v mi="$instr_median" "$stats_awk"'
+		awk -v b="$b" -v mi="$instr_median" -v pb="$(paired "$b")" -v pi="$instr_paired" "$stats_awk"'
 		FNR == NR { x[++nx] = $1; next }
 		{ y[++ny] = $1 }
 		END {
@@ -163,9 +170,10 @@ for w in $workloads; do
 			m = q(x, nx, 0.5); mb = q(y, ny, 0.5)
 			verdict = b == "base" ? "" : p < 0.01 ? (m < mb ? "faster" : "slower") : "not separated"
 			share = (b == "base" || mb == mi) ? "" : sprintf("%.0f%%", 100 * (mb - m) / (mb - mi))
-			line = sprintf("%-8s %9.3f %15s %15s %7.1f%% %12s %9s  %s", b, m,
+			pshare = (b == "base" || pi == 0) ? "" : sprintf("%.0f%%", 100 * pb / pi)
+			line = sprintf("%-8s %9.3f %15s %15s %7.1f%% %12s %7.1f%% %9s %9s  %s", b, m,
 				sprintf("%.3f-%.3f", q(x, nx, 0.25), q(x, nx, 0.75)), sprintf("%.3f-%.3f", x[1], x[nx]),
-				100 * (m - mb) / mb, share, b == "base" ? "" : sprintf("%.2g", p), verdict)
+				100 * (m - mb) / mb, share, 100 * pb, pshare, b == "base" ? "" : sprintf("%.2g", p), verdict)
 			sub(/ +$/, "", line)
 			print line
 		}' "$tmp/$w.$b.times" "$tmp/$w.base.times"
@@ -173,4 +181,6 @@ for w in $workloads; do
 done
 echo
 echo "Times are the work's CPU time (the program's own clock). of ceiling: the share of the faster"
-echo "instrumented build's gain over base that the build gets. Total time $((SECONDS - start)) s."
+echo "instrumented build's gain over base that the build gets. paired: the median over rounds of the"
+echo "build's time over base's in the same round, less 1; of ceil.: its share of the faster"
+echo "instrumented build's. Total time $((SECONDS - start)) s."
