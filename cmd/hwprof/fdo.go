@@ -10,6 +10,7 @@ import (
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/internal/record"
+	"github.com/hwprof/hwprof/internal/uprobe"
 	"github.com/hwprof/hwprof/report/autofdo"
 )
 
@@ -72,7 +73,10 @@ func cmdFdo(args []string, stdout, stderr io.Writer) int {
 	if st.Stop == record.StopLimit {
 		// Its counts are of the run's first part: in a program with
 		// phases, other functions' than the timer's whole run.
-		fmt.Fprintf(stderr, "hwprof: fdo: the exact run stopped early (%s): its calls are of the run's first part, and give only the shares of each call site's callees\n", st.Limit)
+		// Its way out in fdo's flags, not record's.
+		why := strings.TrimSuffix(st.Limit, "; "+uprobe.LimitAdvice)
+		fmt.Fprintf(stderr, "hwprof: fdo: the exact run stopped early (%s): its calls are of the run's first part, and give only the shares "+
+			"of each call site's callees; --hot N probes fewer functions, --max-slowdown 0 runs it whole\n", why)
 		partial = exact
 	}
 	return runAutoFDO([]string{timer, exact}, engine.LoadOptions{}, *object, *out, false, partial, stdout, stderr)

@@ -69,6 +69,11 @@ type Meter struct {
 	told  bool
 }
 
+// LimitAdvice ends the note of a stop beyond the limit: the way out, in
+// hwprof record's flags (a command that runs the recording with other
+// flags replaces it).
+const LimitAdvice = "probe fewer functions (--probe-filter REGEX) or raise the limit (--max-slowdown 0: none)"
+
 // Observe takes the cost so far. It returns a note to show, once, with
 // the expected slowdown; and stop true, with the reason as the note, when
 // the slowdown is over the limit.
@@ -83,8 +88,7 @@ func (m *Meter) Observe(c Cost) (note string, stop bool) {
 	}
 	if m.Limit > 0 && x > m.Limit {
 		return fmt.Sprintf("the exact source's probes slow the program down %s, beyond --max-slowdown %g "+
-			"(%d calls probed in %.1f s of its CPU time, about %.1f µs each); "+
-			"probe fewer functions (--probe-filter REGEX) or raise the limit (--max-slowdown 0: none)",
+			"(%d calls probed in %.1f s of its CPU time, about %.1f µs each); "+LimitAdvice,
 			about, m.Limit, c.Hits, c.CPU.Seconds(), float64(c.PerHit().Nanoseconds())/1e3), true
 	}
 	if m.told {

@@ -410,6 +410,9 @@ func TestFdoCommandLive(t *testing.T) {
 		t.Fatalf("fdo: exit %d\n%s", r.code, r.stderr)
 	}
 	partial := strings.Contains(r.stderr, "the exact run stopped early")
+	if partial && (strings.Contains(r.stderr, "--probe-filter") || !strings.Contains(r.stderr, "--hot N")) {
+		t.Errorf("fdo's exact run stopped early: the way out should be in fdo's flags (--hot), not record's:\n%s", r.stderr)
+	}
 	square := exactCalls(t, afdo+".exact.data", "round_shapes", "square")
 	polygon := exactCalls(t, afdo+".exact.data", "round_shapes", "polygon")
 	if square == 0 || polygon == 0 {
