@@ -440,3 +440,73 @@ func TestFdoCommandLive(t *testing.T) {
 		t.Errorf("fdo without a program: exit %d, %q; want %d and a message", r.code, r.stderr, exitUsage)
 	}
 }
+
+// TestAutoFDOCPlusPlusLive: C++ names. hwprof fdo of testdata/cpp/fdobench.cc
+// (a virtual call in a namespace, a template) names functions and call
+// targets by their mangled names, which llvm-profdata-19 reads and with
+// which clang++-19 builds without a word about the profile, promoting the
+// virtual call to its frequent override; g++ 12 reads the gcov form of a
+// profile of its own build and makes the virtual call a direct call.
+func TestAutoFDOCPlusPlusLive(t *testing.T) {
+	profdata := testenv.Tool(t, "llvm-profdata-19")
+	clangxx := testenv.Tool(t, "clang++-19")
+	needPerfEvents(t)
+	needUprobes(t)
+	root := mustRoot(t)
+	src := filepath.Join(root, "testdata", "cpp", "fdobench.cc")
+	flags := append([]string{"-I", filepath.Join(root, "testdata", "c")}, fdoFlags...)
+	bin := testprog.BuildCC(t, "clang++-19", "cpp/fdobench.cc", flags...)
+	dir := t.TempDir()
+	afdo := filepath.Join(dir, "prog.afdo")
+	if r := hwprof(t, "fdo", "-o", afdo, "--", bin, "300"); r.code != 0 {
+		t.Fatalf("fdo: exit %d\n%s", r.code, r.stderr)
+	}
+	const (
+		roundShapes = "_ZN3geo12round_shapesEPKPNS_5ShapeEi"
+		square      = "_ZNK3geo6Square4areaEv"
+		polygon     = "_ZNK3geo7Polygon4areaEv"
+	)
+	text := readFile(t, afdo)
+	lines := afdoLines(text)
+	site := ""
+	for k := range lines {
+		if s, ok := strings.CutSuffix(k, " "+square); ok && strings.HasPrefix(k, roundShapes+" ") {
+			site = s
+		}
+	}
+	if site == "" || lines[site+" "+polygon] == 0 || lines[site+" "+square] <= lines[site+" "+polygon] {
+		t.Fatalf("no virtual call in %s with targets %s (most calls) and %s:\n%s", roundShapes, square, polygon, text)
+	}
+	runTool(t, profdata, "merge", "--sample", "--extbinary", afdo, "-o", filepath.Join(dir, "prog.extbinary"))
+	out := runTool(t, clangxx, append(append([]string{}, flags...), "-fprofile-sample-use="+afdo,
+		"-Wprofile-instr-out-of-date", "-Wprofile-instr-unprofiled", "-Wprofile-instr-missing", "-Rpass=pgo-icall-prom",
+		"-c", "-o", filepath.Join(dir, "fdobench.o"), src)...)
+	if strings.Contains(out, "warning") {
+		t.Errorf("clang++-19 warned with hwprof's profile:\n%s", out)
+	}
+	if !regexp.MustCompile(`Promote indirect call to ` + square + ` with count \d+`).MatchString(out) {
+		t.Errorf("clang++-19 did not promote the virtual call to %s with hwprof's profile:\n%s", square, out)
+	}
+
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Logf("g++ not installed: the gcov form not tested (%v)", err)
+		return
+	}
+	gflags := []string{"-O2", "-gdwarf-4", "-fno-omit-frame-pointer", "-I", filepath.Join(root, "testdata", "c")}
+	gbin := testprog.BuildCC(t, gxx, "cpp/fdobench.cc", gflags...)
+	gafdo, gcov := filepath.Join(dir, "gcc.afdo"), filepath.Join(dir, "gcc.gcov")
+	if r := hwprof(t, "fdo", "-o", gafdo, "--", gbin, "300"); r.code != 0 {
+		t.Fatalf("fdo of the g++ build: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := hwprof(t, "report", "-i", gafdo+".timer.data", "-i", gafdo+".exact.data", "--format", "autofdo-gcov", "-o", gcov); r.code != 0 {
+		t.Fatalf("report --format autofdo-gcov: exit %d\n%s", r.code, r.stderr)
+	}
+	out = runTool(t, gxx, append(gflags, "-fauto-profile="+gcov, "-fopt-info-ipa", "-Wall", "-c", "-o", filepath.Join(dir, "gcc.o"), src)...)
+	if strings.Contains(out, "warning") || strings.Contains(out, "error") {
+		t.Errorf("g++ warned with hwprof's profile:\n%s", out)
+	}
+	if !regexp.MustCompile(`fdobench\.cc:\d+:\d+: optimized: Indirect call -> direct call \S+ => area`).MatchString(out) {
+		t.Errorf("g++ did not make the virtual call a direct call with hwprof's profile:\n%s", out)
+	}
+}
