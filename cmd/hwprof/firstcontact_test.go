@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What a newcomer meets first: every bad input says what is wrong in
+// one line with a non-zero exit, and a recording read in part is said
+// once and ends with status 1, whichever command reads it.
+
+// halfRecording writes the first half of the shared workload recording
+// into dir: a perf.data file cut off in its data section, as a recording
+// copied while it was written or a full disk leaves it.
+func halfRecording(t *testing.T, dir string) string {
+	t.Helper()
+	full, _ := workloadRecording(t)
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(dir, "half.data")
+	if err := os.WriteFile(half, b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return half
+}
+
+// repeatedLine returns a line that stderr holds more than once ("" when
+// none): every problem is said once.
+func repeatedLine(stderr string) string {
+	seen := map[string]bool{}
+	for l := range strings.Lines(stderr) {
+		if seen[l] {
+			return strings.TrimSpace(l)
+		}
+		seen[l] = true
+	}
+	return ""
+}
+
+// A recording cut off is read up to the cut, said once, and exits 1, in
+// every command that reads recordings, alone or merged with a whole one.
+func TestFirstContactTruncated(t *testing.T) {
+	full, _ := workloadRecording(t)
+	dir := t.TempDir()
+	half := halfRecording(t, dir)
+	for _, args := range [][]string{
+		{"report", "-i", half},
+		{"report", "-i", full, "-i", half},
+		{"report", "-i", half, "-i", full, "--format", "json", "-o", filepath.Join(dir, "r.json")},
+	} {
+		r := hwprof(t, args...)
+		if n := strings.Count(r.stderr, "perf.data truncated"); r.code != exitError || n != 1 {
+			t.Errorf("hwprof %q of a truncated recording: exit %d, %d warnings that it is truncated; want exit 1 and one\n%s", args, r.code, n, r.stderr)
+		}
+		if l := repeatedLine(r.stderr); l != "" {
+			t.Errorf("hwprof %q says twice: %s", args, l)
+		}
+	}
+}
