@@ -51,6 +51,10 @@ func TestFirstContactTruncated(t *testing.T) {
 		{"report", "-i", half},
 		{"report", "-i", full, "-i", half},
 		{"report", "-i", half, "-i", full, "--format", "json", "-o", filepath.Join(dir, "r.json")},
+		{"diff", full, half},
+		{"diff", half, full},
+		{"merge", "-o", filepath.Join(dir, "one.pb.gz"), half},
+		{"merge", "-o", filepath.Join(dir, "two.pb.gz"), full, half},
 	} {
 		r := hwprof(t, args...)
 		if n := strings.Count(r.stderr, "perf.data truncated"); r.code != exitError || n != 1 {
