@@ -22,6 +22,14 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "hwprof demo: unexpected argument %q (the demo records its own workload; hwprof record -- CMD records a program)\n", fs.Arg(0))
+		return exitUsage
+	case *scale < 1:
+		fmt.Fprintf(stderr, "hwprof demo: -scale %d: want 1 or more seconds\n", *scale)
+		return exitUsage
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fail(stderr, fmt.Errorf("demo: find own executable: %w", err))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,25 @@ func TestFirstContactTruncated(t *testing.T) {
 		}
 		if l := repeatedLine(r.stderr); l != "" {
 			t.Errorf("hwprof %q says twice: %s", args, l)
+		}
+	}
+}
+
+// demo takes no arguments and at least a second of workload; anything
+// else is a usage error, said before anything is recorded.
+func TestFirstContactDemoUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "-scale", "0"}, "-scale 0: want 1 or more seconds"},
+		{[]string{"demo", "-scale", "-1"}, "-scale -1: want 1 or more seconds"},
+		{[]string{"demo", "./app"}, `unexpected argument "./app"`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
+			t.Errorf("hwprof %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out.String(), errb.String(), tc.want)
 		}
 	}
 }
