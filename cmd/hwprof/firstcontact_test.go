@@ -67,6 +67,30 @@ func TestFirstContactTruncated(t *testing.T) {
 	}
 }
 
+// The demo shows its recording with report, then writes the flame graph
+// from the same file: each warning of the file is said once (the flame
+// graph said them again). The synthetic recording names a program and a
+// kernel this machine does not have, so reading it warns, and exits 0.
+func TestFirstContactDemoWarnsOnce(t *testing.T) {
+	dir := t.TempDir()
+	syn := goldenSynthetic(t, dir)
+	var out, errb bytes.Buffer
+	rep := hwprof(t, "report", "-i", syn.file, "--top", "8", "--contexts", "5")
+	code := demoShow(syn.file, &out, &errb)
+	if code != 0 || rep.code != 0 {
+		t.Fatalf("demo's report of the synthetic recording: exit %d (report alone: %d)\n%s", code, rep.code, errb.String())
+	}
+	if !strings.Contains(rep.stderr, "warning") {
+		t.Fatalf("report of the synthetic recording gives no warning to say once:\n%s", rep.stderr)
+	}
+	if errb.String() != rep.stderr {
+		t.Errorf("the demo warns\n%s\nwhere its report warns\n%s", errb.String(), rep.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "synthetic.html")); err != nil {
+		t.Errorf("no flame graph beside the recording: %v", err)
+	}
+}
+
 // demo takes no arguments and at least a second of workload; anything
 // else is a usage error, said before anything is recorded.
 func TestFirstContactDemoUsage(t *testing.T) {
