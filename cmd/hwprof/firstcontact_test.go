@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,10 +103,52 @@ func TestFirstContactDemoUsage(t *testing.T) {
 		{[]string{"demo", "-scale", "-1"}, "-scale -1: want 1 or more seconds"},
 		{[]string{"demo", "./app"}, `unexpected argument "./app"`},
 	} {
-		var out, errb bytes.Buffer
-		code := run(tc.args, &out, &errb)
-		if code != exitUsage || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
-			t.Errorf("hwprof %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, code, out.String(), errb.String(), tc.want)
+		usageError(t, tc.args, tc.want)
+	}
+}
+
+// usageError runs hwprof args in this process and checks that it is a
+// usage error: exit 2, nothing on stdout, one line on stderr holding
+// want.
+func usageError(t *testing.T, args []string, want string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
+		t.Errorf("hwprof %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", args, code, out.String(), errb.String(), want)
+	}
+}
+
+// A word a command does not take is an error, not ignored: hwprof
+// script FILE is not hwprof script -i FILE.
+func TestFirstContactUnexpectedArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"script", "app.data"}, `hwprof script: unexpected argument "app.data"`},
+		{[]string{"check", "lbr"}, `hwprof check: unexpected argument "lbr"`},
+		{[]string{"version", "x"}, `hwprof version: unexpected argument "x"`},
+		{[]string{"version", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"help", "nosuch"}, `hwprof help: unknown command "nosuch"`},
+		{[]string{"help", "--bogus"}, `hwprof help: unknown command "--bogus"`},
+	} {
+		usageError(t, tc.args, tc.want)
+	}
+}
+
+// hwprof help COMMAND is hwprof COMMAND -h, as git and go do.
+func TestFirstContactHelpCommand(t *testing.T) {
+	for _, name := range []string{"record", "report", "script", "version"} {
+		var out, errb, want bytes.Buffer
+		code := run([]string{"help", name}, &out, &errb)
+		run([]string{name, "-h"}, &want, io.Discard)
+		if code != 0 || errb.Len() != 0 || out.String() != want.String() || !strings.HasPrefix(out.String(), "usage: hwprof "+name) {
+			t.Errorf("hwprof help %s: exit %d, stderr %q, stdout\n%s\nwant hwprof %s -h's:\n%s", name, code, errb.String(), out.String(), name, want.String())
 		}
+	}
+	var out bytes.Buffer
+	if code := run([]string{"help"}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "usage: hwprof COMMAND") {
+		t.Errorf("hwprof help: exit %d\n%s", code, out.String())
 	}
 }

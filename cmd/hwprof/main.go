@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/hwprof/hwprof/internal/selfexec"
 )
@@ -99,14 +101,42 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `Run "hwprof COMMAND -h" for a command's options.`)
 }
 
+// cmdHelp prints the list of commands, or with a command's name that
+// command's options (hwprof help record is hwprof record -h).
 func cmdHelp(args []string, stdout, stderr io.Writer) int {
-	usage(stdout)
-	return 0
+	if len(args) == 0 || len(args) == 1 && slices.Contains([]string{"-h", "--help", "-help"}, args[0]) {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if len(args) == 1 && c.name == args[0] && c.name != "help" {
+			return c.run([]string{"-h"}, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "hwprof help: unknown command %q (see hwprof -h)\n", strings.Join(args, " "))
+	return exitUsage
 }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stdout, "hwprof", version)
-	return 0
+	fs := newFlagSet("version", "", stderr)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if noArgs(fs, stderr) {
+		fmt.Fprintln(stdout, "hwprof", version)
+		return 0
+	}
+	return exitUsage
+}
+
+// noArgs reports whether fs, parsed, was given no arguments besides its
+// flags; when it was, it says the first one on stderr.
+func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() == 0 {
+		return true
+	}
+	fmt.Fprintf(stderr, "hwprof %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+	return false
 }
 
 // newFlagSet makes a FlagSet that reports errors instead of exiting, with
