@@ -152,3 +152,25 @@ func TestFirstContactHelpCommand(t *testing.T) {
 		t.Errorf("hwprof help: exit %d\n%s", code, out.String())
 	}
 }
+
+// A flag's value that does not parse says what the flag wants: package
+// flag says only "parse error", and a duration without its unit
+// (--duration 10) is the usual mistake.
+func TestFirstContactFlagValues(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"record", "--duration", "10", "--", "true"}, `invalid value "10" for flag -duration: want a duration with its unit, such as 10s`},
+		{[]string{"record", "--otlp", "http://localhost:4318", "--interval", "x", "--", "true"}, `flag -interval: want a duration`},
+		{[]string{"push", "--otlp", "http://localhost:4318", "--timeout", "5"}, `flag -timeout: want a duration`},
+		{[]string{"report", "--top", "ten"}, `invalid value "ten" for flag -top: want a whole number`},
+		{[]string{"record", "--max-stack", "-1", "--", "true"}, `flag -max-stack: want a whole number, 0 or more`},
+		{[]string{"report", "--dedup-ratio", "half"}, `flag -dedup-ratio: want a number`},
+		{[]string{"demo", "-scale", "abc"}, `flag -scale: want a whole number`},
+		// errors of flags' own types are theirs
+		{[]string{"record", "-c", "abc", "--", "true"}, "want a positive decimal period"},
+	} {
+		usageError(t, tc.args, tc.want)
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hwprof/hwprof/internal/selfexec"
 )
@@ -166,13 +168,41 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 		return 0, false
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hwprof %s: %v (see hwprof %s -h)\n", fs.Name(), err, fs.Name())
+		fmt.Fprintf(stderr, "hwprof %s: %s (see hwprof %s -h)\n", fs.Name(), flagError(fs, err), fs.Name())
 		return exitUsage, false
 	}
 	if v := fs.Lookup("version"); v != nil && v.Value.String() == "true" {
 		return cmdVersion(nil, stdout, stderr), false
 	}
 	return 0, true
+}
+
+// parseErrorRE matches the error package flag gives for a value its own
+// types cannot parse, which says only "parse error".
+var parseErrorRE = regexp.MustCompile(`^(invalid value ".*" for flag -(\S+)): parse error$`)
+
+// flagError is err of fs.Parse, with what the flag wants in place of
+// "parse error" (--duration 10 does not say that a duration has a unit).
+func flagError(fs *flag.FlagSet, err error) string {
+	m := parseErrorRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	g, ok := fs.Lookup(m[2]).Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return m[1] + ": want a duration with its unit, such as 10s, 500ms or 1m30s"
+	case int, int64:
+		return m[1] + ": want a whole number"
+	case uint, uint64:
+		return m[1] + ": want a whole number, 0 or more"
+	case float64:
+		return m[1] + ": want a number"
+	}
+	return err.Error()
 }
 
 // fail prints err as "hwprof: err" and returns the exit code for it.
