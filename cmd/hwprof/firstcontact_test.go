@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -172,5 +174,27 @@ func TestFirstContactFlagValues(t *testing.T) {
 		{[]string{"record", "-c", "abc", "--", "true"}, "want a positive decimal period"},
 	} {
 		usageError(t, tc.args, tc.want)
+	}
+}
+
+// hwprof -h lists the commands in two columns: every description starts
+// in one column, whatever the length of the command's name
+// (flamegraph's pushed its own to the right).
+func TestFirstContactCommandList(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"-h"}, &out, io.Discard); code != 0 {
+		t.Fatalf("hwprof -h: exit %d", code)
+	}
+	col := map[int][]string{}
+	for _, c := range commands {
+		for l := range strings.Lines(out.String()) {
+			if strings.HasPrefix(l, "  "+c.name+" ") {
+				i := strings.Index(l, c.short)
+				col[i] = append(col[i], c.name)
+			}
+		}
+	}
+	if len(col) != 1 || len(slices.Concat(slices.Collect(maps.Values(col))...)) != len(commands) {
+		t.Errorf("the commands' descriptions start in columns %v (by column), want one column for all %d:\n%s", col, len(commands), out.String())
 	}
 }

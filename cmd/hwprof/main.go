@@ -96,8 +96,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: hwprof COMMAND [options]")
 	fmt.Fprintln(w)
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "hwprof COMMAND -h" for a command's options.`)
