@@ -198,3 +198,35 @@ func TestFirstContactCommandList(t *testing.T) {
 		t.Errorf("the commands' descriptions start in columns %v (by column), want one column for all %d:\n%s", col, len(commands), out.String())
 	}
 }
+
+// A recording named with -i that is missing, a directory or not a
+// perf.data file is one line naming the file once, and exit 1, in every
+// command that reads one.
+func TestFirstContactBadInput(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.data")
+	empty := filepath.Join(dir, "empty.data")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{missing, "open " + missing + ": no such file or directory"},
+		{dir, dir + ": read header: 0 bytes: read " + dir + ": is a directory"},
+		{empty, empty + ": read header: 0 bytes: not a perf.data file"},
+	} {
+		for _, args := range [][]string{
+			{"report", "-i", tc.in},
+			{"flamegraph", "-i", tc.in, "-o", filepath.Join(dir, "f.html")},
+			{"script", "-i", tc.in},
+			{"dump", "-i", tc.in},
+			{"diff", tc.in, tc.in},
+			{"merge", "-o", filepath.Join(dir, "m.pb.gz"), tc.in},
+		} {
+			r := hwprof(t, args...)
+			if r.code != exitError || !strings.Contains(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 ||
+				strings.Contains(r.stderr, "open: open") {
+				t.Errorf("hwprof %q: exit %d, stderr %q; want exit 1 and one line with %q", args, r.code, r.stderr, tc.want)
+			}
+		}
+	}
+}
