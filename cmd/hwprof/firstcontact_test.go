@@ -230,3 +230,23 @@ func TestFirstContactBadInput(t *testing.T) {
 		}
 	}
 }
+
+// hwprof flamegraph is report --format flamegraph: another format is a
+// usage error that names the command that writes it (it wrote JSON or a
+// pprof profile in place of the page).
+func TestFirstContactFlamegraphFormat(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flamegraph", "--format", "json"}, "--format json: hwprof flamegraph draws a flame graph; hwprof report --format json writes that"},
+		{[]string{"flamegraph", "--pgo", "-o", "default.pgo"}, "--pgo: hwprof flamegraph draws a flame graph; hwprof report --pgo writes that"},
+	} {
+		usageError(t, tc.args, tc.want)
+	}
+	var out bytes.Buffer
+	run([]string{"flamegraph", "-h"}, &out, io.Discard)
+	if usage, _, _ := strings.Cut(out.String(), "\n"); strings.Contains(usage, "--format") {
+		t.Errorf("hwprof flamegraph's usage offers --format: %s", usage)
+	}
+}
