@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"maps"
 	"os"
@@ -9,6 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hwprof/hwprof/perf"
+	"github.com/hwprof/hwprof/perf/perfdata"
+	"github.com/hwprof/hwprof/perf/synth"
 )
 
 // What a newcomer meets first: every bad input says what is wrong in
@@ -248,5 +255,85 @@ func TestFirstContactFlamegraphFormat(t *testing.T) {
 	run([]string{"flamegraph", "-h"}, &out, io.Discard)
 	if usage, _, _ := strings.Cut(out.String(), "\n"); strings.Contains(usage, "--format") {
 		t.Errorf("hwprof flamegraph's usage offers --format: %s", usage)
+	}
+}
+
+// A pipe-mode recording (hwprof record -o - | hwprof report -i -, or
+// perf's) names its kernel's functions as a file does: its OS release
+// and host name come in HEADER_FEATURE records at the start of the
+// stream, after the reader is opened, and were not looked at, so its
+// kernel frames were [kernel.kallsyms] with a warning that the
+// recording "does not say which kernel it was made on". The stream is
+// written as made on this machine (its release and host name, asked of
+// uname here); its kallsyms is a file under --symfs, as in
+// goldenSynthetic.
+func TestFirstContactPipeKernel(t *testing.T) {
+	const (
+		pid    = 4242
+		kernel = 0xffffffff81000000
+	)
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	symfs := filepath.Join(dir, "symfs")
+	if err := os.MkdirAll(filepath.Join(symfs, "proc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kallsyms := "ffffffff81000000 T _text\nffffffff81001000 T do_syscall_64\nffffffff81002000 T schedule\nffffffff81003000 T _etext\n"
+	if err := os.WriteFile(filepath.Join(symfs, "proc/kallsyms"), []byte(kallsyms), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SamplePeriod | perf.SampleCallchain
+	attr := perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock, SamplePeriod: 10000, SampleType: st, Flags: perf.FlagSampleIDAll}
+	var stream bytes.Buffer
+	w, err := perfdata.NewPipeWriter(&stream, []perfdata.EventAttr{{Attr: attr, IDs: []uint64{1}, Name: "cpu-clock"}},
+		perfdata.Features{OSRelease: unix.ByteSliceToString(uts.Release[:]), Hostname: unix.ByteSliceToString(uts.Nodename[:])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(b []byte) {
+		t.Helper()
+		if err := w.WriteRecord(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec(synth.AppendComm(nil, synth.Thread{PID: pid, TID: pid, Comm: "synthetic"}, st, synth.SampleID{PID: pid, TID: pid, Time: 1}))
+	rec(synth.AppendKernelMmap(nil, synth.KernelText{Start: kernel, End: kernel + 0x3000, RefSym: "_text", RefAddr: kernel},
+		st, synth.SampleID{PID: ^uint32(0), TID: ^uint32(0), Time: 1}))
+	le := binary.LittleEndian
+	for i := range 10 {
+		chain := []uint64{perf.ContextKernel, kernel + 0x2010, kernel + 0x1040}
+		b := make([]byte, 8, 128)
+		le.PutUint32(b[0:], uint32(perf.RecordSample))
+		le.PutUint16(b[4:], 1) // PERF_RECORD_MISC_KERNEL
+		b = le.AppendUint64(b, chain[1])
+		b = le.AppendUint32(b, pid)
+		b = le.AppendUint32(b, pid)
+		b = le.AppendUint64(b, 1_000_000_000+uint64(i)*1_000_000)
+		b = le.AppendUint64(b, 10000)
+		b = le.AppendUint64(b, uint64(len(chain)))
+		for _, c := range chain {
+			b = le.AppendUint64(b, c)
+		}
+		le.PutUint16(b[6:], uint16(len(b)))
+		rec(b)
+	}
+	if err := w.Close(perfdata.Features{}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pipe.data")
+	if err := os.WriteFile(path, stream.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", "-i", path, "--symfs", symfs},
+		{"script", "-i", path, "--symfs", symfs},
+	} {
+		r := hwprof(t, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "schedule") || !strings.Contains(r.stdout, "do_syscall_64") || strings.Contains(r.stderr, "which kernel") {
+			t.Errorf("hwprof %q of a pipe-mode recording made here: exit %d, want its kernel functions named (schedule, do_syscall_64)\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }
