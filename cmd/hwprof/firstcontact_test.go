@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -334,6 +336,30 @@ func TestFirstContactPipeKernel(t *testing.T) {
 		r := hwprof(t, args...)
 		if r.code != 0 || !strings.Contains(r.stdout, "schedule") || !strings.Contains(r.stdout, "do_syscall_64") || strings.Contains(r.stderr, "which kernel") {
 			t.Errorf("hwprof %q of a pipe-mode recording made here: exit %d, want its kernel functions named (schedule, do_syscall_64)\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// push of a recording cut off sends what was read, says the truncation
+// once, with the recording's name on each of its warnings (several
+// recordings are pushed in one run), and exits 1. The endpoint is an
+// HTTP server that accepts every request (an empty response: nothing
+// refused).
+func TestFirstContactPushTruncated(t *testing.T) {
+	full, _ := workloadRecording(t)
+	half := halfRecording(t, t.TempDir())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer srv.Close()
+	r := hwprof(t, "push", "--otlp", srv.URL, "-i", full, "-i", half)
+	if n := strings.Count(r.stderr, "perf.data truncated"); r.code != exitError || n != 1 || !strings.Contains(r.stdout, "sent "+half) {
+		t.Errorf("push of a whole and a truncated recording: exit %d, %d warnings that one is truncated; want exit 1, one, and both sent\n%s%s", r.code, n, r.stdout, r.stderr)
+	}
+	for l := range strings.Lines(r.stderr) {
+		if !strings.HasPrefix(l, "hwprof: warning: "+full+": ") && !strings.HasPrefix(l, "hwprof: warning: "+half+": ") {
+			t.Errorf("a warning that does not name its recording: %s", l)
 		}
 	}
 }
