@@ -363,3 +363,24 @@ func TestFirstContactPushTruncated(t *testing.T) {
 		}
 	}
 }
+
+// record's --otlp flags that cannot work are one line, before the line
+// that names the source (which came first, making two).
+func TestFirstContactRecordOTLPUsage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.data")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--otlp", "http://127.0.0.1:1", "-o", "-"}, "give -o a regular file"},
+		{[]string{"--interval", "5s", "-o", out}, "--interval goes with --otlp"},
+		{[]string{"--otlp", "http://127.0.0.1:1", "--interval", "0s", "-o", out}, "--interval 0s: at least 1s"},
+		{[]string{"--otlp", "udp://127.0.0.1:1", "-o", out}, "scheme"},
+		{[]string{"--otlp", "http://127.0.0.1:1", "--otlp-spool-size", "lots", "-o", out}, "--otlp-spool-size"},
+	} {
+		usageError(t, append(append([]string{"record"}, tc.args...), "--", "true"), tc.want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a recording was written")
+	}
+}
