@@ -384,3 +384,17 @@ func TestFirstContactRecordOTLPUsage(t *testing.T) {
 		t.Errorf("a recording was written")
 	}
 }
+
+// Every command's -h starts with its usage line, without trailing
+// blanks (check and version, which take no arguments, ended theirs with
+// one), and exits 0.
+func TestFirstContactUsageLines(t *testing.T) {
+	for _, c := range commands {
+		var out bytes.Buffer
+		code := run([]string{c.name, "-h"}, &out, io.Discard)
+		usage, _, _ := strings.Cut(out.String(), "\n")
+		if code != 0 || usage != strings.TrimSpace(usage) || c.name != "help" && !strings.HasPrefix(usage, "usage: hwprof "+c.name) {
+			t.Errorf("hwprof %s -h: exit %d, usage line %q", c.name, code, usage)
+		}
+	}
+}

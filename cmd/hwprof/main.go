@@ -152,7 +152,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parseFlags prints errors and help
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: hwprof %s %s\n\noptions:\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "usage: %s\n\noptions:\n", strings.TrimSpace("hwprof "+name+" "+synopsis))
 		printFlags(fs.Output(), fs) // help.go
 	}
 	fs.Bool("version", false, "print hwprof's version and exit")
