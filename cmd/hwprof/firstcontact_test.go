@@ -398,3 +398,27 @@ func TestFirstContactUsageLines(t *testing.T) {
 		}
 	}
 }
+
+// compare -o DIR makes DIR, not its parents: a directory that does not
+// exist is an error naming it, before anything runs (it made the whole
+// path, /nonexistent/d/cmp, and went on).
+func TestFirstContactCompareDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ out, want string }{
+		{filepath.Join(dir, "missing", "cmp"), "no such file or directory"},
+		{file, "-o " + file + ": not a directory"},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"compare", "-q", "--sources", "timer", "-o", tc.out, "--", "true"}, &out, &errb)
+		if code != exitError || !strings.Contains(errb.String(), "compare: -o "+tc.out) || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("compare -o %s: exit %d, stderr %q; want exit 1 and %q", tc.out, code, errb.String(), tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Errorf("compare made %s", filepath.Join(dir, "missing"))
+	}
+}
