@@ -422,3 +422,28 @@ func TestFirstContactCompareDir(t *testing.T) {
 		t.Errorf("compare made %s", filepath.Join(dir, "missing"))
 	}
 }
+
+// --symfs and --debug-dir name directories: one that is not there is a
+// usage error naming it, not a report whose objects have no symbols
+// (perf report takes a --symfs that does not exist without a word).
+func TestFirstContactDirFlags(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", "--symfs", missing},
+		{"flamegraph", "--debug-dir", missing},
+		{"script", "--symfs", missing},
+		{"merge", "-o", filepath.Join(dir, "m.pb.gz"), "--debug-dir", missing, "x.data"},
+	} {
+		flag := args[len(args)-2]
+		if args[0] == "merge" {
+			flag = args[3]
+		}
+		usageError(t, args, flag+" "+missing+": stat "+missing+": no such file or directory")
+	}
+	usageError(t, []string{"report", "--symfs", file}, "--symfs "+file+": not a directory")
+}

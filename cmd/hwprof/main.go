@@ -178,7 +178,34 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 	if v := fs.Lookup("version"); v != nil && v.Value.String() == "true" {
 		return cmdVersion(nil, stdout, stderr), false
 	}
+	if err := checkDirFlags(fs); err != nil {
+		fmt.Fprintf(stderr, "hwprof %s: %v\n", fs.Name(), err)
+		return exitUsage, false
+	}
 	return 0, true
+}
+
+// dirFlags are the flags, in every command that has them, whose value
+// is a directory to look for files in: one that is not there is a
+// mistake, which would only show as objects without symbols.
+var dirFlags = []string{"symfs", "debug-dir"}
+
+// checkDirFlags checks that each of fs's dirFlags given names a
+// directory.
+func checkDirFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		dir := fl.Value.String()
+		if err != nil || !slices.Contains(dirFlags, fl.Name) || dir == "" {
+			return
+		}
+		if st, serr := os.Stat(dir); serr != nil {
+			err = fmt.Errorf("--%s %s: %w", fl.Name, dir, serr)
+		} else if !st.IsDir() {
+			err = fmt.Errorf("--%s %s: not a directory", fl.Name, dir)
+		}
+	})
+	return err
 }
 
 // parseErrorRE matches the error package flag gives for a value its own
