@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hwprof/hwprof/internal/testenv"
 	"github.com/hwprof/hwprof/perf"
 	"github.com/hwprof/hwprof/perf/perfdata"
 	"github.com/hwprof/hwprof/perf/synth"
@@ -447,4 +450,62 @@ func TestFirstContactDirFlags(t *testing.T) {
 		usageError(t, args, flag+" "+missing+": stat "+missing+": no such file or directory")
 	}
 	usageError(t, []string{"report", "--symfs", file}, "--symfs "+file+": not a directory")
+}
+
+// twoObjectsC spends its time in its own loop and in libc's memset: two
+// objects with samples and build-ids, for the build-id cache to keep.
+const twoObjectsC = `#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+static long now_ms(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec * 1000 + ts.tv_nsec / 1000000; }
+static char buf[1 << 16];
+int main(int argc, char **argv) {
+	long end = now_ms() + atol(argv[1]);
+	volatile unsigned long s = 0;
+	while (now_ms() < end) {
+		memset(buf, (int)s, sizeof buf);
+		for (int i = 0; i < 100000; i++) s += (unsigned long)i * i;
+	}
+	return 0;
+}
+`
+
+// A build-id cache that cannot be written (a user without a home
+// directory: HOME=/nonexistent) is one notice line, with the first
+// failure and the way out, not every object's failure on a line of its
+// own without "hwprof:"; the recording succeeds.
+func TestFirstContactBuildIDCacheNotice(t *testing.T) {
+	t.Parallel()
+	testenv.PerfEvents(t)
+	gcc := testenv.Tool(t, "gcc")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "two")
+	os.WriteFile(filepath.Join(dir, "two.c"), []byte(twoObjectsC), 0o644)
+	if out, err := exec.Command(gcc, "-O1", "-Wl,--build-id", "-o", bin, filepath.Join(dir, "two.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := hwprofEnv(t, []string{"HWPROF_BUILDID_DIR=" + filepath.Join(file, "cache")}, "record", "-o", filepath.Join(dir, "x.data"), "--", bin, "200")
+	if r.code != 0 {
+		t.Fatalf("record with a build-id cache that cannot be made: exit %d\n%s", r.code, r.stderr)
+	}
+	var notice []string
+	for l := range strings.Lines(r.stderr) {
+		if !strings.HasPrefix(l, "hwprof: ") {
+			t.Errorf("a line of stderr without hwprof: %q", l)
+		}
+		if strings.Contains(l, "not kept in the build-id cache") {
+			notice = append(notice, l)
+		}
+	}
+	var n int
+	if len(notice) != 1 || !strings.Contains(notice[0], "--no-buildid-cache") {
+		t.Fatalf("want one notice that objects were not kept, naming --no-buildid-cache:\n%s", r.stderr)
+	}
+	if _, err := fmt.Sscanf(notice[0], "hwprof: %d objects not kept", &n); err != nil || n < 2 {
+		t.Errorf("the notice counts %d objects (%v), want the program and libc:\n%s", n, err, r.stderr)
+	}
 }
