@@ -509,3 +509,24 @@ func TestFirstContactBuildIDCacheNotice(t *testing.T) {
 		t.Errorf("the notice counts %d objects (%v), want the program and libc:\n%s", n, err, r.stderr)
 	}
 }
+
+// Several recordings of which some cannot be read: one line, the first
+// of them in the order given (they load in parallel: it was every one's
+// error, in the order they failed, each after the first on a line
+// without hwprof:), with how many more there are.
+func TestFirstContactSeveralMissing(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.data"), filepath.Join(dir, "b.data"), filepath.Join(dir, "c.data")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "-i", a, "-i", b}, "hwprof: load " + a + ": perfdata: open " + a + ": no such file or directory (and 1 more recording that cannot be read)\n"},
+		{[]string{"merge", "-o", filepath.Join(dir, "m.pb.gz"), b, a, c}, "hwprof: load " + b + ": perfdata: open " + b + ": no such file or directory (and 2 more recordings that cannot be read)\n"},
+	} {
+		r := hwprof(t, tc.args...)
+		if r.code != exitError || r.stderr != tc.want {
+			t.Errorf("hwprof %q: exit %d, stderr %q; want exit 1 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
