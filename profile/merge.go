@@ -172,6 +172,7 @@ func (mg *Merger) addRecording(r *Recording) {
 	a.Samples += r.Samples
 	a.Lost += r.Lost
 	a.Throttled += r.Throttled
+	a.Incomplete = a.Incomplete || r.Incomplete // a merge of a recording read in part is one too
 	a.DurationNS += r.DurationNS
 	a.Periods = append(a.Periods, r.Periods...)
 	a.Processes = append(a.Processes, r.Processes...)

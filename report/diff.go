@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/hwprof/hwprof/profile"
@@ -190,9 +191,15 @@ func diffRecording(p *profile.Profile) string {
 	return fmt.Sprintf("%s (%s, %d samples, %d lost)", p.Recording.File, p.Recording.Source, p.Recording.Samples, p.Recording.Lost)
 }
 
+// funcLabel is a function's name with its object's in brackets; an
+// object named in brackets already ([kernel.kallsyms], [vdso]) keeps
+// its own.
 func funcLabel(name, object string) string {
 	if object == "" {
 		return name
+	}
+	if strings.HasPrefix(object, "[") && strings.HasSuffix(object, "]") {
+		return name + " " + object
 	}
 	return name + " [" + filepath.Base(object) + "]"
 }

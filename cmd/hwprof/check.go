@@ -25,6 +25,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if !noArgs(fs, stderr) {
+		return exitUsage
+	}
 	f := source.Gather()
 	printFacts(stdout, &f)
 	fmt.Fprintln(stdout)

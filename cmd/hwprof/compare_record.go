@@ -24,8 +24,8 @@ import (
 // run). It returns the profiles in the order of sources and the files
 // written.
 func (c *compareFlags) recordSources(sources []source.Source, facts source.Facts, argv []string, stderr io.Writer) ([]*profile.Profile, []string, error) {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return nil, nil, err
+	if err := makeDir(c.dir); err != nil {
+		return nil, nil, fmt.Errorf("compare: -o %s: %w", c.dir, err)
 	}
 	profiles := make([]*profile.Profile, len(sources))
 	var files []string
@@ -123,4 +123,18 @@ func (c *compareFlags) record(run []source.Source, facts source.Facts, argv []st
 		fmt.Fprintf(stderr, "hwprof compare: warning: the program exited with status %d under %s\n", st.ExitCode, src)
 	}
 	return events, nil
+}
+
+// makeDir makes the directory dir, or takes it as it is, but not its
+// parents: a mistyped path is an error, as an output file's is, not a
+// tree of directories.
+func makeDir(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return errors.New("not a directory")
+		}
+		return nil
+	}
+	return err
 }

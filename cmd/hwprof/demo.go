@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,14 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	scale := fs.Int("scale", 1, "run the workload for `N` seconds of CPU time")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "hwprof demo: unexpected argument %q (the demo records its own workload; hwprof record -- CMD records a program)\n", fs.Arg(0))
+		return exitUsage
+	case *scale < 1:
+		fmt.Fprintf(stderr, "hwprof demo: -scale %d: want 1 or more seconds\n", *scale)
+		return exitUsage
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -45,18 +54,28 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(*output); errors.Is(err, os.ErrNotExist) {
 		return fail(stderr, fmt.Errorf("demo: %s was not written", *output))
 	}
-	fmt.Fprintf(stdout, "hwprof demo: what was recorded (hwprof report -i %s --top 8 --contexts 5):\n\n", *output)
-	if code := cmdReport([]string{"-i", *output, "--top", "8", "--contexts", "5"}, stdout, stderr); code != 0 {
+	return demoShow(*output, stdout, stderr)
+}
+
+// demoShow shows what the demo recorded in file: the report, then the
+// flame graph written beside it. The flame graph reads the same file:
+// its warnings are the report's, already said, and show only when it
+// fails.
+func demoShow(file string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "hwprof demo: what was recorded (hwprof report -i %s --top 8 --contexts 5):\n\n", file)
+	if code := cmdReport([]string{"-i", file, "--top", "8", "--contexts", "5"}, stdout, stderr); code != 0 {
 		return code
 	}
-	fmt.Fprintf(stdout, "\nhwprof demo: %s is a perf.data file: perf report -i %s reads it too\n", *output, *output)
-	page := strings.TrimSuffix(*output, filepath.Ext(*output)) + ".html"
-	if page == *output { // never over the recording
-		page = *output + ".html"
+	fmt.Fprintf(stdout, "\nhwprof demo: %s is a perf.data file: perf report -i %s reads it too\n", file, file)
+	page := strings.TrimSuffix(file, filepath.Ext(file)) + ".html"
+	if page == file { // never over the recording
+		page = file + ".html"
 	}
-	if code := cmdFlamegraph([]string{"-i", *output, "-o", page}, io.Discard, stderr); code != 0 {
+	var flameErr bytes.Buffer
+	if code := cmdFlamegraph([]string{"-i", file, "-o", page}, io.Discard, &flameErr); code != 0 {
+		stderr.Write(flameErr.Bytes())
 		return code
 	}
-	fmt.Fprintf(stdout, "hwprof demo: its flame graph is %s: open it in a browser (hwprof flamegraph -i %s -o %s)\n", page, *output, page)
+	fmt.Fprintf(stdout, "hwprof demo: its flame graph is %s: open it in a browser (hwprof flamegraph -i %s -o %s)\n", page, file, page)
 	return 0
 }

@@ -69,8 +69,9 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 		if p == nil {
 			return fail(stderr, err)
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "hwprof: warning: %s: %v (comparing the %d samples read before it)\n", in, err, p.Recording.Samples)
+		// err, if any, stopped reading: it is among the warnings, and
+		// the profile is incomplete
+		if err != nil || p.Recording.Incomplete {
 			status = exitError
 		}
 		for _, w := range p.Warnings {

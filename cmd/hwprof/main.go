@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/hwprof/hwprof/internal/selfexec"
 )
@@ -92,21 +96,53 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: hwprof COMMAND [options]")
 	fmt.Fprintln(w)
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.short)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "hwprof COMMAND -h" for a command's options.`)
 }
 
+// cmdHelp prints the list of commands, or with a command's name that
+// command's options (hwprof help record is hwprof record -h).
 func cmdHelp(args []string, stdout, stderr io.Writer) int {
-	usage(stdout)
-	return 0
+	if len(args) == 0 || len(args) == 1 && slices.Contains([]string{"-h", "--help", "-help"}, args[0]) {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if len(args) == 1 && c.name == args[0] && c.name != "help" {
+			return c.run([]string{"-h"}, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "hwprof help: unknown command %q (see hwprof -h)\n", strings.Join(args, " "))
+	return exitUsage
 }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stdout, "hwprof", version)
-	return 0
+	fs := newFlagSet("version", "", stderr)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if noArgs(fs, stderr) {
+		fmt.Fprintln(stdout, "hwprof", version)
+		return 0
+	}
+	return exitUsage
+}
+
+// noArgs reports whether fs, parsed, was given no arguments besides its
+// flags; when it was, it says the first one on stderr.
+func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() == 0 {
+		return true
+	}
+	fmt.Fprintf(stderr, "hwprof %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+	return false
 }
 
 // newFlagSet makes a FlagSet that reports errors instead of exiting, with
@@ -116,7 +152,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parseFlags prints errors and help
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: hwprof %s %s\n\noptions:\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "usage: %s\n\noptions:\n", strings.TrimSpace("hwprof "+name+" "+synopsis))
 		printFlags(fs.Output(), fs) // help.go
 	}
 	fs.Bool("version", false, "print hwprof's version and exit")
@@ -136,13 +172,68 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 		return 0, false
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hwprof %s: %v (see hwprof %s -h)\n", fs.Name(), err, fs.Name())
+		fmt.Fprintf(stderr, "hwprof %s: %s (see hwprof %s -h)\n", fs.Name(), flagError(fs, err), fs.Name())
 		return exitUsage, false
 	}
 	if v := fs.Lookup("version"); v != nil && v.Value.String() == "true" {
 		return cmdVersion(nil, stdout, stderr), false
 	}
+	if err := checkDirFlags(fs); err != nil {
+		fmt.Fprintf(stderr, "hwprof %s: %v\n", fs.Name(), err)
+		return exitUsage, false
+	}
 	return 0, true
+}
+
+// dirFlags are the flags, in every command that has them, whose value
+// is a directory to look for files in: one that is not there is a
+// mistake, which would only show as objects without symbols.
+var dirFlags = []string{"symfs", "debug-dir"}
+
+// checkDirFlags checks that each of fs's dirFlags given names a
+// directory.
+func checkDirFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		dir := fl.Value.String()
+		if err != nil || !slices.Contains(dirFlags, fl.Name) || dir == "" {
+			return
+		}
+		if st, serr := os.Stat(dir); serr != nil {
+			err = fmt.Errorf("--%s %s: %w", fl.Name, dir, serr)
+		} else if !st.IsDir() {
+			err = fmt.Errorf("--%s %s: not a directory", fl.Name, dir)
+		}
+	})
+	return err
+}
+
+// parseErrorRE matches the error package flag gives for a value its own
+// types cannot parse, which says only "parse error".
+var parseErrorRE = regexp.MustCompile(`^(invalid value ".*" for flag -(\S+)): parse error$`)
+
+// flagError is err of fs.Parse, with what the flag wants in place of
+// "parse error" (--duration 10 does not say that a duration has a unit).
+func flagError(fs *flag.FlagSet, err error) string {
+	m := parseErrorRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	g, ok := fs.Lookup(m[2]).Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return m[1] + ": want a duration with its unit, such as 10s, 500ms or 1m30s"
+	case int, int64:
+		return m[1] + ": want a whole number"
+	case uint, uint64:
+		return m[1] + ": want a whole number, 0 or more"
+	case float64:
+		return m[1] + ": want a number"
+	}
+	return err.Error()
 }
 
 // fail prints err as "hwprof: err" and returns the exit code for it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hwprof/hwprof/internal/diag"
 	"github.com/hwprof/hwprof/internal/engine"
 	"github.com/hwprof/hwprof/internal/output"
 	"github.com/hwprof/hwprof/profile"
@@ -83,14 +84,9 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if p == nil {
 		return fail(stderr, err)
 	}
-	status := 0
-	if err != nil {
-		fmt.Fprintf(stderr, "hwprof: warning: %v (merging the samples read before it)\n", err)
-		status = exitError
-	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(stderr, "hwprof: warning: %s\n", w)
-	}
+	// err, if any, stopped reading: it is among the warnings, and the
+	// profile is incomplete
+	status := diag.Print(stderr, p.Warnings, err != nil || p.Recording.Incomplete)
 	if err := writeReport(*out, stdout, func(w io.Writer) error { return writePProf(w, p, *pgo, *weight, "", stderr) }); err != nil {
 		return fail(stderr, err)
 	}

@@ -52,8 +52,7 @@ func cmdPush(args []string, stdout, stderr io.Writer) int {
 			warn(fmt.Sprintf("%v refused %d profiles of %s", ep, p.Rejected, p.Path))
 			status = exitError
 		}
-		if p.Partial != nil {
-			warn(fmt.Sprintf("%s: %v (sent the samples read before it)", p.Path, p.Partial))
+		if p.Partial != nil { // among the warnings: what was read before it was sent
 			status = exitError
 		}
 	}

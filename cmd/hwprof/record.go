@@ -48,6 +48,10 @@ func recordCmd(args []string, stdout, stderr io.Writer) (int, record.Stats) {
 		fmt.Fprintln(stderr, "hwprof record: -o -: standard output is a terminal: pipe the recording on (hwprof record -o - -- CMD | perf report -i -) or give a file")
 		return exitUsage, record.Stats{}
 	}
+	if err := f.otlp.check(f.set, f.output); err != nil { // before the line that names the source
+		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
+		return exitUsage, record.Stats{}
+	}
 	o, note, err := f.sourceOptions(fs.Args(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)

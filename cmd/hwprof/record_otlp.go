@@ -53,27 +53,43 @@ type otlpRun struct {
 	warn     func(string)
 }
 
+// check checks the flags set and the recording's output: record calls
+// it before anything is said or opened, start again. Errors are usage
+// errors.
+func (f *recordOTLP) check(set map[string]bool, out string) error {
+	if f.url == "" {
+		for _, n := range []string{"interval", "otlp-spool", "otlp-spool-size", "service", "host-name"} {
+			if set[n] {
+				return fmt.Errorf("--%s goes with --otlp URL", n)
+			}
+		}
+		return nil
+	}
+	if _, err := f.endpoint(); err != nil {
+		return err
+	}
+	if f.interval < minimumOTLPIntervals {
+		return fmt.Errorf("--interval %v: at least %v", f.interval, minimumOTLPIntervals)
+	}
+	if kind, err := output.Check(out); out == output.Stdout || err == nil && kind == output.Stream {
+		return errors.New("--otlp reads the recording back while it is written: give -o a regular file, not a stream")
+	}
+	if _, err := parseSize(f.spoolSize); err != nil {
+		return fmt.Errorf("--otlp-spool-size: %w", err)
+	}
+	return nil
+}
+
 // start checks the flags against o and starts sending: the spool is
 // opened and its sender started now, the intervals once the recording
 // runs (o.Started). Errors are usage errors. A nil run means no --otlp.
 func (f *recordOTLP) start(o *record.Options, set map[string]bool, stderr io.Writer) (*otlpRun, error) {
-	if f.url == "" {
-		for _, n := range []string{"interval", "otlp-spool", "otlp-spool-size", "service", "host-name"} {
-			if set[n] {
-				return nil, fmt.Errorf("--%s goes with --otlp URL", n)
-			}
-		}
-		return nil, nil
+	if err := f.check(set, o.Output); err != nil || f.url == "" {
+		return nil, err
 	}
 	ep, err := f.endpoint()
 	if err != nil {
 		return nil, err
-	}
-	if f.interval < minimumOTLPIntervals {
-		return nil, fmt.Errorf("--interval %v: at least %v", f.interval, minimumOTLPIntervals)
-	}
-	if kind, err := output.Check(o.Output); o.Output == output.Stdout || err == nil && kind == output.Stream {
-		return nil, errors.New("--otlp reads the recording back while it is written: give -o a regular file, not a stream")
 	}
 	// A continuous profile is of the work done: the idle task's samples
 	// (all of an idle machine's, with -a) are left out (exclude_idle), as

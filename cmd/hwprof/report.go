@@ -36,7 +36,11 @@ func cmdFlamegraph(args []string, stdout, stderr io.Writer) int {
 var reportFormats = []string{"text", "json", "flamegraph", "folded", "pprof", "pgo", "autofdo", "autofdo-gcov", "bolt"}
 
 func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet(name, "[-i FILE]... [--format text|json|flamegraph|folded|pprof|pgo|autofdo|autofdo-gcov|bolt] [--object PATH] [--pgo] [--pgo-weight calls|time] [-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [--offline] [-j N] [--dedup-ratio RR]", stderr)
+	formats := "[--format text|json|flamegraph|folded|pprof|pgo|autofdo|autofdo-gcov|bolt] [--object PATH] [--pgo] [--pgo-weight calls|time] "
+	if name == "flamegraph" {
+		formats = ""
+	}
+	fs := newFlagSet(name, "[-i FILE]... "+formats+"[-o FILE] [--top N] [--contexts N] [--weight time|calls] [--pid P[,P]] [--tid T[,T]] [--comm NAME[,NAME]] [--srcline] [--symfs DIR] [--debug-dir DIR] [--offline] [-j N] [--dedup-ratio RR]", stderr)
 	var in inputs
 	fs.Var(&in, "i", inputsUsage)
 	format := fs.String("format", defFormat, "output `format`: text, json, flamegraph (an HTML page), folded (stacks for flamegraph.pl), pprof (gzipped profile.proto: -o FILE.pb.gz), pgo (a pprof for go build -pgo), autofdo (an LLVM sample profile for clang -fprofile-sample-use) autofdo-gcov (for gcc -fauto-profile) or bolt (.fdata for llvm-bolt -data=)")
@@ -69,6 +73,13 @@ func runReport(name, defFormat string, args []string, stdout, stderr io.Writer) 
 	}
 	if *pgo {
 		*format = "pgo"
+	}
+	if name == "flamegraph" && *format != "flamegraph" {
+		given := "--format " + *format
+		if *pgo {
+			given = "--pgo"
+		}
+		return usage("%s: hwprof flamegraph draws a flame graph; hwprof report %s writes that", given, given)
 	}
 	if !slices.Contains(reportFormats, *format) {
 		return usage("unknown --format %q (%s)", *format, strings.Join(reportFormats, ", "))

@@ -33,6 +33,9 @@ func cmdScript(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if !noArgs(fs, stderr) {
+		return exitUsage
+	}
 	o, err := script.ParseFields(*fields)
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof script: %v\n", err)

@@ -146,6 +146,9 @@ func (e *Engine) Visit(visit Visitor) error {
 	var frames []unwind.Frame
 	for e.r.Next() {
 		rec := e.r.Record()
+		if t := rec.Type(); Analyzed(t) {
+			e.Objects.SettleKernel() // the header's records, if any, are read
+		}
 		switch t := rec.Type(); {
 		case t == perf.RecordSample:
 			if err := e.r.DecodeSample(&s); err != nil {

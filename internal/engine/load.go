@@ -146,6 +146,8 @@ type loader struct {
 	o LoadOptions
 	// test switches (the zero value in Load)
 	test testOptions
+	// settled: the kernel's kallsyms is decided (Objects.SettleKernel)
+	settled bool
 	// follow: the recording is read a part at a time (Follower); last:
 	// the part being read is the last
 	follow, last bool
@@ -289,7 +291,12 @@ func newLoader(r *perfdata.Reader, o LoadOptions, t testOptions) *loader {
 // change the process model are applied once the samples before them are
 // folded (Apply); losses and throttling are counted here.
 func (l *loader) Route(raw []byte) pipeline.Route {
-	switch t := perf.RecordType(binary.LittleEndian.Uint32(raw)); t {
+	t := perf.RecordType(binary.LittleEndian.Uint32(raw))
+	if !l.settled && Analyzed(t) {
+		l.eng.Objects.SettleKernel() // the header's records, if any, are read
+		l.settled = true
+	}
+	switch t {
 	case perf.RecordSample:
 		if KernelMode(raw) && !l.o.SiteLines {
 			l.eng.Symbols.PreloadKernel() // kallsyms is read while the records are

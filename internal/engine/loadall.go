@@ -18,7 +18,8 @@ import (
 // merging runs in parallel with loading. The result does not depend on the order of
 // paths.
 //
-// A recording that cannot be opened is an error and no profile. A
+// A recording that cannot be opened is an error and no profile: the
+// first such of paths, in their order, with how many more there are. A
 // recording that breaks later is merged up to where it breaks, and its
 // error is returned with the profile (all such errors joined).
 func LoadAll(paths []string, o LoadOptions) (*profile.Profile, error) {
@@ -36,14 +37,14 @@ func LoadAll(paths []string, o LoadOptions) (*profile.Profile, error) {
 		mg       *profile.Merger
 		n        int              // profiles added to mg
 		p        *profile.Profile // mg's, when n > 0
-		openErr  error
 		readErrs []error
 	}
+	openErrs := make([]error, len(paths)) // each written by the goroutine that loads its path
 	shards := pipeline.Sharded(len(paths), par, func() *shard { return &shard{mg: profile.NewMerger()} },
 		func(sh *shard, i int) {
 			p, err := Load(paths[i], o)
 			if p == nil {
-				sh.openErr = errors.Join(sh.openErr, err)
+				openErrs[i] = err
 				return
 			}
 			if err != nil {
@@ -57,17 +58,16 @@ func LoadAll(paths []string, o LoadOptions) (*profile.Profile, error) {
 				sh.p, _ = sh.mg.Profile()
 			}
 		})
-	var openErr, readErr error
+	var readErr error
 	var parts []*profile.Profile
 	for _, sh := range shards {
-		openErr = errors.Join(openErr, sh.openErr)
 		readErr = errors.Join(append([]error{readErr}, sh.readErrs...)...)
 		if sh.p != nil {
 			parts = append(parts, sh.p)
 		}
 	}
-	if openErr != nil {
-		return nil, openErr
+	if err := firstOpenErr(openErrs); err != nil {
+		return nil, err
 	}
 	p, err := profile.Merge(parts...)
 	if err != nil {
@@ -75,4 +75,27 @@ func LoadAll(paths []string, o LoadOptions) (*profile.Profile, error) {
 	}
 	p.Recording.File = fmt.Sprintf("%d recordings", len(paths))
 	return p, readErr
+}
+
+// firstOpenErr is the first error of errs (nil when none), saying how
+// many more there are: one line, whichever recording loaded first.
+func firstOpenErr(errs []error) error {
+	var first error
+	more := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			more++
+		}
+	}
+	switch {
+	case more == 1:
+		return fmt.Errorf("%w (and 1 more recording that cannot be read)", first)
+	case more > 1:
+		return fmt.Errorf("%w (and %d more recordings that cannot be read)", first, more)
+	}
+	return first
 }

@@ -64,9 +64,12 @@ type Objects struct {
 	refused     []error
 	refusedSeen map[string]bool
 
-	// the kernel: the kallsyms file that names it or why none does, and
-	// whether the recording was made on the running kernel (whose vdso
-	// is then the recorded one)
+	// the kernel: the kallsyms file that names it or why none does
+	// (decided once, by SettleKernel, from the header's facts feats
+	// holds by then), and whether the recording was made on the running
+	// kernel (whose vdso is then the recorded one)
+	feats       *perfdata.FileFeatures
+	kernelOnce  sync.Once
 	kallsyms    string
 	kernelWhy   string
 	kernelLocal bool
@@ -104,12 +107,8 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 			r.segs.Set(rec, s)
 		}
 	}
-	kid := r.buildIDs[symbolize.KernelPath]
-	release, host := f.OSRelease, f.Hostname
-	if o.Live && kid.IsZero() && release == "" && host == "" {
-		release, host = runningKernel()
-	}
-	r.kallsyms, r.kernelWhy = symbolize.FindKallsyms(r.symbolizeOptions(), kid, release, host)
+	r.feats = f
+	kid, release, host := r.kernelFacts()
 	r.kernelLocal, _ = symbolize.KernelIsLocal(kid, release, host)
 	if r.kernelLocal {
 		if vdso, err := unwind.LocalVDSO(); err == nil {
@@ -119,10 +118,44 @@ func NewObjects(f *perfdata.FileFeatures, o Options) *Objects {
 	return r
 }
 
+// kernelFacts are what the header says of the recording's kernel: its
+// build-id, release and host (the running kernel's for a Live file
+// that says none yet).
+func (r *Objects) kernelFacts() (kid buildid.ID, release, host string) {
+	kid = r.buildIDs[symbolize.KernelPath]
+	release, host = r.feats.OSRelease, r.feats.Hostname
+	if r.o.Live && kid.IsZero() && release == "" && host == "" {
+		release, host = runningKernel()
+	}
+	return kid, release, host
+}
+
+// SettleKernel decides, once, which kallsyms file names the recording's
+// kernel, from the header's facts as read by then. The reader calls it
+// at the first record that is not one of the header's: a pipe-mode
+// stream gives its OS release and host name in HEADER_FEATURE records
+// before any other, after New (a file gives them in its header, read by
+// Open). Every later use of the kernel waits for it; a use before it
+// (a recording without records) settles it then.
+func (r *Objects) SettleKernel() {
+	r.kernelOnce.Do(func() {
+		kid, release, host := r.kernelFacts()
+		r.kallsyms, r.kernelWhy = symbolize.FindKallsyms(r.baseOptions(), kid, release, host)
+	})
+}
+
 // symbolizeOptions are the symbolizer's options for files looked for
-// under SymFS and DebugDirs.
+// under SymFS and DebugDirs, the kernel's kallsyms included.
 func (r *Objects) symbolizeOptions() symbolize.Options {
-	o := symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Kallsyms: r.kallsyms, Refused: r.noteRefused}
+	r.SettleKernel()
+	o := r.baseOptions()
+	o.Kallsyms = r.kallsyms
+	return o
+}
+
+// baseOptions are symbolizeOptions without the kernel's kallsyms.
+func (r *Objects) baseOptions() symbolize.Options {
+	o := symbolize.Options{SymFS: r.o.SymFS, DebugDirs: r.o.DebugDirs, Refused: r.noteRefused}
 	if r.o.Debuginfod.Enabled() {
 		o.FetchDebug = r.o.Debuginfod.Open
 	}
@@ -170,7 +203,10 @@ func (r *Objects) VDSO() []byte { return r.vdso }
 
 // Kernel returns the kallsyms file that names the recording's kernel, or
 // "" and why none does.
-func (r *Objects) Kernel() (kallsyms, why string) { return r.kallsyms, r.kernelWhy }
+func (r *Objects) Kernel() (kallsyms, why string) {
+	r.SettleKernel()
+	return r.kallsyms, r.kernelWhy
+}
 
 // kernelRef is the host kernel's text map as a recording gives it (its
 // first kernel MMAP record, as perf synthesizes it: pid -1, the name

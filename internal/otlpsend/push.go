@@ -21,7 +21,8 @@ type Pushed struct {
 
 // Push sends each recording at paths to ep as one export request, each
 // send bounded by timeout, and stops at the first recording that cannot
-// be read at all or sent. warn is told the loaders' warnings.
+// be read at all or sent. warn is told the loaders' warnings, each after
+// the path of its recording (Partial among them).
 func Push(ep Endpoint, paths []string, n Names, timeout time.Duration, warn func(string)) ([]Pushed, error) {
 	c, err := Dial(ep)
 	if err != nil {
@@ -30,7 +31,7 @@ func Push(ep Endpoint, paths []string, n Names, timeout time.Duration, warn func
 	defer c.Close()
 	var out []Pushed
 	for _, path := range paths {
-		req, _, lerr := Recording(path, n, LoadOptions(), warn)
+		req, _, lerr := Recording(path, n, LoadOptions(), func(s string) { warn(path + ": " + s) })
 		if req == nil {
 			return out, fmt.Errorf("%s: %w", path, lerr)
 		}

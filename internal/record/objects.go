@@ -1,7 +1,6 @@
 package record
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -145,6 +144,6 @@ func (r *recorder) fillCache(ids map[string]buildid.ID, sampled map[string]bool)
 		}
 	}
 	if len(errs) > 0 && r.o.Notice != nil {
-		r.o.Notice(fmt.Sprintf("%d objects not kept in the build-id cache %s: %v", len(errs), c.Dir, errors.Join(errs...)))
+		r.o.Notice(fmt.Sprintf("%d objects not kept in the build-id cache %s: %v (--no-buildid-cache leaves it)", len(errs), c.Dir, errs[0]))
 	}
 }

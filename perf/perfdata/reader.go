@@ -181,7 +181,7 @@ type Reader struct {
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("perfdata: open: %w", err)
+		return nil, fmt.Errorf("perfdata: %w", err) // "open PATH: ..."
 	}
 	return OpenFile(f)
 }

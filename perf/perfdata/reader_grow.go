@@ -24,7 +24,7 @@ import (
 func OpenGrowing(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("perfdata: open: %w", err)
+		return nil, fmt.Errorf("perfdata: %w", err) // "open PATH: ..."
 	}
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
