@@ -46,8 +46,8 @@ func cmdFdo(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := fs.Args()
 	timer, exact := *out+".timer.data", *out+".exact.data"
-	if code := cmdRecord(append([]string{"-q", "-g", "-o", timer, "--"}, cmd...), stdout, stderr); code != 0 {
-		return code
+	if code, st := recordCmd(append([]string{"-q", "-g", "-o", timer, "--"}, cmd...), stdout, stderr); code != 0 {
+		return programFailed(stderr, "timer", timer, code, st)
 	}
 	p, err := loadProfile([]string{timer}, engine.LoadOptions{})
 	if p == nil {
@@ -67,7 +67,7 @@ func cmdFdo(args []string, stdout, stderr io.Writer) int {
 	filter := "^(" + strings.Join(names, "|") + ")$"
 	code, st := recordCmd(append([]string{"-q", "--source", "exact", "--max-slowdown", strconv.Itoa(*slow), "--probe-filter", filter, "-o", exact, "--"}, cmd...), stdout, stderr)
 	if code != 0 {
-		return code
+		return programFailed(stderr, "exact", exact, code, st)
 	}
 	partial := ""
 	if st.Stop == record.StopLimit {
@@ -80,4 +80,15 @@ func cmdFdo(args []string, stdout, stderr io.Writer) int {
 		partial = exact
 	}
 	return runAutoFDO([]string{timer, exact}, engine.LoadOptions{}, *object, *out, false, partial, stdout, stderr)
+}
+
+// programFailed says why fdo stops after a recording that exited with
+// code, when the code is the program's status (hwprof record exits with
+// it, the recording kept): a run that failed is no run to optimize for.
+// A failure of the recording itself was said by record.
+func programFailed(stderr io.Writer, run, file string, code int, st record.Stats) int {
+	if st.ExitCode == code {
+		fmt.Fprintf(stderr, "hwprof: fdo: the program ended with status %d in the %s run: no profile written (the recording is kept in %s)\n", code, run, file)
+	}
+	return code
 }

@@ -439,6 +439,18 @@ func TestFdoCommandLive(t *testing.T) {
 	if r := hwprof(t, "fdo", "-o", afdo); r.code != exitUsage || !strings.Contains(r.stderr, "no program to run") {
 		t.Errorf("fdo without a program: exit %d, %q; want %d and a message", r.code, r.stderr, exitUsage)
 	}
+	// A program that fails is no run to optimize for: fdo stops with its
+	// status, says so, and keeps the recording.
+	failed := filepath.Join(t.TempDir(), "failed.afdo")
+	if r := hwprof(t, "fdo", "-o", failed, "--", "sh", "-c", "exit 3"); r.code != 3 || !strings.Contains(r.stderr, "the program ended with status 3 in the timer run") {
+		t.Errorf("fdo of a program that exits 3: exit %d, %q; want 3 and a message", r.code, r.stderr)
+	}
+	if _, err := os.Stat(failed + ".timer.data"); err != nil {
+		t.Errorf("fdo of a program that exits 3: the timer recording is not kept: %v", err)
+	}
+	if _, err := os.Stat(failed); err == nil {
+		t.Errorf("fdo of a program that exits 3 wrote a profile")
+	}
 }
 
 // TestAutoFDOCPlusPlusLive: C++ names. hwprof fdo of testdata/cpp/fdobench.cc
