@@ -163,6 +163,7 @@ func TestDWARFDeepRecursion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	dir := t.TempDir()
 	prog := testprog.Build(t, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
 	t.Run("hwprof record", func(t *testing.T) {
@@ -245,6 +246,7 @@ func TestDWARFThroughLibc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	dir := t.TempDir()
 	prog := testprog.Build(t, "c/qsortcmp.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "600")
@@ -289,6 +291,7 @@ func TestDWARFThroughVDSO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	image, err := LocalVDSO()
 	if err != nil {
 		t.Skipf("no vdso here: %v", err)
@@ -342,6 +345,7 @@ func TestNoFDEFramePointer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	prog := testprog.Build(t, "c/nofde.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, t.TempDir(), prog, "150")
 	st := newSymtab(t, prog)
