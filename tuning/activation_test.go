@@ -67,6 +67,7 @@ type simSampler struct {
 	samples  int
 	repeats  [4]int // truth, function, callee-saved, key
 	prevKeys [4]uint64
+	stack    []uint64 // the call sites of the running activations, outermost first
 }
 
 func (s *simSampler) run(st simState, d time.Duration) {
@@ -98,7 +99,10 @@ func (s *simSampler) exec(fn *simFunc, fnID, site uint64, caller simState, ids m
 		return
 	}
 	s.acts++
-	st := simState{act: s.acts, fn: fnID, depth: caller.depth + 1, path: append(append([]uint64{}, caller.path...), site), saved: caller.saved, kept: site, opaque: fn.opaque}
+	// The call path is caller.path and site: kept in s.stack, which
+	// calls made later at this depth overwrite only past caller.path.
+	s.stack = append(s.stack[:caller.depth], site)
+	st := simState{act: s.acts, fn: fnID, depth: caller.depth + 1, path: s.stack[:caller.depth+1], saved: caller.saved, kept: site, opaque: fn.opaque}
 	if caller.ipa != 0 {
 		st.kept = caller.ipa
 	}
