@@ -24,6 +24,10 @@ import (
 // The browser tests load pages in headless Chromium through the DevTools
 // protocol and check what the page draws against the reference model
 // (ref_test.go). They skip only when no Chromium binary is installed.
+// Those that measure no time and record nothing run in parallel, each in
+// a tab of the one browser; TestBrowserLarge and TestBrowserLargeRecording
+// (time to interactive) and the live recordings (made in this process)
+// stay serial.
 // Set FLAMEGRAPH_SCREENSHOTS to a directory to keep the screenshots.
 
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
@@ -373,6 +377,7 @@ func shownOf(m Meta) []int {
 }
 
 func TestBrowserServer(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	meta, stacks := serverProfile()
 	p := openPage(t, render(t, meta, stacks, Options{}))
 	ref := buildRef(stacks, shownOf(meta), DefaultMinShare)
@@ -477,6 +482,7 @@ func TestBrowserServer(t *testing.T) {
 }
 
 func TestBrowserShapes(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	for name, mk := range map[string]func() (Meta, []Stack){"deep": deepProfile, "wide": wideProfile} {
 		t.Run(name, func(t *testing.T) {
 			meta, stacks := mk()
@@ -562,6 +568,7 @@ func discard[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 // at their widths, each with the change of its share, red where it grew
 // and blue where it shrank; the tooltip gives both shares.
 func TestBrowserDiff(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	baseMeta, base := serverProfile()
 	newMeta, next := serverProfile()
 	for i := range next {
