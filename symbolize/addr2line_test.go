@@ -256,6 +256,7 @@ func isTestProgFunc(name string) bool {
 func all(string) bool { return true }
 
 func TestAgainstAddr2line(t *testing.T) {
+	t.Parallel() // its own programs and files; it measures no time
 	need(t, "addr2line")
 	tests := []struct {
 		name string

@@ -38,6 +38,7 @@ func objectAddr(t *testing.T, path string, m mapping, ip uint64) (addrspace.ObjA
 // symbol+offset perf script gives each sampled address, in the program,
 // in libc and in the kernel (through /proc/kallsyms), with this package's.
 func TestAgainstPerfScript(t *testing.T) {
+	t.Parallel() // its own programs and files; it measures no time
 	need(t, "gcc", "perf")
 	dir := t.TempDir()
 	bin := testprog.Build(t, "c/libcheavy.c", "-O2", "-g")

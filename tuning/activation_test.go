@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,6 +67,7 @@ type simSampler struct {
 	samples  int
 	repeats  [4]int // truth, function, callee-saved, key
 	prevKeys [4]uint64
+	stack    []uint64 // the call sites of the running activations, outermost first
 }
 
 func (s *simSampler) run(st simState, d time.Duration) {
@@ -96,7 +99,10 @@ func (s *simSampler) exec(fn *simFunc, fnID, site uint64, caller simState, ids m
 		return
 	}
 	s.acts++
-	st := simState{act: s.acts, fn: fnID, depth: caller.depth + 1, path: append(append([]uint64{}, caller.path...), site), saved: caller.saved, kept: site, opaque: fn.opaque}
+	// The call path is caller.path and site: kept in s.stack, which
+	// calls made later at this depth overwrite only past caller.path.
+	s.stack = append(s.stack[:caller.depth], site)
+	st := simState{act: s.acts, fn: fnID, depth: caller.depth + 1, path: s.stack[:caller.depth+1], saved: caller.saved, kept: site, opaque: fn.opaque}
 	if caller.ipa != 0 {
 		st.kept = caller.ipa
 	}
@@ -227,10 +233,30 @@ func TestActivationKeyTracksTruth(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-46s %8s %7s %7s %7s %7s\n", "program", "period", "truth", "func", "callee", "key")
 	worstFunc, worstCallee := 0.0, 0.0
-	for _, p := range simPrograms() {
-		for _, period := range periods {
-			dur := max(2*time.Second, 2000*period) // at least 2000 samples
-			sh := simulateActivations(p.main, period, dur, uint64(period))
+	progs := simPrograms()
+	// The simulations are independent (each has its own sampler and
+	// seed; the programs are only read): they run on every CPU, and are
+	// checked below in order.
+	shares := make([][4]float64, len(progs)*len(periods))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				p, period := progs[i/len(periods)], periods[i%len(periods)]
+				dur := max(2*time.Second, 2000*period) // at least 2000 samples
+				shares[i] = simulateActivations(p.main, period, dur, uint64(period))
+			}
+		})
+	}
+	for i := range shares {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for pi, p := range progs {
+		for qi, period := range periods {
+			sh := shares[pi*len(periods)+qi]
 			truth, fn, callee, key := sh[0], sh[1], sh[2], sh[3]
 			fmt.Fprintf(&table, "%-46s %8v %6.1f%% %6.1f%% %6.1f%% %6.1f%%\n", p.name, period, 100*truth, 100*fn, 100*callee, 100*key)
 			worstFunc = max(worstFunc, fn-truth)

@@ -15,6 +15,7 @@ func TestDWARFConcurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	samples, maps := recurseSamples(t)
 	describe := func(frames []Frame, stop StopReason) string {
 		return fmt.Sprintf("%v %v", frames, stop)

@@ -80,6 +80,7 @@ func TestRepairLeafFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	prog := testprog.Build(t, "c/leafrec.c", "-O2", "-g", "-fno-omit-frame-pointer")
 	data := hwprofRecord(t, t.TempDir(), []string{"--source", "timer", "-c", "100000"}, prog, "2000")
 	st := newSymtab(t, prog)

@@ -24,16 +24,13 @@ func recordDWARF(t testing.TB, dir, prog string, args ...string) string {
 	return hwprofRecord(t, dir, []string{"-e", "cpu-clock", "-c", "200000", "--call-graph", "dwarf,16384", "-m", "8M"}, prog, args...)
 }
 
-// hwprofRecord builds hwprof into dir and records prog with it:
-// hwprof record -q OPTS -o F -- prog args..., returning F. A failure is
-// hwprof's (an ordinary user at paranoid 2 records user space), never a
-// reason to skip.
+// hwprofRecord records prog with the hwprof built for this test process
+// (hwprofBinary): hwprof record -q OPTS -o dir/F -- prog args...,
+// returning dir/F. A failure is hwprof's (an ordinary user at paranoid 2
+// records user space), never a reason to skip.
 func hwprofRecord(t testing.TB, dir string, opts []string, prog string, args ...string) string {
 	t.Helper()
-	hwprof := filepath.Join(dir, "hwprof")
-	if b, err := exec.Command("go", "build", "-o", hwprof, "github.com/hwprof/hwprof/cmd/hwprof").CombinedOutput(); err != nil {
-		t.Fatalf("go build hwprof: %v\n%s", err, b)
-	}
+	hwprof := hwprofBinary(t)
 	data := filepath.Join(dir, filepath.Base(prog)+".data")
 	cmd := append(append(append([]string{"record", "-q"}, opts...), "-o", data, "--", prog), args...)
 	if b, err := exec.Command(hwprof, cmd...).CombinedOutput(); err != nil {
@@ -166,6 +163,7 @@ func TestDWARFDeepRecursion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	dir := t.TempDir()
 	prog := testprog.Build(t, "c/recurse.c", "-O1", "-g", "-fomit-frame-pointer")
 	t.Run("hwprof record", func(t *testing.T) {
@@ -248,6 +246,7 @@ func TestDWARFThroughLibc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	dir := t.TempDir()
 	prog := testprog.Build(t, "c/qsortcmp.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "600")
@@ -292,6 +291,7 @@ func TestDWARFThroughVDSO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	image, err := LocalVDSO()
 	if err != nil {
 		t.Skipf("no vdso here: %v", err)
@@ -345,6 +345,7 @@ func TestNoFDEFramePointer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	prog := testprog.Build(t, "c/nofde.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, t.TempDir(), prog, "150")
 	st := newSymtab(t, prog)

@@ -68,6 +68,7 @@ func TestDWARFAgainstPerf(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a program: not in -short")
 	}
+	t.Parallel() // its own program and files; it measures no time
 	dir := t.TempDir()
 	prog := testprog.Build(t, "c/qsortcmp.c", "-O1", "-g", "-fomit-frame-pointer")
 	data := recordDWARF(t, dir, prog, "200")

@@ -99,12 +99,13 @@ func TestPushMatchesReport(t *testing.T) {
 		t.Run(filepath.Base(rec), func(t *testing.T) {
 			before := len(c.Profiles())
 			want := map[otelcoltest.Key]int64{}
+			report := pprofOf(t, rec) // the same for both sends
 			for _, ep := range []struct{ url, service string }{{c.HTTP(), "svc-http"}, {c.GRPC(), "svc-grpc"}} {
 				r := hwprof(t, "push", "--otlp", ep.url, "--service", ep.service, "--host-name", "host-1", "-i", rec)
 				if r.code != 0 || !strings.Contains(r.stdout, "sent "+rec) {
 					t.Fatalf("push to %s: exit %d\n%s%s", ep.url, r.code, r.stdout, r.stderr)
 				}
-				maps.Copy(want, otelcoltest.FoldPProf(pprofOf(t, rec), ep.service, "host-1", false))
+				maps.Copy(want, otelcoltest.FoldPProf(report, ep.service, "host-1", false))
 			}
 			ps := c.WaitProfiles(before+2, 30*time.Second)[before:]
 			got, err := otelcoltest.Fold(ps, false)

@@ -221,12 +221,21 @@ func TestRecordToFIFO(t *testing.T) {
 	}
 }
 
-// recordStdout runs `hwprof record -o - busyFor` and returns the stream
-// and the number of samples hwprof says it wrote. The program's own
-// output goes to hwprof's stderr, not into the data.
+// stdoutRun is the one run of `hwprof record -o - busyFor` of the test
+// process, which the tests that read the stream (recordStdout) share.
+var (
+	stdoutOnce sync.Once
+	stdoutRun  result
+)
+
+// recordStdout returns the stream `hwprof record -o - busyFor` wrote (run
+// once per test process; tests only read it) and the number of samples
+// hwprof says it wrote. The program's own output goes to hwprof's
+// stderr, not into the data.
 func recordStdout(t *testing.T) ([]byte, int) {
 	t.Helper()
-	r := hwprof(t, append([]string{"record", "-o", "-"}, busyFor...)...)
+	stdoutOnce.Do(func() { stdoutRun = hwprof(t, append([]string{"record", "-o", "-"}, busyFor...)...) })
+	r := stdoutRun
 	if r.code != busyExit {
 		t.Fatalf("record -o -: exit %d\n%s", r.code, r.stderr)
 	}

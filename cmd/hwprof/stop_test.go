@@ -37,10 +37,9 @@ func TestStoppedOnPurpose(t *testing.T) {
 	out := filepath.Join(dir, "d.data")
 	r := hwprof(t, append([]string{"record", "-o", out, "--duration", "700ms", "--"}, spin...)...)
 	check("--duration, command mode", r.code, r.stderr, out, "hwprof: recording stopped after --duration 700ms; the program was sent SIGTERM")
-	pid, _ := busyLoop(t, "hw-stop")
-	out = filepath.Join(dir, "p.data")
-	r = hwprof(t, "record", "-o", out, "-p", strconv.Itoa(pid), "--duration", "700ms")
-	check("--duration, -p", r.code, r.stderr, out, "hwprof: recording stopped after --duration 700ms; the processes go on")
+	// The -p cases come last, the process they attach to started for
+	// them: beside the command-mode cases it would only spin.
+	pid := 0
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		args []string
@@ -54,6 +53,9 @@ func TestStoppedOnPurpose(t *testing.T) {
 		args := []string{"record", "-o", out}
 		what := tc.sig.String()
 		if tc.args == nil {
+			if pid == 0 {
+				pid, _ = busyLoop(t, "hw-stop")
+			}
 			args = append(args, "-p", strconv.Itoa(pid))
 			what += ", -p"
 		} else {
@@ -78,4 +80,7 @@ func TestStoppedOnPurpose(t *testing.T) {
 		}
 		check(what, code, errb.String(), out, tc.want)
 	}
+	out = filepath.Join(dir, "p.data")
+	r = hwprof(t, "record", "-o", out, "-p", strconv.Itoa(pid), "--duration", "700ms")
+	check("--duration, -p", r.code, r.stderr, out, "hwprof: recording stopped after --duration 700ms; the processes go on")
 }

@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 		crashChild(path, os.Getenv(crashEnvCase))
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removePerfRecordings()
+	os.Exit(code)
 }
 
 func crashAttrs() []EventAttr {

@@ -143,6 +143,7 @@ func decodeFeatures(t *testing.T, secs map[Feature][]byte) (Features, []eventDes
 // TestAgainstPerfRecord records once with perf and checks this package's
 // encodings and host facts against what perf wrote.
 func TestAgainstPerfRecord(t *testing.T) {
+	t.Parallel() // perf record waits about a second before it exits; nothing shared but the recordings read
 	p := parseFile(t, perfRecord(t))
 	t.Run("feature encoding", func(t *testing.T) { testFeatureEncoding(t, p) })
 	t.Run("layout", func(t *testing.T) { testLayout(t, p) })

@@ -2,11 +2,14 @@ package perfdata
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hwprof/hwprof/perf"
@@ -35,21 +38,78 @@ func perfStats(t *testing.T, path string) map[string]int64 {
 	return m
 }
 
-// perfRecordFile records a short CPU-bound command with perf record and
-// extra options; it skips when perf cannot record here.
-func perfRecordFile(t *testing.T, name string, extra ...string) string {
+// perfRecordFile returns the recording perf record made of a short
+// CPU-bound command with extra options; it skips when perf cannot record
+// here. One recording is made per set of options and test process (in
+// perfRecordings.dir, which TestMain removes): the tests only read it.
+func perfRecordFile(t *testing.T, extra ...string) string {
 	t.Helper()
 	perfPath := perfTool(t)
-	path := filepath.Join(t.TempDir(), name)
+	key := strings.Join(extra, " ")
+	perfRecordings.mu.Lock()
+	rec := perfRecordings.byOptions[key]
+	if rec == nil {
+		rec = &perfRecording{}
+		perfRecordings.byOptions[key] = rec
+	}
+	perfRecordings.mu.Unlock()
+	rec.once.Do(func() { rec.path, rec.skip, rec.err = recordPerf(perfPath, extra) })
+	if rec.err != nil {
+		t.Fatal(rec.err)
+	}
+	if rec.skip != "" {
+		t.Skip(rec.skip)
+	}
+	return rec.path
+}
+
+// perfRecordings are perfRecordFile's recordings, by options.
+var perfRecordings = struct {
+	mu        sync.Mutex
+	dir       string
+	byOptions map[string]*perfRecording
+}{byOptions: map[string]*perfRecording{}}
+
+type perfRecording struct {
+	once sync.Once
+	path string
+	skip string // why perf could not record here
+	err  error
+}
+
+// recordPerf makes a recording of perfRecordFile.
+func recordPerf(perfPath string, extra []string) (path, skip string, err error) {
+	perfRecordings.mu.Lock()
+	if perfRecordings.dir == "" {
+		perfRecordings.dir, err = os.MkdirTemp("", "perfdata-test")
+	}
+	dir := perfRecordings.dir
+	perfRecordings.mu.Unlock()
+	if err != nil {
+		return "", "", err
+	}
+	f, err := os.CreateTemp(dir, "*.data")
+	if err != nil {
+		return "", "", err
+	}
+	f.Close()
+	path = f.Name()
 	args := append([]string{"record", "-q", "-e", "cpu-clock", "-c", "50000", "-g", "-o", path}, extra...)
 	args = append(args, "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count=100000")
 	cmd := exec.Command(perfPath, args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
-		t.Skipf("perf record cannot record here: %v: %s", err, errb.String())
+		return "", fmt.Sprintf("perf record cannot record here: %v: %s", err, errb.String()), nil
 	}
-	return path
+	return path, "", nil
+}
+
+// removePerfRecordings removes perfRecordFile's recordings (TestMain).
+func removePerfRecordings() {
+	if perfRecordings.dir != "" {
+		os.RemoveAll(perfRecordings.dir)
+	}
 }
 
 func checkAgainstPerf(t *testing.T, path string) *Reader {
@@ -82,14 +142,16 @@ func checkAgainstPerf(t *testing.T, path string) *Reader {
 }
 
 func TestReadsPerfRecord(t *testing.T) {
-	r := checkAgainstPerf(t, perfRecordFile(t, "plain.data"))
+	t.Parallel() // perf record waits about a second before it exits; nothing shared but the recordings read
+	r := checkAgainstPerf(t, perfRecordFile(t))
 	if r.Features().Version == "" || len(r.Features().Cmdline) == 0 || len(r.Features().EventDesc) != len(r.Attrs()) {
 		t.Errorf("features %+v", r.Features())
 	}
 }
 
 func TestReadsPerfRecordCompressed(t *testing.T) {
-	path := perfRecordFile(t, "z.data", "-z")
+	t.Parallel() // perf record waits about a second before it exits; nothing shared but the recordings read
+	path := perfRecordFile(t, "-z")
 	r := checkAgainstPerf(t, path)
 	if r.Count(perf.RecordCompressed)+r.Count(perf.RecordCompressed2) == 0 {
 		t.Skipf("perf record -z wrote no compressed records here (counts %v)", r.Counts())
@@ -100,6 +162,7 @@ func TestReadsPerfRecordCompressed(t *testing.T) {
 }
 
 func TestReadsPerfRecordPipe(t *testing.T) {
+	t.Parallel() // perf record waits about a second before it exits; nothing shared but the recordings read
 	perfPath := perfTool(t)
 	path := filepath.Join(t.TempDir(), "pipe.data")
 	f, err := os.Create(path)

@@ -135,6 +135,7 @@ func v1Sources(t *testing.T) map[string]string {
 }
 
 func TestReadsVersion1(t *testing.T) {
+	t.Parallel() // perf record waits about a second before it exits; nothing shared but the recordings read
 	for srcName, path := range v1Sources(t) {
 		v2, err := os.ReadFile(path)
 		must(t, err)

@@ -24,6 +24,10 @@ import (
 // The browser tests load pages in headless Chromium through the DevTools
 // protocol and check what the page draws against the reference model
 // (ref_test.go). They skip only when no Chromium binary is installed.
+// Those that measure no time and record nothing run in parallel, each in
+// a tab of the one browser; TestBrowserLarge and TestBrowserLargeRecording
+// (time to interactive) and the live recordings (made in this process)
+// stay serial.
 // Set FLAMEGRAPH_SCREENSHOTS to a directory to keep the screenshots.
 
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
@@ -48,45 +52,95 @@ type page struct {
 	requests []string
 }
 
-func openPage(t *testing.T, html []byte) *page {
+// browser is the one headless Chromium of the test process: every page
+// opens in a tab of its own (its own window and browser context, so no
+// page sees another's storage or history), which is cheaper than a
+// browser per page (about a second of CPU each). CloseBrowser, from
+// TestMain, stops it.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab; new tabs are its children
+	cancel func()          // stops the browser and removes dir
+	dir    string
+	err    error
+}
+
+// sharedBrowser starts the browser on its first call.
+func sharedBrowser(t *testing.T) context.Context {
 	t.Helper()
 	bin := findBrowser(t)
+	browser.once.Do(func() {
+		browser.dir, browser.err = os.MkdirTemp("", "flamegraph-browser")
+		if browser.err != nil {
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(bin),
+			chromedp.Flag("headless", true),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.UserDataDir(filepath.Join(browser.dir, "profile")),
+			chromedp.WindowSize(1400, 900),
+		}
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(allocCtx)
+		browser.ctx = ctx
+		browser.cancel = func() {
+			cancelCtx()
+			cancelAlloc()
+			os.RemoveAll(browser.dir)
+		}
+		// A loaded machine can be slow to start a browser; a minute and
+		// a half bounds a hang, not the work.
+		started := make(chan error, 1)
+		go func() { started <- chromedp.Do(ctx) }()
+		select {
+		case browser.err = <-started:
+		case <-time.After(90 * time.Second):
+			browser.err = fmt.Errorf("the browser did not start within 90s")
+		}
+	})
+	if browser.err != nil {
+		t.Fatalf("browser: %v", browser.err)
+	}
+	return browser.ctx
+}
+
+// closeBrowser stops the shared browser, if one was started.
+func closeBrowser() {
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+}
+
+func openPage(t *testing.T, html []byte) *page {
+	t.Helper()
+	parent := sharedBrowser(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "flame.html")
 	if err := os.WriteFile(file, html, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1400, 900),
-	}
-	// A loaded machine can be slow to start a browser; a minute and a half
-	// for every page bounds a hang, not the work.
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
 	p := &page{t: t, url: (&url.URL{Scheme: "file", Path: file}).String()}
 	// The tab enables the Network domain when it attaches; every request
 	// it makes, the page's own file included, comes here.
-	ctx, cancelCtx := chromedp.NewContext(ctx, chromedp.WithListener(func(ev any) {
+	tab, closeTab := chromedp.NewContext(parent, chromedp.WithNewBrowserContext(), chromedp.WithListener(func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
 			p.mu.Lock()
 			p.requests = append(p.requests, e.Request.URL)
 			p.mu.Unlock()
 		}
 	}))
-	t.Cleanup(cancelCtx)
+	t.Cleanup(closeTab)
+	// A minute and a half for every page bounds a hang, not the work.
+	ctx, cancel := context.WithTimeout(tab, 90*time.Second)
+	t.Cleanup(cancel)
 	p.ctx = ctx
 	p.run(chromedp.Navigate(p.url), discard(chromedp.Poll[chromedp.Void](`window.hwprofFlame && window.hwprofFlame.ready`, chromedp.WithPollingTimeout(60*time.Second))))
 	return p
@@ -323,6 +377,7 @@ func shownOf(m Meta) []int {
 }
 
 func TestBrowserServer(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	meta, stacks := serverProfile()
 	p := openPage(t, render(t, meta, stacks, Options{}))
 	ref := buildRef(stacks, shownOf(meta), DefaultMinShare)
@@ -427,6 +482,7 @@ func TestBrowserServer(t *testing.T) {
 }
 
 func TestBrowserShapes(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	for name, mk := range map[string]func() (Meta, []Stack){"deep": deepProfile, "wide": wideProfile} {
 		t.Run(name, func(t *testing.T) {
 			meta, stacks := mk()
@@ -452,8 +508,11 @@ func TestBrowserShapes(t *testing.T) {
 // samples and measures the time from navigation start to the page's ready
 // mark.
 func TestBrowserLarge(t *testing.T) {
-	meta, stacks := largeProfile(50000, 1000000)
-	html := render(t, meta, stacks, Options{})
+	l, err := largePage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, stacks, html := l.meta, l.stacks, l.html
 	t.Logf("large page: %d distinct stacks, %d samples, %d bytes", len(stacks), meta.Samples, len(html))
 	if len(html) > 4<<20 {
 		t.Errorf("large page is %d bytes, more than 4 MB", len(html))
@@ -509,6 +568,7 @@ func discard[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 // at their widths, each with the change of its share, red where it grew
 // and blue where it shrank; the tooltip gives both shares.
 func TestBrowserDiff(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	baseMeta, base := serverProfile()
 	newMeta, next := serverProfile()
 	for i := range next {

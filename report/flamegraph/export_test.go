@@ -22,6 +22,9 @@ type (
 
 func OpenPage(t *testing.T, html []byte) *Page { return openPage(t, html) }
 
+// CloseBrowser stops the browser the pages opened in (TestMain calls it).
+func CloseBrowser() { closeBrowser() }
+
 // BuildRef is the reference tree of stacks under the weights meta has.
 func BuildRef(stacks []Stack, meta Meta) *RefTree {
 	return buildRef(stacks, shownOf(meta), DefaultMinShare)

@@ -86,18 +86,17 @@ func TestFlattenConserves(t *testing.T) {
 // TestLargePageSize: 50,000 distinct stacks and a million samples stay
 // within a few MB.
 func TestLargePageSize(t *testing.T) {
-	meta, stacks := largeProfile(50000, 1000000)
-	var b bytes.Buffer
-	if err := WriteHTML(&b, meta, stacks, Options{}); err != nil {
+	l, err := largePage()
+	if err != nil {
 		t.Fatal(err)
 	}
 	var all bytes.Buffer
-	if err := WriteHTML(&all, meta, stacks, Options{MinShare: -1}); err != nil {
+	if err := WriteHTML(&all, l.meta, l.stacks, Options{MinShare: -1}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("50,000 stacks, 1M samples: %d bytes; %d bytes with no frame merged", b.Len(), all.Len())
-	if b.Len() > 4<<20 {
-		t.Errorf("page is %d bytes, more than 4 MB", b.Len())
+	t.Logf("50,000 stacks, 1M samples: %d bytes; %d bytes with no frame merged", len(l.html), all.Len())
+	if len(l.html) > 4<<20 {
+		t.Errorf("page is %d bytes, more than 4 MB", len(l.html))
 	}
 }
 

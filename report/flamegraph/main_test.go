@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hwprof/hwprof/internal/selfexec"
+	"github.com/hwprof/hwprof/report/flamegraph"
 )
 
 // init keeps the main goroutine on the main thread into TestMain, for the
@@ -19,5 +20,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	runtime.UnlockOSThread()
-	os.Exit(m.Run())
+	code := m.Run()
+	flamegraph.CloseBrowser()
+	os.Exit(code)
 }

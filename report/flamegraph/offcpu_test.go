@@ -220,6 +220,7 @@ func TestFoldedOffCPU(t *testing.T) {
 // the header, and draws off-CPU frames (all of them in Off-CPU, those
 // never on the CPU in Wall) in the off-CPU palette, [preempted] apart.
 func TestBrowserOffCPU(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	meta, stacks := offCPUProfile(true)
 	p := openPage(t, render(t, meta, stacks, Options{Weight: WeightTime}))
 	ref := buildRef(stacks, shownOf(meta), DefaultMinShare)

@@ -96,6 +96,7 @@ func checkRealPage(t *testing.T, name string, p *profile.Profile) {
 // counts from the branch stacks, time from the samples), symbolized
 // through a symfs that holds the binary at its recorded path.
 func TestBrowserRealLBR(t *testing.T) {
+	t.Parallel() // a page in a tab of its own; it measures no time
 	auto := filepath.Join(fixtures.Dir(t), "autofdo")
 	symfs := t.TempDir()
 	fixtures.Place(t, filepath.Join(auto, "test.binary"), filepath.Join(symfs, "export", "hda3", "tmp", "test.binary"))

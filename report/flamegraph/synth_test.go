@@ -1,10 +1,12 @@
 package flamegraph
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 )
 
 // Synthetic profiles for the tests, each shaped like something real
@@ -92,6 +94,22 @@ func wideProfile() (Meta, []Stack) {
 		stacks = append(stacks, timed(with(prog("main", "dispatch"), Frame{Name: fmt.Sprintf("handler_%04d", i), Object: "/usr/local/bin/server", Kind: Program}), n, float64(n*3)))
 	}
 	return meta("calls", stacks, true), stacks
+}
+
+// largePage is largeProfile(50000, 1000000) and its page with the
+// default options, made once per test process: TestLargePageSize and
+// TestBrowserLarge both read them (and must not change them).
+var largePage = sync.OnceValues(func() (large, error) {
+	meta, stacks := largeProfile(50000, 1000000)
+	var b bytes.Buffer
+	err := WriteHTML(&b, meta, stacks, Options{})
+	return large{meta, stacks, b.Bytes()}, err
+})
+
+type large struct {
+	meta   Meta
+	stacks []Stack
+	html   []byte
 }
 
 // largeProfile has nStacks distinct stacks and about nSamples samples: random
