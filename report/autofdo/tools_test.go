@@ -219,9 +219,11 @@ func TestAutoFDOTimerMatchesCreateLLVMProf(t *testing.T) {
 	bin := testprog.BuildCC(t, "clang-19", "c/fdobench.c", fdoFlags...)
 	dir := t.TempDir()
 	// Without -g: create_llvm_prof 0.19 reads no user registers (the
-	// stack copy of the leaf repair).
+	// stack copy of the leaf repair). A fixed period: create_llvm_prof
+	// counts samples, hwprof weight over the mean period, which are the
+	// same only when every sample weighs as much.
 	timer := filepath.Join(dir, "timer.data")
-	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-o", timer, "--", bin, "500"); r.code != 0 {
+	if r := hwprof(t, "record", "-q", "-e", "cpu-clock", "-c", "250000", "-o", timer, "--", bin, "500"); r.code != 0 {
 		t.Fatalf("record: exit %d\n%s", r.code, r.stderr)
 	}
 	mine, ref := filepath.Join(dir, "hwprof.afdo"), filepath.Join(dir, "ref.afdo")
@@ -234,6 +236,14 @@ func TestAutoFDOTimerMatchesCreateLLVMProf(t *testing.T) {
 	for k, n := range r {
 		if strings.Count(k, " ") != 1 || n == 0 {
 			continue
+		}
+		if off, _, _ := strings.Cut(k[strings.IndexByte(k, ' ')+1:], "."); len(off) > 0 {
+			// An offset below 0 (16 bits, from 0x8000): a line before the
+			// function's, where create_llvm_prof files instructions of
+			// line 0 (no source line), which hwprof leaves out.
+			if o, err := strconv.ParseUint(off, 10, 16); err == nil && o >= 0x8000 {
+				continue
+			}
 		}
 		compared++
 		if m[k] != n {
