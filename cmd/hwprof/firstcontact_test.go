@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"maps"
@@ -290,7 +289,7 @@ func TestFirstContactPipeKernel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(symfs, "proc/kallsyms"), []byte(kallsyms), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SamplePeriod | perf.SampleCallchain
+	st := perf.SampleIP | perf.SampleTID | perf.SampleTime | perf.SampleCPU | perf.SamplePeriod | perf.SampleCallchain // syntheticSample's
 	attr := perf.Attr{Type: perf.TypeSoftware, Config: perf.SWCPUClock, SamplePeriod: 10000, SampleType: st, Flags: perf.FlagSampleIDAll}
 	var stream bytes.Buffer
 	w, err := perfdata.NewPipeWriter(&stream, []perfdata.EventAttr{{Attr: attr, IDs: []uint64{1}, Name: "cpu-clock"}},
@@ -307,23 +306,8 @@ func TestFirstContactPipeKernel(t *testing.T) {
 	rec(synth.AppendComm(nil, synth.Thread{PID: pid, TID: pid, Comm: "synthetic"}, st, synth.SampleID{PID: pid, TID: pid, Time: 1}))
 	rec(synth.AppendKernelMmap(nil, synth.KernelText{Start: kernel, End: kernel + 0x3000, RefSym: "_text", RefAddr: kernel},
 		st, synth.SampleID{PID: ^uint32(0), TID: ^uint32(0), Time: 1}))
-	le := binary.LittleEndian
 	for i := range 10 {
-		chain := []uint64{perf.ContextKernel, kernel + 0x2010, kernel + 0x1040}
-		b := make([]byte, 8, 128)
-		le.PutUint32(b[0:], uint32(perf.RecordSample))
-		le.PutUint16(b[4:], 1) // PERF_RECORD_MISC_KERNEL
-		b = le.AppendUint64(b, chain[1])
-		b = le.AppendUint32(b, pid)
-		b = le.AppendUint32(b, pid)
-		b = le.AppendUint64(b, 1_000_000_000+uint64(i)*1_000_000)
-		b = le.AppendUint64(b, 10000)
-		b = le.AppendUint64(b, uint64(len(chain)))
-		for _, c := range chain {
-			b = le.AppendUint64(b, c)
-		}
-		le.PutUint16(b[6:], uint16(len(b)))
-		rec(b)
+		rec(syntheticSample([]uint64{perf.ContextKernel, kernel + 0x2010, kernel + 0x1040}, pid, 1_000_000_000+uint64(i)*1_000_000, 0, 10000))
 	}
 	if err := w.Close(perfdata.Features{}); err != nil {
 		t.Fatal(err)

@@ -312,7 +312,6 @@ func goldenSynthetic(t *testing.T, tmp string) goldenInput {
 		Flags: unix.MAP_PRIVATE, Path: progBin}, st, sid))
 	rec(synth.AppendMmap2(nil, pid, pid, synth.Mapping{Start: jit, End: jit + 0x10000, Prot: unix.PROT_READ | unix.PROT_EXEC,
 		Flags: unix.MAP_PRIVATE, Path: "//anon"}, st, sid))
-	le := binary.LittleEndian
 	stacks := [][]uint64{
 		{perf.ContextUser, jit + 0x1010, jit + 0x2008, prog + 0x123, prog + 0x456},
 		{perf.ContextUser, jit + 0x1120, jit + 0x2008, prog + 0x123, prog + 0x456},
@@ -321,28 +320,7 @@ func goldenSynthetic(t *testing.T, tmp string) goldenInput {
 		{perf.ContextUser, 0x10000, prog + 0x456}, // in no mapping
 	}
 	for i := range 40 {
-		chain := stacks[i*7%len(stacks)]
-		ip := chain[1]
-		b := make([]byte, 8, 128)
-		le.PutUint32(b[0:], uint32(perf.RecordSample))
-		misc := uint16(2) // PERF_RECORD_MISC_USER
-		if chain[0] == perf.ContextKernel {
-			misc = 1 // PERF_RECORD_MISC_KERNEL
-		}
-		le.PutUint16(b[4:], misc)
-		b = le.AppendUint64(b, ip)
-		b = le.AppendUint32(b, pid)
-		b = le.AppendUint32(b, pid)
-		b = le.AppendUint64(b, 1_000_000_000+uint64(i)*1_000_000)
-		b = le.AppendUint32(b, uint32(i%2))
-		b = le.AppendUint32(b, 0)
-		b = le.AppendUint64(b, 10000)
-		b = le.AppendUint64(b, uint64(len(chain)))
-		for _, c := range chain {
-			b = le.AppendUint64(b, c)
-		}
-		le.PutUint16(b[6:], uint16(len(b)))
-		rec(b)
+		rec(syntheticSample(stacks[i*7%len(stacks)], pid, 1_000_000_000+uint64(i)*1_000_000, uint32(i%2), 10000))
 	}
 	zeroID, err := buildid.New(make([]byte, 20)) // perf's all-zero id: no build-id
 	if err != nil {
@@ -460,5 +438,34 @@ func kernelNotes(id []byte) []byte {
 	if id != nil {
 		b = append(b, note("GNU", 3, id)...) // NT_GNU_BUILD_ID
 	}
+	return b
+}
+
+// syntheticSample is a SAMPLE record of the sample type IP, TID, TIME,
+// CPU, PERIOD, CALLCHAIN: a sample in process pid (its main thread) at
+// time t on cpu, of period, whose callchain is chain (a context marker
+// first, PERF_CONTEXT_KERNEL or _USER, which sets the record's misc; the
+// sampled IP second).
+func syntheticSample(chain []uint64, pid uint32, t uint64, cpu uint32, period uint64) []byte {
+	le := binary.LittleEndian
+	misc := uint16(perf.MiscUser)
+	if chain[0] == perf.ContextKernel {
+		misc = perf.MiscKernel
+	}
+	b := make([]byte, 8, 48+8*len(chain))
+	le.PutUint32(b[0:], uint32(perf.RecordSample))
+	le.PutUint16(b[4:], misc)
+	b = le.AppendUint64(b, chain[1])
+	b = le.AppendUint32(b, pid)
+	b = le.AppendUint32(b, pid)
+	b = le.AppendUint64(b, t)
+	b = le.AppendUint32(b, cpu)
+	b = le.AppendUint32(b, 0) // res
+	b = le.AppendUint64(b, period)
+	b = le.AppendUint64(b, uint64(len(chain)))
+	for _, c := range chain {
+		b = le.AppendUint64(b, c)
+	}
+	le.PutUint16(b[6:], uint16(len(b)))
 	return b
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -361,28 +360,8 @@ func writeHostileRecording(t *testing.T, path string, h hostileRecording) {
 	for _, m := range maps {
 		rec(synth.AppendMmap2(nil, int(pid), int(pid), m, st, sid))
 	}
-	le := binary.LittleEndian
 	for i := range 5 * len(stacks) {
-		chain := stacks[i%len(stacks)]
-		misc := uint16(perf.MiscUser)
-		if chain[0] == perf.ContextKernel {
-			misc = perf.MiscKernel
-		}
-		b := make([]byte, 8, 128)
-		le.PutUint32(b[0:], uint32(perf.RecordSample))
-		le.PutUint16(b[4:], misc)
-		b = le.AppendUint64(b, chain[1])
-		b = le.AppendUint32(b, pid)
-		b = le.AppendUint32(b, pid)
-		b = le.AppendUint64(b, 1_000_000_000+uint64(i)*1_000_000)
-		b = le.AppendUint64(b, 0) // cpu, res
-		b = le.AppendUint64(b, 10000)
-		b = le.AppendUint64(b, uint64(len(chain)))
-		for _, c := range chain {
-			b = le.AppendUint64(b, c)
-		}
-		le.PutUint16(b[6:], uint16(len(b)))
-		rec(b)
+		rec(syntheticSample(stacks[i%len(stacks)], pid, 1_000_000_000+uint64(i)*1_000_000, 0, 10000))
 	}
 	var f perfdata.Features
 	switch {
