@@ -165,7 +165,7 @@ func TestDebuginfodServer(t *testing.T) {
 	env := []string{"DEBUGINFOD_URLS=" + url, "DEBUGINFOD_CACHE_PATH=" + cache}
 	rep, _ := reportEnv(t, env, "-i", data, "--srcline")
 	if !names(rep) {
-		t.Fatalf("hidden_hot not named from %s: %+v", url, rep.Functions[:min(5, len(rep.Functions))])
+		t.Fatalf("hidden_hot not named from %s: %+v\nwarnings: %q", url, rep.Functions[:min(5, len(rep.Functions))], rep.Recording.Warnings)
 	}
 	line := false
 	for _, e := range rep.Edges {
