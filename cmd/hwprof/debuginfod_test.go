@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -136,17 +137,39 @@ func startDebuginfod(t *testing.T, dir string, id buildid.ID) string {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(url + "/buildid/" + id.String() + "/debuginfo")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
+		// Ready once its first groom of the database is over (it runs
+		// beside the first scan at start, and a file served before it
+		// may be a 404 after) and it serves the file.
+		if debuginfodSettled(url) {
+			resp, err := http.Get(url + "/buildid/" + id.String() + "/debuginfo")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return url
+				}
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("debuginfod did not serve %s within 30 s:\n%s", id, log.String())
 	return ""
+}
+
+// debuginfodSettled says whether the server at url has groomed its
+// database once and has no file left to scan (its /metrics).
+func debuginfodSettled(url string) bool {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return false
+	}
+	m := string(b)
+	return strings.Contains(m, "thread_work_total{role=\"groom\"} ") && !strings.Contains(m, "thread_work_total{role=\"groom\"} 0\n") &&
+		strings.Contains(m, "thread_busy{role=\"groom\"} 0\n") && strings.Contains(m, "thread_work_pending{role=\"scan\"} 0\n")
 }
 
 // A stripped binary whose debug file only a debuginfod server has: the
@@ -199,7 +222,7 @@ func TestDebuginfodServer(t *testing.T) {
 		}
 	}
 	if names(rep) || said != 1 || server != 0 {
-		t.Errorf("--offline with an empty cache named hidden_hot, or did not say why not (once, and nothing of the server): %q", rep.Recording.Warnings)
+		t.Errorf("--offline with an empty cache named hidden_hot, or did not say why not (once, and nothing of the server): %q\nfunctions: %+v", rep.Recording.Warnings, rep.Functions[:min(5, len(rep.Functions))])
 	}
 }
 
