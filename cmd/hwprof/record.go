@@ -69,7 +69,7 @@ func recordCmd(args []string, stdout, stderr io.Writer) (int, record.Stats) {
 		}
 		return 0, record.Stats{}
 	}
-	send, err := f.otlp.start(&o, f.set, stderr) // record_otlp.go
+	send, err := f.otlp.start(&o, stderr) // record_otlp.go
 	if err != nil {
 		fmt.Fprintf(stderr, "hwprof record: %v\n", err)
 		return exitUsage, record.Stats{}

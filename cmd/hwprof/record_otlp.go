@@ -53,8 +53,8 @@ type otlpRun struct {
 	warn     func(string)
 }
 
-// check checks the flags set and the recording's output: record calls
-// it before anything is said or opened, start again. Errors are usage
+// check checks the flags set and the recording's output, before
+// anything is said or opened (and before start). Errors are usage
 // errors.
 func (f *recordOTLP) check(set map[string]bool, out string) error {
 	if f.url == "" {
@@ -80,12 +80,12 @@ func (f *recordOTLP) check(set map[string]bool, out string) error {
 	return nil
 }
 
-// start checks the flags against o and starts sending: the spool is
-// opened and its sender started now, the intervals once the recording
-// runs (o.Started). Errors are usage errors. A nil run means no --otlp.
-func (f *recordOTLP) start(o *record.Options, set map[string]bool, stderr io.Writer) (*otlpRun, error) {
-	if err := f.check(set, o.Output); err != nil || f.url == "" {
-		return nil, err
+// start starts sending, the flags checked (check): the spool is opened
+// and its sender started now, the intervals once the recording runs
+// (o.Started). Errors are usage errors. A nil run means no --otlp.
+func (f *recordOTLP) start(o *record.Options, stderr io.Writer) (*otlpRun, error) {
+	if f.url == "" {
+		return nil, nil
 	}
 	ep, err := f.endpoint()
 	if err != nil {

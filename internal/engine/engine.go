@@ -144,12 +144,15 @@ type Visitor func(s *perf.Sample, ev int, frames []unwind.Frame)
 func (e *Engine) Visit(visit Visitor) error {
 	var s perf.Sample
 	var frames []unwind.Frame
+	settled := false
 	for e.r.Next() {
 		rec := e.r.Record()
-		if t := rec.Type(); Analyzed(t) {
+		t := rec.Type()
+		if !settled && Analyzed(t) {
 			e.Objects.SettleKernel() // the header's records, if any, are read
+			settled = true
 		}
-		switch t := rec.Type(); {
+		switch {
 		case t == perf.RecordSample:
 			if err := e.r.DecodeSample(&s); err != nil {
 				e.Skips.Samples++
